@@ -1,0 +1,69 @@
+"""Shared fixtures. Every test runs with HOME, the cache and Claude Code's env vars pointed
+into a temp dir, so no test can read or touch the user's own files."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+TRANSCRIPT_FIXTURES = SHARED_FIXTURES / "transcripts"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MEMORY_ROUTER_CACHE_DIR", str(home / ".cache" / "memory-router"))
+    for name in ("CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "MEMORY_ROUTER_CLUSTERS", "MEMORY_ROUTER_LOG",
+                 "MEMORY_ROUTER_NO_CACHE", "XDG_CACHE_HOME", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(home)
+    return home
+
+
+@pytest.fixture
+def example_cluster_file():
+    from router.config import bundled_cluster_file
+
+    return pathlib.Path(bundled_cluster_file())
+
+
+@pytest.fixture
+def example_flat_index():
+    from router.config import bundled_flat_index
+
+    return pathlib.Path(bundled_flat_index())
+
+
+@pytest.fixture
+def transcript_fixtures():
+    if not TRANSCRIPT_FIXTURES.is_dir():
+        pytest.fail(f"real Claude Code fixtures missing at {TRANSCRIPT_FIXTURES}")
+    return TRANSCRIPT_FIXTURES
+
+
+def memory_router_exe():
+    """The installed console script, as Claude Code runs it."""
+    exe = shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
+    if exe is None:
+        pytest.fail("the memory-router console script is not installed in this environment")
+    return exe
+
+
+@pytest.fixture
+def run_cli():
+    """Run the installed ``memory-router`` executable; returns CompletedProcess (bytes)."""
+
+    def run(*args, input=b"", env=None, cwd=None, timeout=60):
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        return subprocess.run([memory_router_exe(), *map(str, args)], input=input, capture_output=True,
+                              env=full_env, cwd=cwd, timeout=timeout)
+
+    return run
