@@ -40,10 +40,18 @@ class ClusterIndex:
     __slots__ = ("clusters", "path", "_by_id", "_by_slug")
 
     def __init__(self, clusters, path=None):
-        self.clusters = tuple(clusters)
-        self.path = path
-        self._by_id = {c.cluster_id: c for c in self.clusters}
-        self._by_slug = {m.slug: (c, m) for c in self.clusters for m in c.members}
+        clusters = tuple(clusters)
+        setattr_ = object.__setattr__
+        setattr_(self, "clusters", clusters)
+        setattr_(self, "path", path)
+        setattr_(self, "_by_id", {c.cluster_id: c for c in clusters})
+        setattr_(self, "_by_slug", {m.slug: (c, m) for c in clusters for m in c.members})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ClusterIndex is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"ClusterIndex is immutable (cannot delete {name!r})")
 
     def __iter__(self):
         return iter(self.clusters)

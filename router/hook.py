@@ -11,7 +11,7 @@ import os
 import sys
 
 from router import config as config_mod
-from router.cache import cached
+from router.cache import cached, load_routing_table
 from router.clusterfile import load_cluster_file
 from router.score import build_routing_table, hook_output, route_prompt
 
@@ -76,7 +76,7 @@ def decide(payload, options):
     if path is None:
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
-    table = cached(path, "table", _build_table)
+    table = load_routing_table(path, _build_table)
     settings = config["settings"] if config else config_mod.default_settings()
     decision = route_prompt(prompt, table, settings)
     if decision["additional_context"] is None:

@@ -1,0 +1,1 @@
+"""Declarative YAML canary suites: the deterministic routing gate, metrics, fit and baselines."""

@@ -1,0 +1,129 @@
+"""Writes that cannot lose a user's data: temp file + fsync + rename, archive before overwrite,
+and refusal when the file changed since it was read. Shared by every command that writes."""
+
+import hashlib
+import os
+import tempfile
+import time
+
+from router.errors import RefusedError
+
+
+def sha256_bytes(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+class Snapshot:
+    """What a file held when it was read, to refuse overwriting a file that changed since."""
+
+    __slots__ = ("path", "data", "exists", "stat_key")
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        try:
+            with open(self.path, "rb") as handle:
+                self.data = handle.read()
+            self.exists = True
+        except FileNotFoundError:
+            self.data = b""
+            self.exists = False
+        self.stat_key = _stat_key(self.path)
+
+    def unchanged(self):
+        """True while the file still holds exactly what was read (or still does not exist)."""
+        if _stat_key(self.path) != self.stat_key:
+            return False
+        if not self.exists:
+            return not os.path.exists(self.path)
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read() == self.data
+        except OSError:
+            return False
+
+    def require_unchanged(self):
+        if not self.unchanged():
+            raise RefusedError(f"{self.path} changed since it was read; nothing was written",
+                               fix="run the command again")
+
+
+def _stat_key(path):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def atomic_write(path, data, mode=None):
+    """Write ``data`` (bytes or str) to ``path`` via a temp file in the same directory, fsync and
+    rename, so a reader sees the old file or the new one, never a half-written one."""
+    path = os.fspath(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is None and os.path.exists(path):
+            mode = os.stat(path).st_mode & 0o7777
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory):
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def utc_stamp(now=None):
+    """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z."""
+    now = time.time() if now is None else now
+    millis = int(round((now - int(now)) * 1000)) % 1000
+    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + f"-{millis:03d}Z"
+
+
+def write_archive(directory, stem, suffix, data):
+    """Write ``data`` to ``<directory>/<stem>-<UTC stamp><suffix>`` without ever overwriting an
+    existing archive (a clash gets a counter), verify it reads back identically, return its path."""
+    base = os.path.join(directory, f"{stem}-{utc_stamp()}")
+    candidate = base + suffix
+    counter = 1
+    while True:
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            counter += 1
+            candidate = f"{base}-{counter}{suffix}"
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as err:
+        raise RefusedError(f"cannot write archive {candidate}: {err.strerror or err}; nothing else was written",
+                           fix="free space or fix permissions in that directory") from None
+    with open(candidate, "rb") as handle:
+        if handle.read() != data:
+            raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
+    return candidate

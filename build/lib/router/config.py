@@ -1,0 +1,182 @@
+"""Configuration: one file, documented defaults, unknown keys refused.
+
+The file is ``memory-router.toml`` in the project (top-level keys) or the
+``[tool.memory-router]`` table of the project's ``pyproject.toml``. ``tomllib`` costs ~9 ms to
+import here, so it is imported only when a file is actually parsed (the hook caches the result).
+"""
+
+import os
+
+from router.errors import ConfigError
+
+# The spec's constants (spec §10) plus the knobs this implementation adds. Every one is shown
+# in --help through ``describe_defaults``.
+DEFAULTS = {
+    "score_floor": 3,
+    "tag_weight": 3,
+    "member_weight": 1,
+    "line_cap": 12,
+    "second_ratio": 0.75,
+    "max_context_chars": 9500,
+    "max_prompt_chars": 20000,
+}
+
+DOCS = {
+    "score_floor": "a cluster fires only at or above this score",
+    "tag_weight": "points per prompt token found among a cluster's tag words",
+    "member_weight": "points per prompt token found in its member slugs/hooks (minus tag words)",
+    "line_cap": "most member lines injected per prompt",
+    "second_ratio": "a second cluster joins only if it scores at least this share of the top one "
+                    "and strictly more than the third",
+    "max_context_chars": "injected text stays under this (Claude Code previews output over 10,000)",
+    "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
+}
+
+# Keys that are not routing settings.
+OTHER_KEYS = {
+    "clusters": "path of the cluster file (.md or .tsv), relative to the config file",
+    "memory_dir": "the Claude Code memory directory holding MEMORY.md",
+    "hot_strip": "slugs always loaded in the slim MEMORY.md (confabulation catchers)",
+}
+
+CONFIG_FILENAME = "memory-router.toml"
+DEFAULT_CLUSTER_RELPATHS = (
+    os.path.join("brain", "memory-layer1-clusters.md"),
+    os.path.join("brain", "memory-layer1-clusters.tsv"),
+)
+
+
+def describe_defaults():
+    """One line per setting, for --help epilogs."""
+    return "\n".join(f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items())
+
+
+def default_settings():
+    return dict(DEFAULTS)
+
+
+def _check_type(key, value, path):
+    expected = type(DEFAULTS[key])
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, expected):
+        raise ConfigError(f"{key} must be {'a number' if expected is float else 'an integer'}, got {value!r}",
+                          path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
+    if value < 0:
+        raise ConfigError(f"{key} must not be negative", path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
+    return value
+
+
+def validate_config(table, path):
+    """Turn a parsed TOML table into the config dict, refusing unknown keys by name."""
+    settings = default_settings()
+    config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path}
+    base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    for key, value in table.items():
+        if key in DEFAULTS:
+            settings[key] = _check_type(key, value, path)
+        elif key in ("clusters", "memory_dir"):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{key} must be a path string", path=path, fix=f'set {key} = "path"')
+            config[key] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+        elif key == "hot_strip":
+            if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+                raise ConfigError("hot_strip must be a list of slugs", path=path,
+                                  fix='set hot_strip = ["slug_one", "slug_two"]')
+            config["hot_strip"] = list(value)
+        else:
+            known = ", ".join(sorted(list(DEFAULTS) + list(OTHER_KEYS)))
+            raise ConfigError(f"unknown config key {key!r}", path=path, fix=f"use one of: {known}")
+    return config
+
+
+def parse_config_file(path):
+    """Parse ``memory-router.toml`` or the ``[tool.memory-router]`` table of a pyproject.toml.
+
+    Returns ``None`` for a pyproject.toml without that table.
+    """
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as err:
+        raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
+    except tomllib.TOMLDecodeError as err:
+        line = getattr(err, "lineno", None)
+        col = getattr(err, "colno", None)
+        message = str(err).split(" (at line")[0]
+        raise ConfigError(f"invalid TOML: {message}", path=path, line=line, column=col,
+                          fix="correct the TOML syntax") from None
+    if os.path.basename(path) == "pyproject.toml":
+        table = data.get("tool", {}).get("memory-router")
+        if table is None:
+            return None
+        return validate_config(table, path)
+    return validate_config(data, path)
+
+
+def config_candidates(project_dir):
+    """Config files to look for in ``project_dir``, in order."""
+    return (os.path.join(project_dir, CONFIG_FILENAME), os.path.join(project_dir, "pyproject.toml"))
+
+
+def find_config(project_dirs):
+    """The first config file found among ``project_dirs`` (memory-router.toml before pyproject)."""
+    for project_dir in project_dirs:
+        if not project_dir:
+            continue
+        for candidate in config_candidates(project_dir):
+            if os.path.isfile(candidate):
+                config = parse_config_file(candidate)
+                if config is not None:
+                    return config
+    return None
+
+
+def project_dirs(cwd=None):
+    """Where a project's config and brain/ directory are looked for: $CLAUDE_PROJECT_DIR, then cwd."""
+    dirs = []
+    env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
+    if env_dir:
+        dirs.append(env_dir)
+    dirs.append(cwd or os.getcwd())
+    return dirs
+
+
+def find_default_cluster_file(dirs):
+    for project_dir in dirs:
+        if not project_dir:
+            continue
+        for rel in DEFAULT_CLUSTER_RELPATHS:
+            candidate = os.path.join(project_dir, rel)
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def resolve_cluster_path(explicit=None, config=None, dirs=()):
+    """The cluster file by the documented order: --clusters, $MEMORY_ROUTER_CLUSTERS, the config
+    file, then brain/memory-layer1-clusters.md (or .tsv) under each project dir. ``None`` if none."""
+    if explicit:
+        return explicit
+    env_path = os.environ.get("MEMORY_ROUTER_CLUSTERS")
+    if env_path:
+        return env_path
+    if config and config.get("clusters"):
+        return config["clusters"]
+    return find_default_cluster_file(dirs)
+
+
+def bundled_example_dir():
+    return os.path.join(os.path.dirname(__file__), "data", "example")
+
+
+def bundled_cluster_file():
+    """The bundled example store's cluster file (package data)."""
+    return os.path.join(bundled_example_dir(), "memory-layer1-clusters.md")
+
+
+def bundled_flat_index():
+    """The bundled example store's flat MEMORY.md."""
+    return os.path.join(bundled_example_dir(), "MEMORY.md")

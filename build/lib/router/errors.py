@@ -1,0 +1,53 @@
+"""The one error base class; the CLI turns it into a message and an exit code in one place."""
+
+
+class MemoryRouterError(Exception):
+    """An error a user can act on. ``str(err)`` is the one-line message shown to them.
+
+    ``exit_code`` follows the README's table: 1 for a refused or failed action, 2 for
+    invalid input (a file the tool cannot read or parse).
+    """
+
+    exit_code = 1
+
+    def __init__(self, message, *, path=None, line=None, column=None, fix=None):
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.fix = fix
+        super().__init__(self.format())
+
+    def format(self):
+        where = ""
+        if self.path is not None:
+            where = str(self.path)
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        text = where + self.message
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class InputError(MemoryRouterError):
+    """A file or argument the tool cannot use: exit 2, never confused with a failed check."""
+
+    exit_code = 2
+
+
+class ClusterFileError(InputError):
+    """A cluster file that breaks cluster-format.md."""
+
+
+class ConfigError(InputError):
+    """A configuration file with an unknown key or a value of the wrong type."""
+
+
+class RefusedError(MemoryRouterError):
+    """A write the tool refused in order not to lose data (exit 1, nothing written)."""
+
+    exit_code = 1

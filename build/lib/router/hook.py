@@ -1,0 +1,116 @@
+"""The ``UserPromptSubmit`` hook: read the payload, route the prompt, print the context or nothing.
+
+This is the hot path. It imports only the standard library and the router core, and it fails
+open: whatever goes wrong (bad JSON, no prompt, a missing or corrupt cluster file, an
+exception), it prints nothing and exits 0, because exit 2 would erase the user's prompt. One
+diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there.
+"""
+
+import json
+import os
+import sys
+
+from router import config as config_mod
+from router.cache import cached, load_routing_table
+from router.clusterfile import load_cluster_file
+from router.score import build_routing_table, hook_output, route_prompt
+
+
+def _build_table(path):
+    return build_routing_table(load_cluster_file(path))
+
+
+def _parse_config(path):
+    return config_mod.parse_config_file(path)
+
+
+def _find_config(dirs):
+    for project_dir in dirs:
+        if not project_dir:
+            continue
+        for candidate in config_mod.config_candidates(project_dir):
+            if os.path.isfile(candidate):
+                found = cached(candidate, "config", _parse_config)
+                if found is not None:
+                    return found
+    return None
+
+
+def _hook_args(argv):
+    """The hook's own tiny argument parser: argparse would cost more than the whole route."""
+    options = {"clusters": None, "config": None}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        for name in options:
+            flag = "--" + name
+            if arg == flag and i + 1 < len(argv):
+                options[name] = argv[i + 1]
+                i += 1
+                break
+            if arg.startswith(flag + "="):
+                options[name] = arg[len(flag) + 1:]
+                break
+        else:
+            raise ValueError(f"unknown hook argument {arg!r}")
+        i += 1
+    return options
+
+
+def decide(payload, options):
+    """The hook's decision for one parsed payload: the object to print, or ``None``."""
+    if not isinstance(payload, dict):
+        raise ValueError("payload is not a JSON object")
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise ValueError("payload has no string 'prompt' field")
+    if not prompt.strip():
+        return None
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    dirs = config_mod.project_dirs(cwd)
+    if options.get("config"):
+        config = cached(options["config"], "config", _parse_config)
+    else:
+        config = _find_config(dirs)
+    path = config_mod.resolve_cluster_path(options.get("clusters"), config, dirs)
+    if path is None:
+        raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
+                                "config, brain/memory-layer1-clusters.md)")
+    table = load_routing_table(path, _build_table)
+    settings = config["settings"] if config else config_mod.default_settings()
+    decision = route_prompt(prompt, table, settings)
+    if decision["additional_context"] is None:
+        return None
+    return hook_output(decision["additional_context"])
+
+
+def _log(message):
+    log_path = os.environ.get("MEMORY_ROUTER_LOG")
+    if not log_path:
+        return
+    try:
+        import time
+
+        line = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + " memory-router hook: " + message
+        with open(log_path, "a", encoding="utf-8", errors="replace") as handle:
+            handle.write(line.replace("\n", " ")[:2000] + "\n")
+    except Exception:
+        pass
+
+
+def run_hook(argv, stdin=None, stdout=None):
+    """Entry point of ``memory-router hook``. Always returns 0."""
+    try:
+        options = _hook_args(argv)
+        raw = (stdin or sys.stdin.buffer).read()
+        result = decide(json.loads(raw), options)
+        if result is not None:
+            text = json.dumps(result)  # ASCII-only: safe on any stdout encoding
+            out = stdout or sys.stdout
+            out.write(text)
+            out.flush()
+    except BaseException as err:  # noqa: BLE001 - failing open is the contract
+        if isinstance(err, KeyboardInterrupt):
+            return 0
+        _log(f"{type(err).__name__}: {err}")
+    return 0

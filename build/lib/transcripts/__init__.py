@@ -1,0 +1,1 @@
+"""Claude Code session transcripts: a streaming reader, the injection audit, locate and census."""

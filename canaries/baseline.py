@@ -1,0 +1,133 @@
+"""Store a canary run and compare a later run with it. Pure: the CLI reads and writes the file.
+
+A baseline file (JSON) holds, per suite and case: the verdict, the routed clusters, the injected
+slugs, the top score and the margin, plus the settings and the cluster files' sha256 for context.
+
+Comparison (with deepdiff, order-insensitive):
+
+- regression (exit 1): a case that passed (``pass`` or ``xfail``) now fails (``fail`` or
+  ``xpass``), or a case whose routed clusters changed, whatever its verdict;
+- improvement (listed, not a failure): a case that failed now passes;
+- change (listed): other differences, e.g. different injected lines or scores with the same
+  routing and verdict;
+- added / removed cases and suites (listed): a baseline does not pin the suite's contents, and
+  ``-k`` runs a subset.
+"""
+
+import os
+
+BASELINE_VERSION = 1
+GOOD = frozenset({"pass", "xfail"})
+
+
+def suite_key(path, bundled_dir=None, cwd=None):
+    """A name for a suite that is the same on every machine: ``bundled:<file>`` for the shipped
+    suites, a path relative to the current directory when inside it, else the absolute path."""
+    path = os.path.abspath(path)
+    if bundled_dir and os.path.dirname(path) == os.path.abspath(bundled_dir):
+        return "bundled:" + os.path.basename(path)
+    cwd = os.path.abspath(cwd or os.getcwd())
+    rel = os.path.relpath(path, cwd)
+    if not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
+        return rel.replace(os.sep, "/")
+    return path
+
+
+def case_record(result):
+    return {
+        "verdict": result.verdict,
+        "routed": sorted(result.routed),
+        "injected": sorted(result.injected),
+        "score": result.top_score,
+        "margin": result.margin,
+    }
+
+
+def build_baseline(suite_results, settings, keys, cluster_hashes=None):
+    """The JSON-able record of a run. ``keys[i]`` names ``suite_results[i]``."""
+    return {
+        "version": BASELINE_VERSION,
+        "settings": dict(settings),
+        "cluster_files": dict(cluster_hashes or {}),
+        "suites": {
+            key: {result.case.id: case_record(result) for result in suite_result.results}
+            for key, suite_result in zip(keys, suite_results)
+        },
+    }
+
+
+def validate_baseline(data):
+    """A list of problems with a loaded baseline (empty when usable)."""
+    if not isinstance(data, dict):
+        return ["the baseline is not a JSON object"]
+    problems = []
+    if data.get("version") != BASELINE_VERSION:
+        problems.append(f"unsupported baseline version {data.get('version')!r} (expected {BASELINE_VERSION})")
+    suites = data.get("suites")
+    if not isinstance(suites, dict):
+        problems.append("the baseline has no 'suites' object")
+        return problems
+    for key, cases in suites.items():
+        if not isinstance(cases, dict):
+            problems.append(f"suite {key!r} is not an object")
+            continue
+        for case_id, record in cases.items():
+            if not isinstance(record, dict) or "verdict" not in record or not isinstance(record.get("routed"), list):
+                problems.append(f"case {key}/{case_id} lacks 'verdict' or 'routed'")
+    return problems
+
+
+def _describe(record):
+    routed = ", ".join(record.get("routed") or []) or "nothing"
+    return f"{record.get('verdict')}, routed {routed}"
+
+
+def compare(old, new):
+    """Compare two baseline dicts; returns regressions, improvements, changes, added, removed."""
+    from deepdiff import DeepDiff
+
+    diff = DeepDiff(old.get("suites", {}), new.get("suites", {}), ignore_order=True, view="tree")
+    changed = {}
+    added, removed = [], []
+    for report_type, levels in diff.items():
+        for level in levels:
+            path = level.path(output_format="list")
+            if len(path) == 1:
+                target = added if "added" in report_type else removed
+                suite = path[0]
+                source = new if target is added else old
+                target.extend({"suite": suite, "id": case_id} for case_id in source["suites"][suite])
+            elif len(path) == 2:
+                (added if "added" in report_type else removed).append({"suite": path[0], "id": path[1]})
+            else:
+                changed.setdefault((path[0], path[1]), set()).add(path[2])
+    regressions, improvements, changes = [], [], []
+    for (suite, case_id), fields in sorted(changed.items()):
+        before = old["suites"][suite][case_id]
+        after = new["suites"][suite][case_id]
+        entry = {"suite": suite, "id": case_id, "fields": sorted(fields),
+                 "before": before, "after": after}
+        reasons = []
+        if before.get("verdict") in GOOD and after.get("verdict") not in GOOD:
+            reasons.append(f"{before.get('verdict')} turned {after.get('verdict')}")
+        if sorted(before.get("routed") or []) != sorted(after.get("routed") or []):
+            reasons.append(f"routing changed: {', '.join(before.get('routed') or []) or 'nothing'} -> "
+                           f"{', '.join(after.get('routed') or []) or 'nothing'}")
+        if reasons:
+            regressions.append(dict(entry, what="; ".join(reasons)))
+        elif before.get("verdict") not in GOOD and after.get("verdict") in GOOD:
+            improvements.append(dict(entry, what=f"{before.get('verdict')} turned {after.get('verdict')}"))
+        else:
+            changes.append(dict(entry, what=f"{', '.join(sorted(fields))} changed "
+                                            f"({_describe(before)} -> {_describe(after)})"))
+    settings_changed = old.get("settings") != new.get("settings")
+    return {
+        "regressions": regressions,
+        "improvements": improvements,
+        "changes": changes,
+        "added": sorted(added, key=lambda e: (e["suite"], e["id"])),
+        "removed": sorted(removed, key=lambda e: (e["suite"], e["id"])),
+        "settings_changed": settings_changed,
+        "old_settings": old.get("settings"),
+        "ok": not regressions,
+    }

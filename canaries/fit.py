@@ -1,0 +1,201 @@
+"""Grid-search the routing constants against a canary suite. Pure, except nothing: the CLI
+reads and writes files.
+
+The grid (``GRID``) covers the four constants the spec tunes (§10):
+
+    score_floor    2, 3, 4, 5, 6
+    tag_weight     1, 2, 3, 4, 5
+    member_weight  0, 1, 2        (0 = the old tag-only matcher)
+    line_cap       6, 8, 12, 16
+
+300 settings; every other setting (second_ratio, max_context_chars, ...) stays as configured.
+Values are integers because the config file types these keys as integers.
+
+Method: the cases are split deterministically into a fitting part and a held-out part by a hash
+of each case id (``in_holdout``), so the split never changes between runs or machines and
+adding a case never moves another. Every setting is scored on the fitting part; settings whose
+false-priming rate exceeds the ceiling are discarded; the best remaining one is chosen by
+micro F1 of routing, then fact recall, then fewer injected characters, then fewest changes from
+the current setting, then grid order. The chosen setting and the current one are then both
+scored on the held-out part, which is the figure to trust. A proposal is *recommended* only if
+it differs from the current setting, is no worse than it on held-out F1 and fact recall, and
+stays under the ceiling on the held-out part.
+"""
+
+import hashlib
+import itertools
+
+from canaries.metrics import cluster_metrics, fact_recall, no_route_metrics
+from canaries.runner import run_cases
+
+GRID = {
+    "score_floor": (2, 3, 4, 5, 6),
+    "tag_weight": (1, 2, 3, 4, 5),
+    "member_weight": (0, 1, 2),
+    "line_cap": (6, 8, 12, 16),
+}
+FIT_KEYS = tuple(GRID)
+
+
+def in_holdout(case_id, fraction):
+    """True if the case belongs to the held-out part (deterministic: sha256 of the id)."""
+    if fraction <= 0:
+        return False
+    bucket = int(hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8], 16) / 0x100000000
+    return bucket < fraction
+
+
+def split_cases(cases, fraction):
+    """(fitting, held_out). With ``fraction`` 0 both are all the cases."""
+    if fraction <= 0:
+        return list(cases), list(cases)
+    held = [c for c in cases if in_holdout(c.id, fraction)]
+    fitting = [c for c in cases if not in_holdout(c.id, fraction)]
+    return fitting, held
+
+
+def score(results):
+    """The figures a setting is judged by."""
+    routing = cluster_metrics(results)
+    silence = no_route_metrics(results)
+    facts = fact_recall(results)
+    chars = [r.chars for r in results]
+    return {
+        "f1": routing["micro"]["f1"],
+        "precision": routing["micro"]["precision"],
+        "recall": routing["micro"]["recall"],
+        "false_priming_rate": silence["false_priming_rate"],
+        "fact_recall": facts["recall"],
+        "mean_chars": sum(chars) / len(chars) if chars else 0.0,
+        "passed": sum(1 for r in results if r.verdict in ("pass", "xfail")),
+        "cases": len(results),
+    }
+
+
+def _none_low(value):
+    return -1.0 if value is None else value
+
+
+def _within(rate, ceiling):
+    return rate is None or rate <= ceiling + 1e-12
+
+
+def grid_settings(base, grid=GRID):
+    for values in itertools.product(*(grid[key] for key in FIT_KEYS)):
+        settings = dict(base)
+        settings.update(zip(FIT_KEYS, values))
+        yield settings
+
+
+def changed_keys(current, proposed):
+    return {key: {"current": current[key], "proposed": proposed[key]}
+            for key in FIT_KEYS if current.get(key) != proposed.get(key)}
+
+
+def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=GRID):
+    """Search ``grid`` for the best setting; returns a plain dict (the ``fit --json`` shape)."""
+    cases = list(cases)
+    fitting, held = split_cases(cases, holdout)
+    if not fitting:
+        raise ValueError("the fitting part is empty")
+    candidates = []
+    for order, settings in enumerate(grid_settings(current, grid)):
+        figures = score(run_cases(fitting, table, settings))
+        if not _within(figures["false_priming_rate"], max_false_priming):
+            continue
+        distance = len(changed_keys(current, settings))
+        key = (_none_low(figures["f1"]), _none_low(figures["fact_recall"]), -figures["mean_chars"], -distance, -order)
+        candidates.append((key, settings, figures))
+    current_fit = score(run_cases(fitting, table, current))
+    if not candidates:
+        best_settings, best_fit = dict(current), current_fit
+    else:
+        _key, best_settings, best_fit = max(candidates, key=lambda row: row[0])
+    current_held = score(run_cases(held, table, current))
+    best_held = score(run_cases(held, table, best_settings))
+    changes = changed_keys(current, best_settings)
+    recommended = bool(changes) and bool(held) and (
+        _none_low(best_held["f1"]) >= _none_low(current_held["f1"])
+        and _none_low(best_held["fact_recall"]) >= _none_low(current_held["fact_recall"])
+        and _within(best_held["false_priming_rate"], max_false_priming)
+    )
+    return {
+        "grid": {key: list(values) for key, values in grid.items()},
+        "settings_tried": len(list(grid_settings(current, grid))),
+        "settings_within_ceiling": len(candidates),
+        "holdout_fraction": holdout,
+        "max_false_priming": max_false_priming,
+        "fitting_cases": len(fitting),
+        "held_out_cases": len(held) if holdout > 0 else 0,
+        "held_out_ids": sorted(c.id for c in held) if holdout > 0 else [],
+        "current": {"settings": {k: current[k] for k in FIT_KEYS}, "fitting": current_fit, "held_out": current_held},
+        "proposed": {"settings": {k: best_settings[k] for k in FIT_KEYS}, "fitting": best_fit, "held_out": best_held},
+        "changes": changes,
+        "recommended": recommended,
+        "flips": flips(cases, table, current, best_settings),
+    }
+
+
+def flips(cases, table, current, proposed):
+    """Cases whose verdict or routing differs between the two settings."""
+    before = run_cases(cases, table, current)
+    after = run_cases(cases, table, proposed)
+    out = []
+    for old, new in zip(before, after):
+        if old.verdict != new.verdict or set(old.routed) != set(new.routed):
+            out.append({
+                "id": old.case.id,
+                "current": {"verdict": old.verdict, "routed": list(old.routed)},
+                "proposed": {"verdict": new.verdict, "routed": list(new.routed)},
+            })
+    return out
+
+
+# --------------------------------------------------------------------------- config text
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def toml_snippet(changes, table_name=None):
+    lines = [f"[{table_name}]"] if table_name else []
+    lines += [f"{key} = {_toml_value(value)}" for key, value in changes.items()]
+    return "\n".join(lines) + "\n"
+
+
+def update_toml_text(text, changes):
+    """``text`` (a memory-router.toml) with the top-level ``changes`` set, every other line kept.
+
+    A key already set at top level has its value replaced in place (its trailing comment kept);
+    a missing key is added after the last top-level line. The caller verifies the result parses
+    to exactly the intended values.
+    """
+    import re
+
+    lines = text.splitlines(keepends=True)
+    table_start = len(lines)
+    for i, line in enumerate(lines):
+        if re.match(r"^\s*\[", line):
+            table_start = i
+            break
+    remaining = dict(changes)
+    for i in range(table_start):
+        for key in list(remaining):
+            match = re.match(r"^(\s*" + re.escape(key) + r"\s*=\s*)([^#\r\n]*?)(\s*#[^\r\n]*)?(\r?\n)?$", lines[i])
+            if match:
+                lines[i] = (match.group(1) + _toml_value(remaining.pop(key)) + (match.group(3) or "")
+                            + (match.group(4) or ""))
+    if remaining:
+        insert_at = table_start
+        while insert_at > 0 and not lines[insert_at - 1].strip():
+            insert_at -= 1
+        if insert_at > 0 and not lines[insert_at - 1].endswith("\n"):
+            lines[insert_at - 1] += "\n"
+        new_lines = [f"{key} = {_toml_value(value)}\n" for key, value in remaining.items()]
+        if insert_at < len(lines) and insert_at == table_start and table_start < len(lines):
+            new_lines.append("\n")
+        lines[insert_at:insert_at] = new_lines
+    return "".join(lines)

@@ -1,0 +1,200 @@
+"""Evaluate canary cases against the router's decisions. Pure: no files, no output.
+
+Verdicts:
+
+- ``pass``: every expectation held.
+- ``fail``: at least one expectation did not hold.
+- ``xfail``: the case is marked ``xfail: <reason>`` (a known residual) and it still fails.
+- ``xpass``: the case is marked ``xfail`` but passed. It is reported, and it fails the gate like
+  ``fail`` does: a residual that quietly went away (or a case whose expectations went stale)
+  must be looked at and the ``xfail`` removed, so the list of known residuals stays honest.
+"""
+
+from dataclasses import dataclass
+
+from router.score import build_routing_table, route_prompt
+
+VERDICTS = ("pass", "fail", "xfail", "xpass")
+FAILING_VERDICTS = frozenset({"fail", "xpass"})
+
+
+def _names(items):
+    return ", ".join(items) if items else "nothing"
+
+
+def differences(case, decision):
+    """Every expectation of ``case`` that ``decision`` (a ``route_prompt`` dict) breaks, as text."""
+    out = []
+    routed = decision["routed"]
+    injected = [line["slug"] for line in decision["lines"]]
+    injected_set = set(injected)
+    text = decision["additional_context"]
+    chars = len(text) if text is not None else 0
+    if case.routes_to is not None and set(routed) != set(case.routes_to):
+        out.append(f"routes_to: expected {_names(sorted(case.routes_to))} got {_names(sorted(routed))}")
+    for slug in case.injects:
+        if slug not in injected_set:
+            out.append(f"injects: missing {slug}")
+    for slug in case.not_injects:
+        if slug in injected_set:
+            out.append(f"not_injects: injected {slug}")
+    if case.silent is True and text is not None:
+        out.append(f"silent: expected nothing injected got {_names(routed)} ({len(injected)} lines, {chars} chars)")
+    if case.silent is False and text is None:
+        out.append(f"silent: false expected an injection got nothing (top score {decision['top_score']}, "
+                   f"floor {decision['floor']})")
+    if case.max_lines is not None and len(injected) > case.max_lines:
+        out.append(f"max_lines: expected at most {case.max_lines} got {len(injected)}")
+    if case.max_chars is not None and chars > case.max_chars:
+        out.append(f"max_chars: expected at most {case.max_chars} got {chars}")
+    if case.min_margin is not None and decision["margin_over_floor"] < case.min_margin:
+        out.append(f"min_margin: expected at least {_num(case.min_margin)} got {_num(decision['margin_over_floor'])} "
+                   f"(top score {_num(decision['top_score'])}, floor {_num(decision['floor'])})")
+    return out
+
+
+def _num(value):
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: object
+    verdict: str
+    differences: tuple
+    routed: tuple
+    injected: tuple
+    chars: int
+    top_score: float
+    margin: float
+    lead: float
+
+    @property
+    def failed(self):
+        return self.verdict in FAILING_VERDICTS
+
+    def to_dict(self):
+        case = self.case
+        return {
+            "id": case.id,
+            "line": case.line,
+            "verdict": self.verdict,
+            "differences": list(self.differences),
+            "expected": expected_dict(case),
+            "routed": list(self.routed),
+            "injected": list(self.injected),
+            "lines": len(self.injected),
+            "chars": self.chars,
+            "score": self.top_score,
+            "margin": self.margin,
+            "lead_over_second": self.lead,
+            "tags": list(case.tags),
+            "xfail": case.xfail,
+        }
+
+
+def evaluate(case, decision):
+    """The verdict of ``case`` given the router's ``decision`` for its prompt."""
+    found = tuple(differences(case, decision))
+    if case.xfail:
+        verdict = "xfail" if found else "xpass"
+    else:
+        verdict = "fail" if found else "pass"
+    if verdict == "xpass":
+        found = (f"xpass: marked xfail ({case.xfail}) but every expectation held; remove 'xfail' "
+                 "if the residual is fixed",)
+    return CaseResult(
+        case=case,
+        verdict=verdict,
+        differences=found,
+        routed=tuple(decision["routed"]),
+        injected=tuple(line["slug"] for line in decision["lines"]),
+        chars=len(decision["additional_context"]) if decision["additional_context"] is not None else 0,
+        top_score=decision["top_score"],
+        margin=decision["margin_over_floor"],
+        lead=decision["lead_over_second"],
+    )
+
+
+def expected_dict(case):
+    return {name: (list(getattr(case, name)) if isinstance(getattr(case, name), tuple) else getattr(case, name))
+            for name in case.expectations()}
+
+
+def expected_summary(case):
+    """A short human summary of what a case expects, for the results table."""
+    parts = []
+    if case.routes_to is not None:
+        parts.append("\u2192 " + ", ".join(case.routes_to))
+    if case.silent is True:
+        parts.append("silent")
+    elif case.silent is False:
+        parts.append("not silent")
+    parts += [f"+{slug}" for slug in case.injects]
+    parts += [f"-{slug}" for slug in case.not_injects]
+    if case.max_lines is not None:
+        parts.append(f"\u2264{case.max_lines} lines")
+    if case.max_chars is not None:
+        parts.append(f"\u2264{case.max_chars} chars")
+    if case.min_margin is not None:
+        parts.append(f"margin\u2265{_num(case.min_margin)}")
+    return "; ".join(parts)
+
+
+def matches(case, pattern):
+    """``-k``: a case-insensitive substring of the case id or of one of its tags."""
+    if not pattern:
+        return True
+    needle = pattern.lower()
+    return needle in case.id.lower() or any(needle in tag.lower() for tag in case.tags)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    suite: object
+    results: tuple
+    settings: dict
+
+    def counts(self):
+        out = {verdict: 0 for verdict in VERDICTS}
+        for result in self.results:
+            out[result.verdict] += 1
+        out["total"] = len(self.results)
+        return out
+
+    @property
+    def ok(self):
+        return not any(result.failed for result in self.results)
+
+    def to_dict(self):
+        return {
+            "suite": self.suite.path,
+            "clusters": self.suite.cluster_path,
+            "counts": self.counts(),
+            "ok": self.ok,
+            "results": [result.to_dict() for result in self.results],
+        }
+
+
+def run_cases(cases, table, settings):
+    """Route and evaluate each case; a list of ``CaseResult`` in the same order."""
+    return [evaluate(case, route_prompt(case.prompt, table, settings)) for case in cases]
+
+
+def run_suite(suite, settings, table=None, pattern=None):
+    """Run every case of ``suite`` (those matching ``pattern``) with ``settings``."""
+    if table is None:
+        table = build_routing_table(suite.index)
+    cases = [case for case in suite.cases if matches(case, pattern)]
+    return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings))
+
+
+def totals(suite_results):
+    out = {verdict: 0 for verdict in VERDICTS}
+    out["total"] = 0
+    for suite_result in suite_results:
+        for key, value in suite_result.counts().items():
+            out[key] += value
+    return out

@@ -1,0 +1,395 @@
+"""Token counts and the session model behind ``memory-router tokens report``. Pure: counters take
+their backend (the ``ctok`` module, an API call) as arguments; nothing here touches the network,
+the file system or argv.
+
+Every token figure carries how it was obtained (``METHODS``):
+
+- ``measured``: read from the ``usage`` of a real transcript (API-reported);
+- ``api``: Anthropic's count_tokens endpoint;
+- ``offline``: the ``ctok`` package, an offline reconstruction of Claude's counts;
+- ``estimate``: ``ceil(UTF-8 bytes / 4)``, a rough rule that is only an estimate.
+
+The session model (spec §6.5, "not a shell game"): a flat index is sent on every API call; a slim
+index is sent on every API call *and* each routed injection, once inserted at its prompt, stays in
+the history, so every later call of the session re-sends it (../shared/spec/README.md).
+"""
+
+import math
+from fractions import Fraction
+from dataclasses import dataclass, field
+
+METHODS = ("measured", "api", "offline", "estimate")
+ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
+
+# claude-code-formats.md §2.4: Claude Code hands additionalContext to the model wrapped like this.
+REMINDER_PREFIX = "<system-reminder>\nUserPromptSubmit hook additional context: "
+REMINDER_SUFFIX = "\n</system-reminder>"
+
+# claude-code-formats.md §4.1: only this much of MEMORY.md is loaded at session start (25 KB read
+# as 25,000 bytes, as in harness.slim).
+LOADED_LINE_LIMIT = 200
+LOADED_BYTE_LIMIT = 25_000
+
+
+def estimate_tokens(text):
+    """The documented estimate: one token per 4 bytes of UTF-8, rounded up (0 for empty text)."""
+    return -(-len(text.encode("utf-8")) // 4)
+
+
+@dataclass
+class TokenCounter:
+    """Counts tokens of text with one method; remembers counts of texts it has seen."""
+
+    method: str
+    detail: str
+    count_fn: object = field(repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def count(self, text):
+        if text not in self._cache:
+            self._cache[text] = int(self.count_fn(text))
+        return self._cache[text]
+
+
+def estimate_counter():
+    return TokenCounter("estimate", ESTIMATE_RULE, estimate_tokens)
+
+
+def ctok_counter(ctok, version=None):
+    """An ``offline`` counter over the ``ctok`` module (passed in, so tests can fake it).
+
+    ``ctok.token_count(text[, version])`` counts one user message *including* its frame (a fixed
+    number of pad tokens per family); the frame is measured once on the empty string and taken
+    off, so figures are the text's own tokens.
+    """
+    def raw(text):
+        return ctok.token_count(text) if version is None else ctok.token_count(text, version)
+
+    try:
+        frame = int(raw(""))
+    except Exception:  # an implementation that rejects empty text: report counts with their frame
+        frame = 0
+    family = version or "default family"
+    detail = f"ctok {getattr(ctok, '__version__', '?')} ({family}), message frame of {frame} token(s) removed"
+    return TokenCounter("offline", detail, lambda text: max(0, raw(text) - frame) if text else 0)
+
+
+def api_counter(count_message, model):
+    """An ``api`` counter over ``count_message(text) -> input_tokens`` for one user message.
+
+    The endpoint counts a whole message (frame included) and rejects empty content, so the frame
+    is taken as the count of a one-character message minus one token.
+    """
+    frame = max(0, int(count_message(".")) - 1)
+    detail = f"count_tokens API, model {model}, message frame of {frame} token(s) removed"
+    return TokenCounter("api", detail, lambda text: max(0, count_message(text) - frame) if text else 0)
+
+
+# --------------------------------------------------------------------------- always-loaded
+
+
+def loaded_portion(text):
+    """What Claude Code actually loads of a MEMORY.md: the first 200 lines, then the first 25 KB.
+
+    Returns ``(loaded_text, truncated)``.
+    """
+    lines = text.splitlines(keepends=True)
+    loaded = "".join(lines[:LOADED_LINE_LIMIT])
+    data = loaded.encode("utf-8")
+    if len(data) > LOADED_BYTE_LIMIT:
+        loaded = data[:LOADED_BYTE_LIMIT].decode("utf-8", "ignore")
+    return loaded, loaded != text
+
+
+def index_figures(text, counter):
+    """Bytes, lines and tokens of an always-loaded index (tokens of the part Claude Code loads)."""
+    loaded, truncated = loaded_portion(text)
+    return {
+        "bytes": len(text.encode("utf-8")),
+        "lines": len(text.splitlines()),
+        "loaded_bytes": len(loaded.encode("utf-8")),
+        "loaded_lines": len(loaded.splitlines()),
+        "truncated": truncated,
+        "tokens": counter.count(loaded),
+        "tokens_method": counter.method,
+    }
+
+
+def always_loaded(flat_text, slim_text, counter):
+    flat = index_figures(flat_text, counter)
+    slim = index_figures(slim_text, counter)
+    saved_bytes = flat["loaded_bytes"] - slim["loaded_bytes"]
+    return {
+        "flat": flat,
+        "slim": slim,
+        "saved": {
+            "bytes": saved_bytes,
+            "lines": flat["loaded_lines"] - slim["loaded_lines"],
+            "tokens": flat["tokens"] - slim["tokens"],
+            "tokens_method": counter.method,
+            "cut_percent": round(100.0 * saved_bytes / flat["loaded_bytes"], 1) if flat["loaded_bytes"] else 0.0,
+        },
+    }
+
+
+# --------------------------------------------------------------------------- injections
+
+
+def rendered_injection(additional_context):
+    """The text the model receives for one injection (the hook's text in its system reminder)."""
+    return REMINDER_PREFIX + additional_context + REMINDER_SUFFIX
+
+
+def percentile(values, pct):
+    """Nearest-rank percentile: the smallest value with at least ``pct`` % of values at or below
+    it (always an observed value). ``None`` for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def distribution(values):
+    """mean, p50, p95, max of ``values`` (zeros included) and the mean over the non-zero ones."""
+    if not values:
+        return {"mean": None, "p50": None, "p95": None, "max": None, "mean_when_injecting": None}
+    nonzero = [v for v in values if v]
+    return {
+        "mean": round(sum(values) / len(values), 1),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "max": max(values),
+        "mean_when_injecting": round(sum(nonzero) / len(nonzero), 1) if nonzero else 0.0,
+    }
+
+
+def injection_sizes(decisions, counter):
+    """Per-prompt sizes from ``route_prompt`` decisions: chars of the hook's additionalContext and
+    tokens of the rendered reminder the model sees (0 and 0 when nothing is injected)."""
+    rows = []
+    for position, decision in enumerate(decisions):
+        text = decision.get("additional_context")
+        rows.append({
+            "prompt_index": position,
+            "routed": list(decision.get("routed") or ()),
+            "chars": len(text) if text else 0,
+            "tokens": counter.count(rendered_injection(text)) if text else 0,
+        })
+    return rows
+
+
+def injection_summary(rows, tokens_method):
+    chars = [row["chars"] for row in rows]
+    tokens = [row["tokens"] for row in rows]
+    injecting = sum(1 for c in chars if c)
+    return {
+        "prompts": len(rows),
+        "injecting": injecting,
+        "share_injecting": round(injecting / len(rows), 3) if rows else None,
+        "chars": distribution(chars),
+        "tokens": dict(distribution(tokens), method=tokens_method),
+    }
+
+
+# --------------------------------------------------------------------------- session model
+
+
+def cycle(values, n):
+    """``values`` repeated in order until there are ``n`` of them (deterministic)."""
+    if n <= 0:
+        return []
+    if not values:
+        return [0] * n
+    return [values[i % len(values)] for i in range(n)]
+
+
+def session_totals(flat_tokens, slim_tokens, injections, calls_per_prompt=1):
+    """Input tokens of a session of ``len(injections)`` prompts, each making ``calls_per_prompt``
+    API calls.
+
+    flat = flat_tokens on every call.
+    slim = slim_tokens on every call + each prompt's injection on every call from its own prompt
+           to the end of the session (it stays in the history that later calls re-send).
+    """
+    n = len(injections)
+    k = calls_per_prompt
+    flat_total = flat_tokens * n * k
+    slim_index_total = slim_tokens * n * k
+    injection_total = sum(size * (n - i) * k for i, size in enumerate(injections))
+    slim_total = slim_index_total + injection_total
+    return {
+        "prompts": n,
+        "calls_per_prompt": k,
+        "api_calls": n * k,
+        "flat_total": flat_tokens * n * k,
+        "slim_total": slim_total,
+        "slim_index_total": slim_index_total,
+        "slim_injection_total": injection_total,
+        "net_saving": flat_total - slim_total,
+        "saving_percent": round(100.0 * (flat_total - slim_total) / flat_total, 1) if flat_total else None,
+    }
+
+
+def cumulative_totals(flat_tokens, slim_tokens, injections, calls_per_prompt=1):
+    """``[(flat_so_far, slim_so_far)]`` after each prompt: the running session totals."""
+    out = []
+    flat_sum = slim_sum = 0
+    history = 0
+    for size in injections:
+        history += size
+        flat_sum += flat_tokens * calls_per_prompt
+        slim_sum += (slim_tokens + history) * calls_per_prompt
+        out.append((flat_sum, slim_sum))
+    return out
+
+
+def break_even_prompts(flat_tokens, slim_tokens, injections):
+    """The session length (in prompts) from which slim's total exceeds flat's, scanning the given
+    sequence; ``None`` if slim stays at or below flat throughout. Independent of calls per prompt,
+    which scales both sides alike."""
+    for p, (flat_sum, slim_sum) in enumerate(cumulative_totals(flat_tokens, slim_tokens, injections), 1):
+        if slim_sum > flat_sum:
+            return p
+    return None
+
+
+def first_heavier_call(flat_tokens, slim_tokens, injections):
+    """The first prompt whose API calls carry more under slim than under flat (slim index plus
+    every injection so far > flat index); ``None`` if none does within the sequence."""
+    history = 0
+    for p, size in enumerate(injections, 1):
+        history += size
+        if slim_tokens + history > flat_tokens:
+            return p
+    return None
+
+
+def break_even_constant(flat_tokens, slim_tokens, injection):
+    """Closed form of ``break_even_prompts`` when every prompt injects ``injection`` tokens.
+
+    Slim's total after p prompts exceeds flat's when s + m(p+1)/2 > f, i.e. p > 2(f-s)/m - 1;
+    the smallest such p is floor(2(f-s)/m), at least 1. ``None`` when it never happens.
+    """
+    f, s, m = Fraction(flat_tokens), Fraction(slim_tokens), Fraction(injection)
+    if m <= 0:
+        return 1 if s > f else None
+    return max(1, math.floor(2 * (f - s) / m))
+
+
+def heavier_call_constant(flat_tokens, slim_tokens, injection):
+    """Closed form of ``first_heavier_call`` for a constant injection: smallest p with s + mp > f."""
+    f, s, m = Fraction(flat_tokens), Fraction(slim_tokens), Fraction(injection)
+    if m <= 0:
+        return 1 if s > f else None
+    return max(1, math.floor((f - s) / m) + 1)
+
+
+def session_scenarios(flat_tokens, slim_tokens, injection_tokens, turns, calls_per_prompt=1):
+    """The modelled session three ways over ``turns`` prompts.
+
+    - ``suite_cycled``: the suite's per-prompt injections, cycled in suite order;
+    - ``typical``: every prompt injects the suite's mean;
+    - ``worst``: every prompt injects the suite's largest injection.
+    Break-even and the first heavier call are exact for the constant scenarios (closed form, any
+    session length) and scanned over ``max(turns, 10 x len(suite))`` prompts for the cycled one.
+    """
+    # The mean is kept as an exact fraction so the closed forms never round the wrong way.
+    mean = Fraction(sum(injection_tokens), len(injection_tokens)) if injection_tokens else Fraction(0)
+    worst = max(injection_tokens) if injection_tokens else 0
+    horizon = max(turns, 10 * len(injection_tokens))
+    cycled_long = cycle(injection_tokens, horizon)
+    scenarios = {}
+    for name, per_prompt, sequence in (
+        ("suite_cycled", None, cycle(injection_tokens, turns)),
+        ("typical", mean, [mean] * turns),
+        ("worst", worst, [worst] * turns),
+    ):
+        totals = session_totals(flat_tokens, slim_tokens, sequence, calls_per_prompt)
+        if per_prompt is None:
+            totals["injection_tokens_per_prompt"] = "suite order, cycled"
+            totals["break_even_prompts"] = break_even_prompts(flat_tokens, slim_tokens, cycled_long)
+            totals["break_even_horizon"] = horizon
+            totals["first_heavier_call_prompt"] = first_heavier_call(flat_tokens, slim_tokens, cycled_long)
+        else:
+            totals["injection_tokens_per_prompt"] = _plain(per_prompt)
+            totals["break_even_prompts"] = break_even_constant(flat_tokens, slim_tokens, per_prompt)
+            totals["first_heavier_call_prompt"] = heavier_call_constant(flat_tokens, slim_tokens, per_prompt)
+        for key in ("flat_total", "slim_total", "slim_index_total", "slim_injection_total", "net_saving"):
+            totals[key] = _plain(totals[key])
+        scenarios[name] = totals
+    return scenarios
+
+
+def _plain(value):
+    """An int stays an int; a fraction becomes an int when whole, else a float to one decimal."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else round(float(value), 1)
+    return value
+
+
+# --------------------------------------------------------------------------- transcripts
+
+
+def _usage_int(usage, key):
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def first_call_usage(entries):
+    """The first main-thread API call of a session, from ``(line_number, entry)`` pairs.
+
+    Assistant rows of one API response repeat while it streams (same ``message.id``, growing
+    ``output_tokens``): rows are deduplicated by ``message.id`` and the last row wins. Sidechain
+    (subagent) rows and ``<synthetic>`` rows are not API calls of this session. Returns ``None``
+    when there is no call; otherwise the call's usage, its input total (input + cache creation +
+    cache read) and how many rows were folded.
+    """
+    first_id = None
+    first = None
+    ids = set()
+    rows = 0
+    for line_number, entry in entries:
+        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("model") == "<synthetic>":
+            continue
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        message_id = message.get("id") or entry.get("requestId") or f"line-{line_number}"
+        rows += 1
+        ids.add(message_id)
+        if first_id is None:
+            first_id = message_id
+        if message_id == first_id:
+            first = (line_number, entry, message, usage)
+    if first is None:
+        return None
+    line_number, entry, message, usage = first
+    figures = {key: _usage_int(usage, key) for key in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+    return {
+        "message_id": first_id,
+        "request_id": entry.get("requestId"),
+        "model": message.get("model"),
+        "line": line_number,
+        **figures,
+        "total_input_tokens": figures["input_tokens"] + figures["cache_creation_input_tokens"]
+        + figures["cache_read_input_tokens"],
+        "assistant_rows": rows,
+        "api_calls": len(ids),
+        "duplicate_rows_dropped": rows - len(ids),
+        "method": "measured",
+    }
+
+
+def transcript_delta(before, after):
+    """Measured change of the first call's input between two sessions (after minus before)."""
+    if before is None or after is None:
+        return None
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "total_input_tokens")
+    delta = {key: after[key] - before[key] for key in keys}
+    delta["method"] = "measured"
+    return delta

@@ -1,0 +1,216 @@
+"""The hook, driven as Claude Code drives it: the installed console script, a JSON payload on
+stdin, exit code and stdout checked. Fail-open cases must exit 0 with empty stdout."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from router.hook import run_hook
+
+SETX_PHRASINGS = [
+    "I set an env var with setx but the Bash tool still can't see it, why?",
+    "why doesn't a variable I created with setx show up when you run bash commands?",
+    "setx PATH change isn't visible in your Bash tool even after I rebooted",
+    "the environment variable I added via setx is empty in the bash tool, what's going on?",
+]
+NEUTRAL = ["refactor this loop", "what is the capital of Australia", "what's the weather tomorrow"]
+
+
+def payload(prompt, cwd="/tmp", **extra):
+    data = {"session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0",
+            "transcript_path": "/home/u/.claude/projects/-tmp/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
+            "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    data.update(extra)
+    return json.dumps(data).encode()
+
+
+def assert_injection(stdout):
+    out = json.loads(stdout)
+    assert list(out) == ["hookSpecificOutput"]
+    assert set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str) and len(text) < 10_000
+    return text
+
+
+@pytest.mark.parametrize("prompt", SETX_PHRASINGS)
+def test_setx_phrasings_inject_the_caching_fact(run_cli, example_cluster_file, prompt):
+    result = run_cli("hook", "--clusters", example_cluster_file, input=payload(prompt))
+    assert result.returncode == 0
+    text = assert_injection(result.stdout)
+    assert text.splitlines()[0].startswith("Routed memory cluster")
+    assert "layer1_project_memory_router" in text.splitlines()[0]
+    assert "- env_bash_tool_env_var_caching \u2014 " in text
+
+
+@pytest.mark.parametrize("prompt", NEUTRAL)
+def test_neutral_prompts_print_nothing(run_cli, example_cluster_file, prompt):
+    result = run_cli("hook", "--clusters", example_cluster_file, input=payload(prompt))
+    assert (result.returncode, result.stdout) == (0, b"")
+
+
+def test_cluster_file_found_via_env_var_and_project_dir(run_cli, example_cluster_file, tmp_path):
+    prompt = payload(SETX_PHRASINGS[0], cwd=str(tmp_path / "elsewhere"))
+    by_env = run_cli("hook", input=prompt, env={"MEMORY_ROUTER_CLUSTERS": str(example_cluster_file)})
+    assert_injection(by_env.stdout)
+    project = tmp_path / "proj"
+    (project / "brain").mkdir(parents=True)
+    (project / "brain" / "memory-layer1-clusters.tsv").write_text(
+        example_cluster_file.with_suffix(".tsv").read_text(encoding="utf-8"), encoding="utf-8")
+    by_project = run_cli("hook", input=prompt, env={"CLAUDE_PROJECT_DIR": str(project)})
+    assert_injection(by_project.stdout)
+    by_cwd = run_cli("hook", input=payload(SETX_PHRASINGS[0], cwd=str(project)))
+    assert_injection(by_cwd.stdout)
+
+
+def test_config_file_sets_cluster_path_and_constants(run_cli, example_cluster_file, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = project / "memory-router.toml"
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\n', encoding="utf-8")
+    env = {"CLAUDE_PROJECT_DIR": str(project)}
+    assert_injection(run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout)
+    # a floor nobody can reach silences the hook: proves the config's constants are used
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nscore_floor = 999\n', encoding="utf-8")
+    assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
+
+
+def _corrupt(tmp_path):
+    path = tmp_path / "corrupt.md"
+    path.write_text("## Layer 0 - Cluster Router\n- c1 · 5 · tags: setx, bash\n## Layer 1 - Member Lines\n"
+                    "### c1\n- m - env; setx bash\n", encoding="utf-8")
+    return path
+
+
+FAIL_OPEN = {
+    "bad json": lambda tmp, store: (["--clusters", store], b"{not json"),
+    "empty stdin": lambda tmp, store: (["--clusters", store], b""),
+    "json array": lambda tmp, store: (["--clusters", store], b"[1, 2]"),
+    "missing prompt": lambda tmp, store: (["--clusters", store], b'{"session_id": "x", "cwd": "/tmp"}'),
+    "prompt not a string": lambda tmp, store: (["--clusters", store], b'{"prompt": 42}'),
+    "missing cluster file": lambda tmp, store: (["--clusters", tmp / "nope.md"], payload(SETX_PHRASINGS[0])),
+    "cluster path is a directory": lambda tmp, store: (["--clusters", tmp], payload(SETX_PHRASINGS[0])),
+    "corrupt cluster file": lambda tmp, store: (["--clusters", _corrupt(tmp)], payload(SETX_PHRASINGS[0])),
+    "no cluster file anywhere": lambda tmp, store: ([], payload(SETX_PHRASINGS[0], cwd=str(tmp))),
+    "binary garbage": lambda tmp, store: (["--clusters", store], bytes(range(256)) * 40),
+    "invalid utf-8 in json": lambda tmp, store: (["--clusters", store], b'{"prompt": "setx \xff\xfe bash"}'),
+    "unknown argument": lambda tmp, store: (["--bogus"], payload(SETX_PHRASINGS[0])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAIL_OPEN))
+def test_fail_open_exits_0_with_empty_stdout(run_cli, example_cluster_file, tmp_path, case):
+    args, stdin = FAIL_OPEN[case](tmp_path, example_cluster_file)
+    log = tmp_path / "hook.log"
+    result = run_cli("hook", *args, input=stdin, env={"MEMORY_ROUTER_LOG": str(log)})
+    assert result.returncode == 0
+    assert result.stdout == b""
+    logged = log.read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 1 and "memory-router hook:" in logged[0]
+
+
+def test_no_log_file_unless_asked(run_cli, example_cluster_file, tmp_path):
+    result = run_cli("hook", "--clusters", tmp_path / "nope.md", input=payload("setx"), cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_five_megabyte_prompt(run_cli, example_cluster_file):
+    prompt = "setx bash tool env var " + "x" * (5 * 1024 * 1024)
+    result = run_cli("hook", "--clusters", example_cluster_file, input=payload(prompt))
+    assert result.returncode == 0
+    assert_injection(result.stdout)
+
+
+def test_any_exception_fails_open(monkeypatch, example_cluster_file):
+    import router.hook as hook
+
+    def boom(*_args, **_kwargs):
+        raise RuntimeError("scorer exploded")
+
+    monkeypatch.setattr(hook, "route_prompt", boom)
+    out = io.StringIO()
+    assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload("setx bash")), out) == 0
+    assert out.getvalue() == ""
+
+
+def test_cache_is_used_and_refreshed_when_the_file_changes(tmp_path, example_cluster_file):
+    store = tmp_path / "c.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    out = io.StringIO()
+    run_hook(["--clusters", str(store)], io.BytesIO(payload(SETX_PHRASINGS[0])), out)
+    assert "env_bash_tool_env_var_caching" in out.getvalue()
+    cache_dir = os.environ["MEMORY_ROUTER_CACHE_DIR"]
+    assert any(name.startswith("table-") for name in os.listdir(cache_dir))
+    # rewrite the store without the fact: the stale cache must not be served
+    text = store.read_text(encoding="utf-8").replace("setx", "regedit").replace("Bash tool", "shell")
+    store.write_text(text, encoding="utf-8")
+    os.utime(store, ns=(1, 1))
+    out = io.StringIO()
+    run_hook(["--clusters", str(store)], io.BytesIO(payload("setx bash tool")), out)
+    assert "setx" not in out.getvalue()
+
+
+def test_hook_module_imports_no_heavy_libraries():
+    code = ("import sys, router.hook; heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'dataclasses', "
+            "'tomllib', 'argparse', 'typing'} & set(sys.modules); print(sorted(heavy))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_console_entry_for_hook_imports_no_heavy_libraries(example_cluster_file):
+    code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
+            "from router.cli import main; rc = main(); "
+            "heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'tomllib', 'argparse'} & set(sys.modules); "
+            "sys.stdout.write('|' + repr(sorted(heavy)) + '|' + str(rc))")
+    result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.endswith("|[]|0")
+
+
+HOOK_SHAPE_KEYS = {"hookSpecificOutput"}
+
+
+def _check_output(text):
+    if text == "":
+        return
+    out = json.loads(text)
+    assert set(out) == HOOK_SHAPE_KEYS
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert isinstance(out["hookSpecificOutput"]["additionalContext"], str)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=2048))
+def test_property_arbitrary_bytes(example_cluster_file, raw):
+    out = io.StringIO()
+    assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(raw), out) == 0
+    _check_output(out.getvalue())
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=200),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values | st.fixed_dictionaries({"prompt": st.text(max_size=500), "cwd": st.text(max_size=30)}),
+       words=st.lists(st.sampled_from(["setx", "bash", "tool", "env", "var", "cloudflare", "secret", "the"]),
+                      max_size=8))
+def test_property_arbitrary_json(example_cluster_file, value, words):
+    if isinstance(value, dict) and isinstance(value.get("prompt"), str):
+        value["prompt"] += " " + " ".join(words)
+    out = io.StringIO()
+    raw = json.dumps(value).encode()
+    assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(raw), out) == 0
+    _check_output(out.getvalue())

@@ -1,0 +1,497 @@
+"""A streaming reader of Claude Code session transcripts (JSONL), one entry at a time.
+
+The file is read in binary, line by line, and never held whole in memory. Every line becomes an
+:class:`Entry` carrying its 1-based line number as evidence, or a :class:`Diagnostic` when it
+cannot be used: a blank line (counted, silent), a line that is not a JSON object (a bad line), a
+line that is not valid UTF-8 (decoded with U+FFFD replacement and still used, with a warning), or
+a last line without its newline that does not parse (a truncated tail: a session still being
+written, or cut off; a warning, never fatal). Unknown ``type`` values are counted and yielded as
+``kind == "unknown"``, never rejected, so a format change after a Claude Code upgrade is noticed
+instead of breaking the audit.
+
+Classification (``Entry.kind``), following ../shared/spec/claude-code-formats.md §2:
+
+``prompt``
+    A ``type: user`` line a person (or an SDK client) submitted: ``promptSource`` is ``typed``
+    or ``sdk``, or it is absent and the content is a string or a list of text/image blocks; and
+    it is not ``isMeta``, not ``isCompactSummary``/``isVisibleInTranscriptOnly``, holds no
+    ``tool_result`` block, and is none of the wrappers below. Slash commands
+    (``<command-name>…``) count as prompts (``subtype == "slash_command"``): the person typed
+    them and Claude Code runs UserPromptSubmit for them. ``promptSource: "system"`` lines
+    (auto-continuation and the like) are prompts too (``prompt_source == "system"``): they
+    start a new turn and UserPromptSubmit may fire for them. Sidechain lines are classified the
+    same way and told apart by ``is_sidechain``/``stream``. A ``promptSource`` value not in
+    {typed, sdk, system} makes the line ``meta``: nobody is known to have typed it.
+``tool_result``
+    A user line whose content holds a ``tool_result`` block.
+``meta``
+    ``isMeta`` user lines (slash-command bodies, skill text, ``Caveat:`` lines) and
+    ``isVisibleInTranscriptOnly`` lines that are not compact summaries.
+``compact_summary``
+    ``isCompactSummary`` user lines written after a compaction.
+``local_command``, ``task_notification``, ``interrupt``
+    User text that Claude Code wrote, not the person: ``<local-command-stdout|stderr|caveat>``
+    wrappers, ``<task-notification>`` (a background task finished), ``[Request interrupted by
+    user…]``.
+``assistant``
+    Assistant lines (one content block per line while a response streams).
+``injection``
+    An ``attachment`` line from a UserPromptSubmit hook that put text into the context:
+    ``hook_additional_context`` (``content`` a list of strings, or a string) or ``hook_success``
+    with plain stdout (``content``; when that is a ``<persisted-output>`` stub the text falls
+    back to ``stdout``). A ``hook_success`` whose stdout is a JSON object is the hook's raw JSON
+    output (its context arrives as ``hook_additional_context``), so it is an ``attachment``.
+``attachment``
+    Every other attachment line (other hook events, ``hook_system_message``, errors,
+    ``hook_cancelled``, ``skill_listing``, …).
+``progress``
+    ``progress`` lines; for ``hook_progress`` the hook is named (``hook_event``, ``hook_name``,
+    ``hook_command``) but its output never is.
+``system``
+    ``system`` lines (``subtype`` = ``stop_hook_summary``, ``compact_boundary``, …).
+``metadata``
+    The other known types: ``summary``, ``file-history-snapshot``, ``queue-operation``,
+    ``last-prompt``, ``mode``, ``permission-mode``, ``ai-title``, ``pr-link``, ``agent-setting``.
+``unknown``
+    Any other ``type`` (or none).
+"""
+
+import json
+from dataclasses import dataclass, field
+
+from router.errors import InputError
+
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "summary", "system", "file-history-snapshot", "progress", "queue-operation",
+    "attachment", "last-prompt", "mode", "permission-mode", "ai-title", "pr-link", "agent-setting",
+})
+METADATA_TYPES = KNOWN_TYPES - {"user", "assistant", "system", "progress", "attachment"}
+
+KNOWN_ATTACHMENT_TYPES = frozenset({
+    "hook_success", "hook_additional_context", "hook_non_blocking_error", "hook_blocking_error",
+    "hook_error_during_execution", "hook_cancelled", "hook_system_message", "queued_command",
+    "skill_listing", "deferred_tools_delta", "task_reminder", "environment", "model", "instructions",
+    "invoked_skills", "total_tokens_reminder",
+})
+INJECTION_ATTACHMENT_TYPES = frozenset({"hook_additional_context", "hook_success"})
+UPS = "UserPromptSubmit"
+
+PROMPT = "prompt"
+TOOL_RESULT = "tool_result"
+META = "meta"
+COMPACT_SUMMARY = "compact_summary"
+LOCAL_COMMAND = "local_command"
+TASK_NOTIFICATION = "task_notification"
+INTERRUPT = "interrupt"
+ASSISTANT = "assistant"
+INJECTION = "injection"
+ATTACHMENT = "attachment"
+PROGRESS = "progress"
+SYSTEM = "system"
+METADATA = "metadata"
+UNKNOWN = "unknown"
+
+USER_KINDS = frozenset({PROMPT, TOOL_RESULT, META, COMPACT_SUMMARY, LOCAL_COMMAND, TASK_NOTIFICATION, INTERRUPT})
+
+# Text Claude Code itself writes into user lines; none of it was typed.
+_WRAPPER_KINDS = (
+    ("<local-command-stdout>", LOCAL_COMMAND),
+    ("<local-command-stderr>", LOCAL_COMMAND),
+    ("<local-command-caveat>", LOCAL_COMMAND),
+    ("<task-notification>", TASK_NOTIFICATION),
+    ("[Request interrupted by user", INTERRUPT),
+)
+_PROMPT_SOURCES = frozenset({"typed", "sdk", "system"})
+PERSISTED_MARKERS = ("<persisted-output>", "Output too large")
+LEGACY_HOOK_TAG = "<user-prompt-submit-hook>"
+
+MAX_STORED_DIAGNOSTICS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    line: int
+    id: str | None
+    name: str
+    input: object
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One transcript line. ``texts`` holds every string the line carries into the model's
+    context (used to search for re-sent text); ``text`` is its main text: the prompt, the joined
+    tool results, the assistant's text blocks, the injected text. ``raw`` is the parsed object:
+    keep entries only as long as you need them, or memory grows with the file."""
+
+    line: int
+    type: str
+    kind: str
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    is_sidechain: bool = False
+    agent_id: str | None = None
+    session_id: str | None = None
+    version: str | None = None
+    timestamp: str | None = None
+    subtype: str | None = None
+    hook_event: str | None = None
+    hook_name: str | None = None
+    hook_command: str | None = None
+    text: str = ""
+    texts: tuple = ()
+    tool_uses: tuple = ()
+    prompt_source: str | None = None
+    message_id: str | None = None
+    persisted_preview: bool = False
+    raw: dict = field(default=None, repr=False)
+
+    @property
+    def stream(self):
+        """``main`` or ``sidechain`` / ``sidechain:<agentId>``: the conversation this line belongs to."""
+        if not self.is_sidechain:
+            return "main"
+        return f"sidechain:{self.agent_id}" if self.agent_id else "sidechain"
+
+    @property
+    def is_injection(self):
+        return self.kind == INJECTION
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    line: int
+    kind: str       # "bad_line", "invalid_utf8", "truncated_last_line", "not_an_object"
+    message: str
+
+
+def _strings(value, out, depth=0):
+    """Every string inside ``value`` (dicts, lists), in order."""
+    if isinstance(value, str):
+        if value:
+            out.append(value)
+    elif depth < 12:
+        if isinstance(value, dict):
+            for item in value.values():
+                _strings(item, out, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                _strings(item, out, depth + 1)
+
+
+def _block_texts(content, out):
+    """Strings of a user or tool_result ``content`` (a string, or a list of blocks)."""
+    if isinstance(content, str):
+        if content:
+            out.append(content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, str):
+            if block:
+                out.append(block)
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text:
+                    out.append(text)
+            elif kind == "tool_result":
+                _block_texts(block.get("content"), out)
+
+
+def _join(parts):
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return "\n".join(parts)
+
+
+def _is_persisted_stub(text):
+    return text.lstrip().startswith(PERSISTED_MARKERS)
+
+
+def _looks_like_json_object(text):
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(stripped), dict)
+    except ValueError:
+        return False
+
+
+def _classify_user(obj, message):
+    content = message.get("content") if isinstance(message, dict) else None
+    if obj.get("isCompactSummary"):
+        return COMPACT_SUMMARY, None
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return TOOL_RESULT, None
+    if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
+        return META, None
+    source = obj.get("promptSource")
+    if source is not None and source not in _PROMPT_SOURCES:
+        # A source we have not seen: record it, but a line nobody typed must not anchor injections.
+        return META, None
+    if isinstance(content, str):
+        head = content.lstrip()[:40]
+    elif isinstance(content, list):
+        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+        head = (first.get("text") or "").lstrip()[:40] if first else ""
+    else:
+        return META, None
+    for marker, kind in _WRAPPER_KINDS:
+        if head.startswith(marker):
+            return kind, None
+    form = "slash_command" if ("<command-name>" in head or "<command-message>" in head) else "text"
+    return PROMPT, form
+
+
+def _attachment_fields(att):
+    """(kind, subtype, hook_event, hook_name, command, text, texts, persisted)."""
+    if not isinstance(att, dict):
+        return ATTACHMENT, None, None, None, None, "", (), False
+    att_type = att.get("type")
+    att_type = att_type if isinstance(att_type, str) else None
+    hook_name = att.get("hookName") if isinstance(att.get("hookName"), str) else None
+    hook_event = att.get("hookEvent") if isinstance(att.get("hookEvent"), str) else None
+    if hook_event is None and hook_name:
+        hook_event = hook_name.split(":", 1)[0]
+    command = att.get("command") if isinstance(att.get("command"), str) else None
+    texts = []
+    _strings(att, texts)
+    content = att.get("content")
+    if isinstance(content, list):
+        text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
+    elif isinstance(content, str):
+        text = content
+    else:
+        text = ""
+    persisted = bool(text) and _is_persisted_stub(text)
+    kind = ATTACHMENT
+    if hook_event == UPS and att_type in INJECTION_ATTACHMENT_TYPES:
+        if att_type == "hook_success":
+            stdout = att.get("stdout") if isinstance(att.get("stdout"), str) else ""
+            if stdout.strip() and _looks_like_json_object(stdout):
+                text = ""  # the raw JSON output; its additionalContext has its own line
+            elif text.strip() and not persisted:
+                if _looks_like_json_object(text):
+                    text = ""
+            elif stdout.strip():
+                text = stdout  # content empty or a <persisted-output> stub: stdout has the text
+        if text.strip():
+            kind = INJECTION
+    return kind, att_type, hook_event, hook_name, command, text, tuple(texts), persisted
+
+
+def _assistant_fields(message, line):
+    """(text, texts, tool_uses, message_id)."""
+    if not isinstance(message, dict):
+        return "", (), (), None
+    message_id = message.get("id") if isinstance(message.get("id"), str) else None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, ((content,) if content else ()), (), message_id
+    parts, texts, tool_uses = [], [], []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text:
+                    parts.append(text)
+                    texts.append(text)
+            elif kind == "thinking":
+                text = block.get("thinking")
+                if isinstance(text, str) and text:
+                    texts.append(text)
+            elif kind in ("tool_use", "server_tool_use"):
+                name = block.get("name")
+                tool_input = block.get("input")
+                tool_uses.append(ToolUse(line, block.get("id"), name if isinstance(name, str) else "?", tool_input))
+                _strings(tool_input, texts)
+    return _join(parts), tuple(texts), tuple(tool_uses), message_id
+
+
+def _str_or_none(value):
+    return value if isinstance(value, str) else None
+
+
+def make_entry(obj, line):
+    """Classify one parsed JSON object (a transcript line) into an :class:`Entry`."""
+    entry_type = obj.get("type")
+    if not isinstance(entry_type, str):
+        entry_type = "<missing>"
+    common = dict(
+        line=line, type=entry_type,
+        uuid=_str_or_none(obj.get("uuid")),
+        parent_uuid=_str_or_none(obj.get("parentUuid")),
+        is_sidechain=obj.get("isSidechain") is True,
+        agent_id=_str_or_none(obj.get("agentId")),
+        session_id=_str_or_none(obj.get("sessionId")),
+        version=_str_or_none(obj.get("version")),
+        timestamp=_str_or_none(obj.get("timestamp")),
+        raw=obj,
+    )
+    if entry_type == "user":
+        message = obj.get("message")
+        kind, form = _classify_user(obj, message)
+        texts = []
+        _block_texts(message.get("content") if isinstance(message, dict) else None, texts)
+        return Entry(kind=kind, subtype=form, text=_join(texts), texts=tuple(texts),
+                     prompt_source=_str_or_none(obj.get("promptSource")), **common)
+    if entry_type == "assistant":
+        text, texts, tool_uses, message_id = _assistant_fields(obj.get("message"), line)
+        return Entry(kind=ASSISTANT, text=text, texts=texts, tool_uses=tool_uses, message_id=message_id, **common)
+    if entry_type == "attachment":
+        kind, subtype, event, name, command, text, texts, persisted = _attachment_fields(obj.get("attachment"))
+        rendered = obj.get("rendered")
+        if rendered:
+            extra = []
+            _strings(rendered, extra)
+            texts = texts + tuple(extra)
+        return Entry(kind=kind, subtype=subtype, hook_event=event, hook_name=name, hook_command=command,
+                     text=text, texts=texts, persisted_preview=persisted, **common)
+    if entry_type == "progress":
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        subtype = _str_or_none(data.get("type"))
+        if subtype == "hook_progress":
+            name = _str_or_none(data.get("hookName"))
+            event = _str_or_none(data.get("hookEvent")) or (name.split(":", 1)[0] if name else None)
+            return Entry(kind=PROGRESS, subtype=subtype, hook_event=event, hook_name=name,
+                         hook_command=_str_or_none(data.get("command")), **common)
+        return Entry(kind=PROGRESS, subtype=subtype, **common)
+    if entry_type == "system":
+        content = obj.get("content")
+        text = content if isinstance(content, str) else ""
+        return Entry(kind=SYSTEM, subtype=_str_or_none(obj.get("subtype")), text=text,
+                     texts=(text,) if text else (), **common)
+    if entry_type in METADATA_TYPES:
+        text = obj.get("summary") if entry_type == "summary" else obj.get("content")
+        return Entry(kind=METADATA, subtype=_str_or_none(obj.get("operation")),
+                     text=text if isinstance(text, str) else "", **common)
+    return Entry(kind=UNKNOWN, **common)
+
+
+class TranscriptReader:
+    """Iterate a transcript file's entries; diagnostics accumulate on the reader as it goes.
+
+    ``InputError`` (exit 2) is raised when the file cannot be opened, or when it has lines but
+    none of them is a JSON object (it is not a transcript at all).
+    """
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.lines = 0
+        self.entries = 0
+        self.blank_lines = 0
+        self.bad_lines = 0
+        self.invalid_utf8_lines = 0
+        self.truncated_last_line = None
+        self.diagnostics = []
+        self.dropped_diagnostics = 0
+        self.finished = False
+
+    def _note(self, line, kind, message):
+        if len(self.diagnostics) < MAX_STORED_DIAGNOSTICS:
+            self.diagnostics.append(Diagnostic(line, kind, message))
+        else:
+            self.dropped_diagnostics += 1
+
+    def __iter__(self):
+        try:
+            handle = open(self.path, "rb")
+        except IsADirectoryError:
+            raise InputError("is a directory, not a transcript file", path=self.path,
+                             fix="pass a .jsonl file, or the directory to the audit/census commands")
+        except FileNotFoundError:
+            raise InputError("no such transcript file", path=self.path,
+                             fix="check the path; `memory-router transcript locate` finds the newest one")
+        except OSError as err:
+            raise InputError(f"cannot open: {err.strerror or err}", path=self.path)
+        loads = json.loads
+        line = 0
+        with handle:
+            try:
+                for raw in handle:
+                    line += 1
+                    if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                        raw = raw[3:]
+                    first = raw[:1]
+                    if first in (b"\n", b"\r", b" ", b"\t", b"") and not raw.strip():
+                        self.blank_lines += 1
+                        continue
+                    try:
+                        obj = loads(raw)
+                    except UnicodeDecodeError:
+                        self.invalid_utf8_lines += 1
+                        self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
+                        try:
+                            obj = loads(raw.decode("utf-8", errors="replace"))
+                        except ValueError as err:
+                            self._bad(line, raw, err)
+                            continue
+                    except ValueError as err:
+                        self._bad(line, raw, err)
+                        continue
+                    if not isinstance(obj, dict):
+                        self.bad_lines += 1
+                        self._note(line, "not_an_object", f"a JSON {type(obj).__name__}, not an object; skipped")
+                        continue
+                    self.entries += 1
+                    yield make_entry(obj, line)
+            except OSError as err:
+                raise InputError(f"read failed after line {line}: {err.strerror or err}", path=self.path)
+            finally:
+                # Also when a consumer stops early (first_turn): lines read so far.
+                self.lines = line
+        self.finished = True
+        if self.entries == 0 and self.bad_lines > 0:
+            raise InputError("no line is a JSON object: not a Claude Code transcript", path=self.path,
+                             line=self.diagnostics[0].line if self.diagnostics else None)
+
+    def _bad(self, line, raw, err):
+        if not raw.endswith(b"\n"):
+            self.truncated_last_line = line
+            self._note(line, "truncated_last_line",
+                       f"last line is cut off ({len(raw)} bytes, no newline, not valid JSON); ignored")
+            return
+        self.bad_lines += 1
+        column = getattr(err, "colno", None)
+        where = f" at column {column}" if column else ""
+        self._note(line, "bad_line", f"not valid JSON{where}: {getattr(err, 'msg', err)}; skipped")
+
+    def summary(self):
+        return {
+            "lines": self.lines, "entries": self.entries, "blank_lines": self.blank_lines,
+            "bad_lines": self.bad_lines, "invalid_utf8_lines": self.invalid_utf8_lines,
+            "truncated_last_line": self.truncated_last_line,
+        }
+
+
+def read_session(path):
+    """The entries of one transcript file, streamed: ``for entry in read_session(path)``.
+
+    The returned :class:`TranscriptReader` also carries the diagnostics once iterated.
+    """
+    return TranscriptReader(path)
+
+
+def version_tuple(version):
+    """``"2.1.293"`` -> ``(2, 1, 293)``; junk -> ``None``."""
+    if not isinstance(version, str):
+        return None
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = ""
+        for char in piece:
+            if not char.isdigit():
+                break
+            digits += char
+        if not digits:
+            return None
+        parts.append(int(digits))
+    return tuple(parts) if parts else None
