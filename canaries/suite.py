@@ -218,10 +218,7 @@ def compose_located(text, problems):
         try:
             node = loader.get_single_node()
         except yaml.MarkedYAMLError as err:
-            mark = err.problem_mark or err.context_mark
-            message = " ".join(str(part) for part in (err.context, err.problem) if part) or "invalid YAML"
-            problems.append(Problem(mark.line + 1 if mark else None, mark.column + 1 if mark else None,
-                                    f"invalid YAML: {message}", "correct the YAML syntax"))
+            problems.append(_yaml_problem(err, text))
             return None
         except yaml.YAMLError as err:
             problems.append(Problem(None, None, f"invalid YAML: {err}", "correct the YAML syntax"))
@@ -237,6 +234,20 @@ def compose_located(text, problems):
             return None
     finally:
         loader.dispose()
+
+
+def _yaml_problem(err, text):
+    mark = err.problem_mark or err.context_mark
+    message = str(err.problem or err.context or "invalid YAML")
+    if err.context and err.problem and err.context_mark is not None:
+        message += f" ({err.context} on line {err.context_mark.line + 1})"
+    line = column = None
+    if mark is not None:
+        # A problem found at the end of the input is reported on the last line, not past it.
+        last_line = max(1, len(text.splitlines()))
+        line = min(mark.line + 1, last_line)
+        column = mark.column + 1 if mark.line + 1 <= last_line else None
+    return Problem(line, column, f"invalid YAML: {message}", "correct the YAML syntax")
 
 
 def _convert(loader, node, problems):
@@ -422,15 +433,15 @@ def _check_defaults(checker, raw):
     return out
 
 
-def _check_case(checker, raw, defaults, seen_ids, index, cluster_label):
+def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label):
     if not isinstance(raw, dict):
-        checker.add(getattr(raw, "line", None), f"a case must be a mapping, got {_type_name(raw)}",
+        checker.add(line, f"a case must be a mapping, got {_type_name(raw)}",
                     "write '- id: ...' with 'prompt: ...' under it")
         return None
+    problems_before = len(checker.problems)
     checker.unknown_keys(raw, CASE_KEYS, "case")
     case_id = checker.case_id(raw, seen_ids, "case")
     prompt = checker.string(raw, "prompt", required=True, what=f"case {case_id or ''}".strip())
-    problems_before = len(checker.problems)
     routes_to = checker.string_list(raw, "routes_to")
     injects = checker.string_list(raw, "injects") or []
     not_injects = checker.string_list(raw, "not_injects") or []
@@ -513,9 +524,9 @@ def _check_case(checker, raw, defaults, seen_ids, index, cluster_label):
     return case
 
 
-def _check_behavioural(checker, raw, seen_ids, index, cluster_label):
+def _check_behavioural(checker, raw, line, seen_ids, index, cluster_label):
     if not isinstance(raw, dict):
-        checker.add(getattr(raw, "line", None), f"a behavioural case must be a mapping, got {_type_name(raw)}",
+        checker.add(line, f"a behavioural case must be a mapping, got {_type_name(raw)}",
                     "write '- id: ...' with prompt, fact, expect_any and forbid under it")
         return None
     checker.unknown_keys(raw, BEHAVIOURAL_KEYS, "behavioural case")
@@ -560,15 +571,21 @@ def _list_section(checker, data, key, required):
     if key not in data:
         if required:
             checker.add(1, f"the suite has no '{key}'", f"add '{key}:' with a list of cases")
-        return []
+        return _empty_list()
     value = data[key]
     if value is None:
-        return []
+        return _empty_list()
     if not isinstance(value, list):
         checker.add(data.value_lines[key], f"'{key}' must be a list, got {_type_name(value)}",
                     f"write '{key}:' followed by '- id: ...' entries")
-        return []
+        return _empty_list()
     return value
+
+
+def _empty_list():
+    empty = LocatedList()
+    empty.item_lines = []
+    return empty
 
 
 def parse_suite_text(text, path, cluster_override=None, load_index=None):
@@ -622,8 +639,10 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None):
     seen_ids = {}
     raw_cases = _list_section(checker, data, "cases", required=True)
     raw_behavioural = _list_section(checker, data, "behavioural", required=False)
-    cases = [_check_case(checker, raw, defaults, seen_ids, index, cluster_label) for raw in raw_cases]
-    behavioural = [_check_behavioural(checker, raw, seen_ids, index, cluster_label) for raw in raw_behavioural]
+    cases = [_check_case(checker, raw, line, defaults, seen_ids, index, cluster_label)
+             for raw, line in zip(raw_cases, raw_cases.item_lines)]
+    behavioural = [_check_behavioural(checker, raw, line, seen_ids, index, cluster_label)
+                   for raw, line in zip(raw_behavioural, raw_behavioural.item_lines)]
     if not raw_cases and not raw_behavioural and not problems:
         checker.add(data.key_lines.get("cases", 1), "the suite has no cases, so it could never fail",
                     "add at least one case")

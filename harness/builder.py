@@ -89,7 +89,7 @@ def default_target(n):
 # --------------------------------------------------------------------------- clustering
 
 
-def agglomerate(vectors, target, max_size, groups=()):
+def agglomerate(vectors, target, max_size, groups=(), linkage="ward"):
     """Ward agglomerative clustering of unit vectors; returns a list of sorted index lists.
 
     ``groups`` is a sequence of ``(key, indices)`` that start as one cluster each (labels-file
@@ -141,6 +141,11 @@ def agglomerate(vectors, target, max_size, groups=()):
 
     def cost(a, b):
         na, nb = len(members[a]), len(members[b])
+        if linkage == "average":
+            return round(-dot[a].get(b, 0.0) / (na * nb), _COST_DIGITS)
+        if linkage == "cosine":
+            norm = math.sqrt(dot[a].get(a, 0.0) * dot[b].get(b, 0.0)) or 1.0
+            return round(-dot[a].get(b, 0.0) / norm, _COST_DIGITS)
         spread = (dot[a].get(a, 0.0) / (na * na) + dot[b].get(b, 0.0) / (nb * nb)
                   - 2.0 * dot[a].get(b, 0.0) / (na * nb))
         return round(na * nb / (na + nb) * max(spread, 0.0), _COST_DIGITS)
@@ -169,9 +174,8 @@ def agglomerate(vectors, target, max_size, groups=()):
         merged = cid
         cid += 1
         members[merged] = sorted(members.pop(a) + members.pop(b))
-        pin[merged] = pin.pop(a) if pin[a] is not None else pin.pop(b)
-        pin.pop(a, None)
-        pin.pop(b, None)
+        pin_a, pin_b = pin.pop(a), pin.pop(b)
+        pin[merged] = pin_a if pin_a is not None else pin_b
         row_a, row_b = dot.pop(a), dot.pop(b)
         row = {}
         for c in members:
@@ -539,14 +543,10 @@ def build_clusters(memories, target=None, max_size=DEFAULT_MAX_SIZE, labels=None
             old_labels[cluster.cluster_id] = cluster.label
     free_positions = [g for g in range(len(groups)) if g not in ids]
     matched = match_ids(old_groups, [group_sets[g] for g in free_positions], reserved=set(ids.values()))
-    carried = {}
     for local, old_id in matched.items():
-        g = free_positions[local]
-        ids[g] = old_id
-        carried[old_id] = round(jaccard(old_groups[old_id], group_sets[g]), 3)
-    for old_id in set(ids.values()) & set(old_groups):
-        carried.setdefault(old_id, round(jaccard(old_groups[old_id], group_sets[
-            next(g for g, i in ids.items() if i == old_id)]), 3))
+        ids[free_positions[local]] = old_id
+    carried = {cluster_id: round(jaccard(old_groups[cluster_id], group_sets[g]), 3)
+               for g, cluster_id in ids.items() if cluster_id in old_groups}
     taken = set(old_groups) | set(ids.values()) | {entry.cluster_id for entry in labels.clusters}
     # Fresh ids in member order, so which cluster gets a suffix never depends on input order.
     for g in range(len(groups)):

@@ -441,3 +441,53 @@ def plan_uninstall(current, settings, mark, record, backups):
         if same_data(backed_up, change.settings):
             return "restore", data
     return "write", render_settings(change.settings, detect_style(current))
+
+
+# --------------------------------------------------------------------------- doctor helpers
+
+
+def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore"):
+    """A neutral UserPromptSubmit payload (claude-code-formats.md §1.3) for a trial run."""
+    return {
+        "session_id": "00000000-0000-4000-8000-memoryrouter0",
+        "transcript_path": "",
+        "cwd": os.path.abspath(project_dir),
+        "permission_mode": "default",
+        "hook_event_name": EVENT,
+        "prompt": prompt,
+    }
+
+
+def judge_hook_output(returncode, stdout, stderr=b""):
+    """``(ok, message)`` for one trial run of a UserPromptSubmit command.
+
+    Passes on exit 0 with no output, or with the JSON shape Claude Code honours; fails on any
+    other exit code, on plain text (Claude Code would add it to every prompt's context) and on
+    JSON without ``hookSpecificOutput.hookEventName`` (a bare ``additionalContext`` is ignored)."""
+    err = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    err_hint = f": {err[0][:200]}" if err else ""
+    if returncode != 0:
+        meaning = {2: " (exit 2 would erase the user's prompt)", 127: " (command not found)",
+                   126: " (not executable)"}.get(returncode, "")
+        return False, f"exited {returncode}{meaning}{err_hint}"
+    text = stdout.decode("utf-8", errors="replace").strip()
+    if not text:
+        return True, "exit 0, printed nothing"
+    if not text.startswith("{"):
+        return False, f"exit 0 but printed plain text, which Claude Code adds to the context: {text[:120]!r}"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False, "exit 0 but printed invalid JSON (Claude Code would add it as plain text)"
+    out = data.get("hookSpecificOutput") if isinstance(data, dict) else None
+    if not isinstance(out, dict) or out.get("hookEventName") != EVENT or not isinstance(out.get("additionalContext"), str):
+        return False, ("exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"UserPromptSubmit\" with a "
+                       "string additionalContext, so Claude Code ignores it")
+    return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
+
+
+def project_slug(path):
+    """Claude Code's directory name for a project: every non-alphanumeric character -> ``-``
+    (claude-code-formats.md §2.1). Names over 200 characters, which Claude Code truncates and
+    hashes, are returned whole; the caller reports a missing directory."""
+    return re.sub(r"[^A-Za-z0-9]", "-", os.path.abspath(path))

@@ -103,8 +103,11 @@ def parse_config_file(path):
     except OSError as err:
         raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
     except tomllib.TOMLDecodeError as err:
-        line = getattr(err, "lineno", None)
-        col = getattr(err, "colno", None)
+        import re
+
+        # Python 3.11's TOMLDecodeError has no lineno attribute; the position is in the text.
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        line, col = (int(found.group(1)), int(found.group(2))) if found else (None, None)
         message = str(err).split(" (at line")[0]
         raise ConfigError(f"invalid TOML: {message}", path=path, line=line, column=col,
                           fix="correct the TOML syntax") from None

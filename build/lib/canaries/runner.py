@@ -123,7 +123,7 @@ def expected_dict(case):
             for name in case.expectations()}
 
 
-def expected_summary(case):
+def expected_summary(case, sep="; "):
     """A short human summary of what a case expects, for the results table."""
     parts = []
     if case.routes_to is not None:
@@ -140,7 +140,7 @@ def expected_summary(case):
         parts.append(f"\u2264{case.max_chars} chars")
     if case.min_margin is not None:
         parts.append(f"margin\u2265{_num(case.min_margin)}")
-    return "; ".join(parts)
+    return sep.join(parts)
 
 
 def matches(case, pattern):

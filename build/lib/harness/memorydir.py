@@ -96,7 +96,7 @@ def parse_index_text(text):
     return entries
 
 
-def _read_text(path, what, fix):
+def read_utf8(path, what, fix):
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -110,7 +110,7 @@ def _read_text(path, what, fix):
 
 
 def read_index(path):
-    text = _read_text(path, "index", "pass the MEMORY.md of your memory directory")
+    text = read_utf8(path, "index", "pass the MEMORY.md of your memory directory")
     return parse_index_text(text)
 
 

@@ -182,6 +182,9 @@ def _open_table(entry, key):
             os.pread(fd, header_len, _HEAD.size))
         if stored_key != key:
             raise ValueError("stale routing-table cache")
+        end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
+        if os.fstat(fd).st_size != end:
+            raise ValueError("truncated routing-table cache")
     except BaseException:
         os.close(fd)
         raise

@@ -12,11 +12,13 @@ import sys
 
 from router import config as config_mod
 from router.cache import cached, load_routing_table
-from router.clusterfile import load_cluster_file
 from router.score import build_routing_table, hook_output, route_prompt
 
 
 def _build_table(path):
+    # Imported here: with a current cache the hook never parses the cluster file.
+    from router.clusterfile import load_cluster_file
+
     return build_routing_table(load_cluster_file(path))
 
 

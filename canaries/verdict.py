@@ -1,0 +1,423 @@
+"""The behavioural canary verdict (spec §6.2, §11, §13): did the router's injection, on its own,
+change the answer? Pure: transcript entries (``transcripts.reader.Entry``) and facts in, a
+``Verdict`` out; ``canaries.verdict_cli`` reads the files.
+
+PASS needs all of: the session's first typed prompt is the case's prompt (whitespace
+normalised); the router's injection on that prompt carries the fact's slug; the assistant's reply
+to it contains an expected phrase and no forbidden one (case-insensitive, whole words).
+
+INCONCLUSIVE (never PASS) when this transcript cannot decide the case, or the fact could have
+reached the agent another way:
+
+- the run is not a run of this case: no typed prompt, or the first one is not the case's prompt
+  (a later prompt would have been primed by the turns before it); or there is no reply;
+- the transcript's Claude Code version cannot show injections (no ``attachment`` lines: up to
+  2.1.39 for certain, and 2.1.40-2.1.80 where the first such version is unknown);
+- the injection carrying the fact appears only in a sidechain (a subagent's stream);
+- the fact is always loaded: its slug (or its hook text) is in the MEMORY.md the session loaded,
+  in the configured ``hot_strip``, or marked ``hot: true``; or that MEMORY.md cannot be read, or
+  changed after the session started (then today's file is not the one the session loaded);
+- before the reply's first expected phrase: a subagent call (Task/Agent), a web lookup, a tool call
+  touching the memory directory, MEMORY.md or the cluster file, or any other entry (a tool
+  result, another hook's output, a meta line) that names the fact's slug.
+
+FAIL otherwise: a forbidden phrase in the reply (the confabulation, whatever else happened), no
+router injection carrying the slug on the first prompt, or no expected phrase in the reply.
+Contamination only ever withholds a PASS: a wrong answer stays a FAIL.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from router.score import parse_header
+from transcripts import reader as tr
+
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
+
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+WEB_TOOLS = frozenset({"WebSearch", "WebFetch", "web_search", "web_fetch"})
+# Names that locate the memory store in a tool's input, whatever the tool.
+MEMORY_MARKERS = ("memory.md", ".claude/projects/", "memory-layer1-clusters")
+# First Claude Code version known to write hook output as ``attachment`` lines; between 2.1.39
+# (none) and 2.1.81 (present) the exact version is unknown (claude-code-formats.md §2.4).
+NO_ATTACHMENTS_UNTIL = (2, 1, 39)
+ATTACHMENTS_FROM = (2, 1, 81)
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    line: int | None
+    what: str
+
+    def as_dict(self):
+        return {"line": self.line, "what": self.what}
+
+
+@dataclass(frozen=True)
+class HotStripEvidence:
+    """What is known of the always-loaded surface the session had.
+
+    ``memory_text``: the MEMORY.md read (``None`` if none was found); ``memory_path``; ``changed_after``:
+    its modification time is later than the session's first prompt; ``config_hot`` /
+    ``flagged_hot``: the configured hot strip and the slugs whose files say ``hot: true``."""
+
+    memory_path: str | None = None
+    memory_text: str | None = None
+    changed_after: bool = False
+    config_hot: tuple = ()
+    flagged_hot: tuple = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    case: str
+    verdict: str
+    reasons: tuple
+    evidence: tuple
+    session_id: str | None = None
+    version: str | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self):
+        return EXIT_CODES[self.verdict]
+
+    def as_dict(self):
+        return {
+            "case": self.case,
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "evidence": [e.as_dict() for e in self.evidence],
+            "session_id": self.session_id,
+            "claude_code_version": self.version,
+            **self.details,
+        }
+
+
+# --------------------------------------------------------------------------- text matching
+
+
+def normalise_prompt(text):
+    return " ".join((text or "").translate(_QUOTES).split())
+
+
+def phrase_pattern(phrase):
+    """Case-insensitive, whole-word where the phrase starts or ends with a word character, so
+    ``Text`` matches "set it to Text" but not "context" or "plaintext"."""
+    body = r"\s+".join(re.escape(word) for word in normalise_prompt(phrase).split())
+    head = r"(?<!\w)" if re.match(r"\w", phrase.strip()) else ""
+    tail = r"(?!\w)" if re.search(r"\w$", phrase.strip()) else ""
+    return re.compile(head + body + tail, re.IGNORECASE)
+
+
+def find_phrases(phrases, text):
+    """The phrases of ``phrases`` found in ``text``."""
+    text = text.translate(_QUOTES)
+    return [p for p in phrases if phrase_pattern(p).search(text)]
+
+
+def member_line(text, slug):
+    """The ``- <slug> — <hook>`` line of ``slug`` in an injection, as ``(line, hook)``, or ``None``."""
+    pattern = re.compile(r"^\s*[-*]\s+`?" + re.escape(slug) + r"`?\s+(?:\u2014|\u2013|-{1,2})\s*(?P<hook>.*)$")
+    for line in text.splitlines():
+        match = pattern.match(line)
+        if match:
+            return line.strip(), match.group("hook").strip()
+    return None
+
+
+def _norm_path(text):
+    return text.replace("\\", "/").lower()
+
+
+def _mentions(value, needle):
+    if not needle:
+        return False
+    if isinstance(value, str):
+        hay = value
+    else:
+        try:
+            hay = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            hay = str(value)
+    return needle.lower() in _norm_path(hay).replace("//", "/")
+
+
+# --------------------------------------------------------------------------- reading the session
+
+
+@dataclass
+class _Turn:
+    prompt: object = None          # the first typed prompt Entry
+    injections: list = field(default_factory=list)      # router-or-other UPS injections on it (main)
+    replies: list = field(default_factory=list)         # assistant Entries with text, main stream
+    events: list = field(default_factory=list)          # every main-stream entry between prompt and next prompt
+    before: list = field(default_factory=list)          # main-stream entries before the prompt
+    side_injections: list = field(default_factory=list)
+    versions: list = field(default_factory=list)
+    session_id: str | None = None
+    attachments: int = 0
+    hook_progress: int = 0
+    next_prompt_line: int | None = None
+
+
+def _collect(entries):
+    turn = _Turn()
+    for entry in entries:
+        if entry.version and entry.version not in turn.versions:
+            turn.versions.append(entry.version)
+        if turn.session_id is None and entry.session_id:
+            turn.session_id = entry.session_id
+        if entry.type == "attachment":
+            turn.attachments += 1
+        if entry.kind == tr.PROGRESS and entry.subtype == "hook_progress":
+            turn.hook_progress += 1
+        if entry.is_sidechain:
+            if entry.kind == tr.INJECTION and entry.hook_event == tr.UPS:
+                turn.side_injections.append(entry)
+            continue
+        if turn.next_prompt_line is not None:
+            continue
+        if entry.kind == tr.PROMPT:
+            if turn.prompt is None:
+                turn.prompt = entry
+                continue
+            turn.next_prompt_line = entry.line
+            continue
+        if turn.prompt is None:
+            turn.before.append(entry)
+            continue
+        turn.events.append(entry)
+        if entry.kind == tr.INJECTION and entry.hook_event == tr.UPS:
+            turn.injections.append(entry)
+        elif entry.kind == tr.ASSISTANT and entry.text:
+            turn.replies.append(entry)
+    return turn
+
+
+def injection_visibility(versions, attachments):
+    """``"yes"``, ``"no"`` or ``"unknown"``: can this transcript show a UserPromptSubmit injection?"""
+    if attachments:
+        return "yes"
+    parsed = [v for v in (tr.version_tuple(v) for v in versions) if v]
+    if not parsed:
+        return "unknown"
+    newest = max(parsed)
+    if newest <= NO_ATTACHMENTS_UNTIL:
+        return "no"
+    if newest < ATTACHMENTS_FROM:
+        return "unknown"
+    return "yes"
+
+
+def _router_injection(injections, slug):
+    """``(entry, clusters, member line, hook)`` of the router injection carrying ``slug``."""
+    best = None
+    for entry in injections:
+        clusters = parse_header(entry.text)
+        if clusters is None:
+            continue
+        found = member_line(entry.text, slug)
+        if found:
+            return entry, clusters, found[0], found[1]
+        best = best or (entry, clusters, None, None)
+    return best
+
+
+def _is_router_output(entry):
+    """A UserPromptSubmit hook line holding the router's own output (its injection, or the raw
+    JSON stdout some versions also record): the way in under test, not another one."""
+    if entry.hook_event != tr.UPS or entry.type != "attachment":
+        return False
+    if parse_header(entry.text or "") is not None:
+        return True
+    att = entry.raw.get("attachment") if isinstance(entry.raw, dict) else None
+    stdout = att.get("stdout") if isinstance(att, dict) else None
+    if isinstance(stdout, str) and stdout.strip().startswith("{"):
+        try:
+            context = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+        except (ValueError, KeyError, TypeError):
+            return False
+        return isinstance(context, str) and parse_header(context) is not None
+    return False
+
+
+def _contamination(turn, slug, watch_paths, until_line, router_entry):
+    """Entries before ``until_line`` through which the fact could have reached the agent."""
+    found = []
+    watch = [_norm_path(p).rstrip("/") for p in watch_paths if p]
+    candidates = [e for e in turn.before] + [e for e in turn.events if until_line is None or e.line < until_line]
+    for entry in candidates:
+        if (router_entry is not None and entry is router_entry) or _is_router_output(entry):
+            continue
+        for use in entry.tool_uses:
+            name = use.name
+            if name in SUBAGENT_TOOLS:
+                found.append(Evidence(use.line, f"subagent call ({name}) before the reply: it may have read memory"))
+            elif name in WEB_TOOLS:
+                found.append(Evidence(use.line, f"web lookup ({name}) before the reply"))
+            elif _mentions(use.input, slug):
+                found.append(Evidence(use.line, f"{name} names the fact's slug before the reply"))
+            elif any(_mentions(use.input, marker) for marker in MEMORY_MARKERS) or \
+                    any(_mentions(use.input, path) for path in watch):
+                found.append(Evidence(use.line, f"{name} touches the memory store or cluster file before the reply"))
+        if entry.kind == tr.ASSISTANT:
+            continue
+        if any(_mentions(text, slug) for text in entry.texts) or _mentions(entry.text, slug):
+            what = {tr.TOOL_RESULT: "a tool result", tr.INJECTION: f"another {entry.hook_event} hook's output",
+                    tr.ATTACHMENT: f"an attachment ({entry.subtype})", tr.META: "a meta line"}.get(
+                        entry.kind, f"a {entry.kind} line")
+            found.append(Evidence(entry.line, f"{what} names the fact's slug before the reply"))
+    return found
+
+
+def _hot_strip_findings(hot, slug, hook):
+    """``(status, evidence list)``; status is ``clean``, ``leak`` or ``unknown``."""
+    from harness.checklist import memory_index_facts
+
+    leaks = []
+    if slug in hot.config_hot:
+        leaks.append(Evidence(None, f"{slug} is in the configured hot_strip"))
+    if slug in hot.flagged_hot:
+        leaks.append(Evidence(None, f"{slug}'s memory file says hot: true"))
+    if hot.memory_text is None:
+        if leaks:
+            return "leak", leaks
+        return "unknown", [Evidence(None, "no MEMORY.md found, so the always-loaded surface cannot be checked "
+                                          "(pass --memory-dir)")]
+    facts = memory_index_facts(hot.memory_text, slug, hook)
+    for line in facts["slug_lines"]:
+        leaks.append(Evidence(None, f"{hot.memory_path}:{line} names {slug} (always loaded)"))
+    for line in facts["hook_lines"]:
+        if line not in facts["slug_lines"]:
+            leaks.append(Evidence(None, f"{hot.memory_path}:{line} carries the fact's hook text (always loaded)"))
+    if leaks:
+        return "leak", leaks
+    if hot.changed_after:
+        return "unknown", [Evidence(None, f"{hot.memory_path} changed after the session started, so it is not "
+                                          "the file the session loaded")]
+    return "clean", [Evidence(None, f"{slug} absent from {hot.memory_path}"
+                                    + (" (slim index)" if facts["slim"] else " (not a slim index)"))]
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+def judge(entries, case, hot=HotStripEvidence(), watch_paths=()):
+    """The verdict of one behavioural ``case`` (id, prompt, fact, expect_any, forbid) on a session.
+
+    ``entries``: the main transcript's entries in order (sidechain lines included: they are told
+    apart by ``is_sidechain``), plus any subagent files' entries after them. ``watch_paths``: the
+    memory directory and cluster file, whose mention in a tool call before the reply counts as
+    another way in."""
+    turn = _collect(entries)
+    slug = case.fact
+    evidence = []
+    details = {"first_prompt": None, "injection": None, "reply": None, "contamination": [],
+               "hot_strip": None, "injection_visibility": None}
+    version = turn.versions[-1] if turn.versions else None
+
+    def verdict(kind, *reasons):
+        return Verdict(case.id, kind, tuple(reasons), tuple(evidence), turn.session_id, version, details)
+
+    visibility = injection_visibility(turn.versions, turn.attachments)
+    details["injection_visibility"] = visibility
+
+    if turn.prompt is None:
+        return verdict(INCONCLUSIVE, "no typed prompt in the main session: not a run of this case")
+    prompt_ok = normalise_prompt(turn.prompt.text) == normalise_prompt(case.prompt)
+    details["first_prompt"] = {"line": turn.prompt.line, "matches": prompt_ok, "text": turn.prompt.text[:500]}
+    evidence.append(Evidence(turn.prompt.line, "first typed prompt" + ("" if prompt_ok else " (not the case's prompt)")))
+    if not prompt_ok:
+        return verdict(INCONCLUSIVE, "the first typed prompt is not the case's prompt: not a run of this case "
+                                     "(it must be the first prompt of a fresh session)")
+    if visibility != "yes":
+        why = ("Claude Code " + (version or "(no version)") + " writes no attachment lines, so the transcript "
+               "cannot show whether the router injected anything")
+        if turn.hook_progress:
+            why += f" ({turn.hook_progress} hook_progress lines name hooks but not their output)"
+        return verdict(INCONCLUSIVE, why)
+
+    reply_text = "\n".join(e.text for e in turn.replies)
+    if not turn.replies:
+        return verdict(INCONCLUSIVE, "no assistant reply to the prompt in the main session")
+
+    forbidden = find_phrases(case.forbid, reply_text)
+    expected_lines = {}
+    for entry in turn.replies:
+        for phrase in find_phrases(case.expect_any, entry.text):
+            expected_lines.setdefault(phrase, entry.line)
+    first_expected = min(expected_lines.values()) if expected_lines else None
+    details["reply"] = {"lines": [e.line for e in turn.replies], "expected_found": expected_lines,
+                        "forbidden_found": {p: next(e.line for e in turn.replies if find_phrases([p], e.text))
+                                            for p in forbidden}}
+    for phrase in forbidden:
+        evidence.append(Evidence(details["reply"]["forbidden_found"][phrase], f"reply says forbidden {phrase!r}"))
+    for phrase, line in expected_lines.items():
+        evidence.append(Evidence(line, f"reply says expected {phrase!r}"))
+
+    router = _router_injection(turn.injections, slug)
+    router_entry = router[0] if router else None
+    if router and router[2]:
+        details["injection"] = {"line": router_entry.line, "clusters": router[1], "member_line": router[2],
+                                "parent_matches": router_entry.parent_uuid == turn.prompt.uuid}
+        evidence.append(Evidence(router_entry.line, f"router injection ({', '.join(router[1])}) carries {slug}"))
+    elif router:
+        details["injection"] = {"line": router_entry.line, "clusters": router[1], "member_line": None}
+        evidence.append(Evidence(router_entry.line, f"router injection ({', '.join(router[1])}) without {slug}"))
+    side = [e for e in turn.side_injections if member_line(e.text, slug)]
+
+    if forbidden:
+        reasons = [f"the reply gives the confabulation: {', '.join(repr(p) for p in forbidden)}"]
+        if not (router and router[2]):
+            reasons.append(f"and no router injection on the first prompt carried {slug}")
+        return verdict(FAIL, *reasons)
+    if not (router and router[2]):
+        if side:
+            for e in side:
+                evidence.append(Evidence(e.line, f"injection carrying {slug} in a sidechain ({e.stream})"))
+            return verdict(INCONCLUSIVE, f"the injection carrying {slug} appears only in a sidechain, "
+                                         "not on the session's first prompt")
+        what = "routed, but not to the fact" if router else "no router injection at all"
+        return verdict(FAIL, f"the router did not deliver {slug} on the first prompt ({what}): the hook is "
+                             "missing, failing open, or the prompt misroutes (`memory-router route` shows why)")
+    if not expected_lines:
+        return verdict(FAIL, f"the reply has none of the expected phrases "
+                             f"({', '.join(repr(p) for p in case.expect_any)}) although {slug} was injected")
+
+    hot_status, hot_evidence = _hot_strip_findings(hot, slug, router[3])
+    details["hot_strip"] = {"status": hot_status, "evidence": [e.what for e in hot_evidence]}
+    evidence.extend(hot_evidence)
+    other_ways = _contamination(turn, slug, watch_paths, first_expected, router_entry)
+    details["contamination"] = [e.as_dict() for e in other_ways]
+    evidence.extend(other_ways)
+    reasons = []
+    if hot_status == "leak":
+        reasons.append(f"{slug} is always loaded (hot strip / MEMORY.md): passive priming explains the answer")
+    elif hot_status == "unknown":
+        reasons.append("cannot rule out passive priming: " + hot_evidence[0].what)
+    if other_ways:
+        reasons.append(f"the fact could have arrived another way before the answer ({len(other_ways)} event(s): "
+                       + "; ".join(f"line {e.line}: {e.what}" for e in other_ways[:3]) + ")")
+    if reasons:
+        return verdict(INCONCLUSIVE, *reasons)
+    return verdict(PASS, f"the router injected {slug} on the first prompt and the reply states the documented "
+                         f"fact ({', '.join(repr(p) for p in expected_lines)}) with no other way in")
+
+
+def record_line(result, transcript, date):
+    """One JSONL record of a verdict (``date`` an ISO-8601 UTC string)."""
+    return {
+        "date": date,
+        "case": result.case,
+        "verdict": result.verdict,
+        "claude_code_version": result.version,
+        "session_id": result.session_id,
+        "transcript": transcript,
+        "reasons": list(result.reasons),
+        "evidence": [e.as_dict() for e in result.evidence],
+    }
