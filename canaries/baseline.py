@@ -5,9 +5,10 @@ slugs, the top score and the margin, plus the settings and the cluster files' sh
 
 Comparison (with deepdiff, order-insensitive):
 
-- regression (exit 1): a case that passed (``pass`` or ``xfail``) now fails (``fail`` or
-  ``xpass``), or a case whose routed clusters changed, whatever its verdict;
-- improvement (listed, not a failure): a case that failed now passes;
+- improvement (listed, not a failure): a case that failed (``fail`` or ``xpass``) now passes
+  (``pass`` or ``xfail``), whatever its routing did to get there;
+- regression (exit 1): a case that passed now fails, or any other case whose routed clusters
+  changed (a passing case routed differently, or a failing one failing differently);
 - change (listed): other differences, e.g. different injected lines or scores with the same
   routing and verdict;
 - added / removed cases and suites (listed): a baseline does not pin the suite's contents, and
@@ -107,16 +108,18 @@ def compare(old, new):
         after = new["suites"][suite][case_id]
         entry = {"suite": suite, "id": case_id, "fields": sorted(fields),
                  "before": before, "after": after}
-        reasons = []
-        if before.get("verdict") in GOOD and after.get("verdict") not in GOOD:
-            reasons.append(f"{before.get('verdict')} turned {after.get('verdict')}")
+        routing = None
         if sorted(before.get("routed") or []) != sorted(after.get("routed") or []):
-            reasons.append(f"routing changed: {', '.join(before.get('routed') or []) or 'nothing'} -> "
-                           f"{', '.join(after.get('routed') or []) or 'nothing'}")
-        if reasons:
-            regressions.append(dict(entry, what="; ".join(reasons)))
-        elif before.get("verdict") not in GOOD and after.get("verdict") in GOOD:
-            improvements.append(dict(entry, what=f"{before.get('verdict')} turned {after.get('verdict')}"))
+            routing = (f"routing changed: {', '.join(before.get('routed') or []) or 'nothing'} -> "
+                       f"{', '.join(after.get('routed') or []) or 'nothing'}")
+        if before.get("verdict") not in GOOD and after.get("verdict") in GOOD:
+            what = f"{before.get('verdict')} turned {after.get('verdict')}"
+            improvements.append(dict(entry, what=what + (f"; {routing}" if routing else "")))
+        elif before.get("verdict") in GOOD and after.get("verdict") not in GOOD:
+            what = f"{before.get('verdict')} turned {after.get('verdict')}"
+            regressions.append(dict(entry, what=what + (f"; {routing}" if routing else "")))
+        elif routing:
+            regressions.append(dict(entry, what=routing))
         else:
             changes.append(dict(entry, what=f"{', '.join(sorted(fields))} changed "
                                             f"({_describe(before)} -> {_describe(after)})"))

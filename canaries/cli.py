@@ -189,7 +189,7 @@ def _read_baseline(path):
 def _print_run(suite_results, counts, comparison):
     from rich.text import Text
 
-    from canaries.runner import expected_summary
+    from canaries.runner import defaults_summary, expected_summary
     from harness.report import console, table
 
     out = console()
@@ -198,9 +198,12 @@ def _print_run(suite_results, counts, comparison):
         rows = []
         for result in suite_result.results:
             got = "\n".join(result.routed) + f"\n({len(result.injected)} lines)" if result.routed else "silent"
-            rows.append((result.case.id, expected_summary(result.case, "\n"), got, _fmt_num(result.top_score),
+            rows.append((result.case.id, expected_summary(result.case, "\n", suite.defaults) or "(defaults)", got, _fmt_num(result.top_score),
                          _fmt_num(result.margin), Text(result.verdict.upper(), style=VERDICT_STYLES[result.verdict])))
-        out.print(table(f"{_display(suite.path)} (clusters: {_display(suite.cluster_path)})",
+        limits = defaults_summary(suite.defaults)
+        title = f"{_display(suite.path)} (clusters: {_display(suite.cluster_path)}"
+        title += f"; every case: {limits})" if limits else ")"
+        out.print(table(title,
                         ["id", "expected", "got", "score", "margin", "verdict"], rows))
         for result in suite_result.results:
             if result.verdict == "pass":
@@ -208,12 +211,13 @@ def _print_run(suite_results, counts, comparison):
             where = f"{_display(suite.path)}:{result.case.line}"
             label = result.verdict.upper()
             reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
-            out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]))
+            out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]),
+                      soft_wrap=True)
             for difference in result.differences:
-                out.print(f"    {difference}", markup=False)
+                out.print(f"    {difference}", markup=False, soft_wrap=True)
         c = suite_result.counts()
         out.print(f"{_display(suite.path)}: {c['pass']} passed, {c['fail']} failed, {c['xfail']} xfail, "
-                  f"{c['xpass']} xpass", markup=False)
+                  f"{c['xpass']} xpass", markup=False, soft_wrap=True)
         out.print()
     if comparison is not None:
         _print_comparison(out, comparison)
@@ -224,7 +228,7 @@ def _print_run(suite_results, counts, comparison):
     if regressions:
         summary += f"; {regressions} baseline regression(s)"
     style = "bold red" if failed or regressions else "bold green"
-    out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style))
+    out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style), soft_wrap=True)
 
 
 def _print_comparison(out, comparison):
@@ -236,10 +240,10 @@ def _print_comparison(out, comparison):
     for title, key, style in (("regression", "regressions", "bold red"), ("improvement", "improvements", "green"),
                               ("changed", "changes", "")):
         for entry in comparison[key]:
-            out.print(Text(f"  {title}: {entry['suite']} {entry['id']}: {entry['what']}", style=style))
+            out.print(Text(f"  {title}: {entry['suite']} {entry['id']}: {entry['what']}", style=style), soft_wrap=True)
     for title, key in (("new case", "added"), ("missing case", "removed")):
         for entry in comparison[key]:
-            out.print(f"  {title}: {entry['suite']} {entry['id']}", markup=False)
+            out.print(f"  {title}: {entry['suite']} {entry['id']}", markup=False, soft_wrap=True)
     if not any(comparison[k] for k in ("regressions", "improvements", "changes", "added", "removed")):
         out.print("  no difference from the baseline")
     out.print()
@@ -371,8 +375,8 @@ def cmd_fit(args):
     refused = None
     if args.write and proposed_values:
         if not report["recommended"]:
-            refused = ("the proposed setting is not better than the current one on the held-out cases "
-                       "(or breaks the false-priming ceiling there); nothing was written")
+            refused = ("the proposed setting is not recommended (" + "; ".join(report["objections"])
+                       + "); nothing was written")
         else:
             target = args.config or (config["source"] if config else os.path.join(os.getcwd(), "memory-router.toml"))
             if os.path.basename(target) == "pyproject.toml":
@@ -452,8 +456,7 @@ def _print_fit(report, grid, write):
         out.print("recommended: " + ", ".join(f"{k} = {v['proposed']}" for k, v in report["changes"].items())
                   + ("" if write else " (run again with --write to save it)"), markup=False)
     else:
-        out.print("not recommended: the proposal does not beat the current setting on the held-out cases",
-                  markup=False)
+        out.print("not recommended: " + "; ".join(report["objections"]), markup=False)
     if report["written"]:
         out.print(f"wrote {', '.join(report['written']['keys'])} to {report['written']['file']}", markup=False)
 

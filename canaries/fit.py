@@ -114,11 +114,19 @@ def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=GRID):
     current_held = score(run_cases(held, table, current))
     best_held = score(run_cases(held, table, best_settings))
     changes = changed_keys(current, best_settings)
-    recommended = bool(changes) and bool(held) and (
-        _none_low(best_held["f1"]) >= _none_low(current_held["f1"])
-        and _none_low(best_held["fact_recall"]) >= _none_low(current_held["fact_recall"])
-        and _within(best_held["false_priming_rate"], max_false_priming)
-    )
+    objections = []
+    if not candidates:
+        objections.append("no setting in the grid stays under the false-priming ceiling on the fitting part")
+    if not held:
+        objections.append("the held-out part is empty")
+    else:
+        if _none_low(best_held["f1"]) < _none_low(current_held["f1"]):
+            objections.append("lower routing F1 than the current setting on the held-out part")
+        if _none_low(best_held["fact_recall"]) < _none_low(current_held["fact_recall"]):
+            objections.append("lower fact recall than the current setting on the held-out part")
+        if not _within(best_held["false_priming_rate"], max_false_priming):
+            objections.append("false-priming rate above the ceiling on the held-out part")
+    recommended = bool(changes) and not objections
     return {
         "grid": {key: list(values) for key, values in grid.items()},
         "settings_tried": len(list(grid_settings(current, grid))),
@@ -132,6 +140,7 @@ def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=GRID):
         "proposed": {"settings": {k: best_settings[k] for k in FIT_KEYS}, "fitting": best_fit, "held_out": best_held},
         "changes": changes,
         "recommended": recommended,
+        "objections": objections if changes else [],
         "flips": flips(cases, table, current, best_settings),
     }
 

@@ -5,8 +5,9 @@ Definitions (also in the README):
 - Per-cluster precision, recall, F1: over cases that have ``routes_to`` only. For cluster c,
   TP = cases expecting c that routed c, FP = cases not expecting c that routed c,
   FN = cases expecting c that did not route c. Precision (recall) is ``None`` when its
-  denominator is 0; F1 is ``None`` when either is ``None``. "micro" pools TP/FP/FN over all
-  clusters; "macro" averages the clusters' F1 where defined.
+  denominator is 0; F1 = 2TP / (2TP + FP + FN), which is the harmonic mean of the two where both
+  are defined and 0 for a cluster never routed right. "micro" pools TP/FP/FN over all clusters
+  (``None`` only with no case at all); "macro" averages the clusters' F1.
 - False-priming rate: among cases with ``silent: true``, the share that got an injection.
   No-route recall: the share of them that stayed silent (1 - false-priming rate). No-route
   precision: among labelled cases (``routes_to`` or ``silent: true``) that stayed silent, the
@@ -27,12 +28,10 @@ def _ratio(numerator, denominator):
     return numerator / denominator if denominator else None
 
 
-def _f1(precision, recall):
-    if precision is None or recall is None:
-        return None
-    if precision + recall == 0:
-        return 0.0
-    return 2 * precision * recall / (precision + recall)
+def _f1(tp, fp, fn):
+    # 2TP / (2TP + FP + FN): the harmonic mean of precision and recall where both are defined,
+    # and 0 (not undefined) for a cluster that was expected but never routed, or the reverse.
+    return _ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def cluster_metrics(results):
@@ -58,7 +57,7 @@ def cluster_metrics(results):
         precision = _ratio(row["tp"], row["tp"] + row["fp"])
         recall = _ratio(row["tp"], row["tp"] + row["fn"])
         clusters[cluster_id] = dict(row, support=row["tp"] + row["fn"], precision=precision, recall=recall,
-                                    f1=_f1(precision, recall))
+                                    f1=_f1(row["tp"], row["fp"], row["fn"]))
     tp = sum(r["tp"] for r in counts.values())
     fp = sum(r["fp"] for r in counts.values())
     fn = sum(r["fn"] for r in counts.values())
@@ -67,7 +66,7 @@ def cluster_metrics(results):
     defined = [row["f1"] for row in clusters.values() if row["f1"] is not None]
     return {
         "clusters": clusters,
-        "micro": {"tp": tp, "fp": fp, "fn": fn, "precision": micro_p, "recall": micro_r, "f1": _f1(micro_p, micro_r)},
+        "micro": {"tp": tp, "fp": fp, "fn": fn, "precision": micro_p, "recall": micro_r, "f1": _f1(tp, fp, fn)},
         "macro_f1": sum(defined) / len(defined) if defined else None,
         "cases": sum(1 for r in results if r.case.routes_to is not None),
     }

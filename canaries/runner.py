@@ -123,24 +123,37 @@ def expected_dict(case):
             for name in case.expectations()}
 
 
-def expected_summary(case, sep="; "):
-    """A short human summary of what a case expects, for the results table."""
+def expected_summary(case, sep="; ", defaults=None):
+    """A short human summary of what a case expects, for the results table. Limits equal to the
+    suite's ``defaults`` are left out (the table's title shows them once)."""
+    defaults = defaults or {}
     parts = []
     if case.routes_to is not None:
-        parts.append("\u2192 " + ", ".join(case.routes_to))
+        parts.append("\u2192\u00a0" + ", ".join(case.routes_to))
     if case.silent is True:
         parts.append("silent")
     elif case.silent is False:
         parts.append("not silent")
     parts += [f"+{slug}" for slug in case.injects]
     parts += [f"-{slug}" for slug in case.not_injects]
-    if case.max_lines is not None:
+    if case.max_lines is not None and case.max_lines != defaults.get("max_lines"):
         parts.append(f"\u2264{case.max_lines} lines")
-    if case.max_chars is not None:
+    if case.max_chars is not None and case.max_chars != defaults.get("max_chars"):
         parts.append(f"\u2264{case.max_chars} chars")
-    if case.min_margin is not None:
+    if case.min_margin is not None and case.min_margin != defaults.get("min_margin"):
         parts.append(f"margin\u2265{_num(case.min_margin)}")
     return sep.join(parts)
+
+
+def defaults_summary(defaults):
+    parts = []
+    if "max_lines" in defaults:
+        parts.append(f"\u2264{defaults['max_lines']} lines")
+    if "max_chars" in defaults:
+        parts.append(f"\u2264{defaults['max_chars']} chars")
+    if "min_margin" in defaults:
+        parts.append(f"margin\u2265{_num(defaults['min_margin'])} where a route is expected")
+    return ", ".join(parts)
 
 
 def matches(case, pattern):

@@ -19,7 +19,9 @@ reached the agent another way:
   changed after the session started (then today's file is not the one the session loaded);
 - before the reply's first expected phrase: a subagent call (Task/Agent), a web lookup, a tool call
   touching the memory directory, MEMORY.md or the cluster file, or any other entry (a tool
-  result, another hook's output, a meta line) that names the fact's slug.
+  result, another hook's output, a meta line) that names the fact's slug;
+- a forbidden phrase appears only after a negation in its sentence ("you don't need to restart
+  the session"): a phrase test cannot tell that from the confabulation, so a person must read it.
 
 FAIL otherwise: a forbidden phrase in the reply (the confabulation, whatever else happened), no
 router injection carrying the slug on the first prompt, or no expected phrase in the reply.
@@ -31,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.score import parse_header
+from transcripts import audit
 from transcripts import reader as tr
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
@@ -39,11 +42,7 @@ EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 WEB_TOOLS = frozenset({"WebSearch", "WebFetch", "web_search", "web_fetch"})
 # Names that locate the memory store in a tool's input, whatever the tool.
-MEMORY_MARKERS = ("memory.md", ".claude/projects/", "memory-layer1-clusters")
-# First Claude Code version known to write hook output as ``attachment`` lines; between 2.1.39
-# (none) and 2.1.81 (present) the exact version is unknown (claude-code-formats.md §2.4).
-NO_ATTACHMENTS_UNTIL = (2, 1, 39)
-ATTACHMENTS_FROM = (2, 1, 81)
+MEMORY_MARKERS = ("memory.md", ".claude/projects/", "memory-layer1-clusters", "memory-router.toml")
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 
@@ -120,6 +119,23 @@ def find_phrases(phrases, text):
     return [p for p in phrases if phrase_pattern(p).search(text)]
 
 
+_NEGATOR = re.compile(r"(?:\b(?:not|no|never|without|neither|nor|avoid|instead of|rather than|"
+                      r"no need to|stop)\b|n't\b)[^.!?\n]{0,30}$", re.IGNORECASE)
+
+
+def forbidden_hits(phrases, text):
+    """``{phrase: negated}`` for the phrases found in ``text``; ``negated`` is True when every
+    occurrence follows a negation in the same sentence ("you don't need to restart the session"),
+    which a substring test cannot tell from the confabulation itself."""
+    text = text.translate(_QUOTES)
+    found = {}
+    for phrase in phrases:
+        matches = list(phrase_pattern(phrase).finditer(text))
+        if matches:
+            found[phrase] = all(_NEGATOR.search(text[max(0, m.start() - 60):m.start()]) for m in matches)
+    return found
+
+
 def member_line(text, slug):
     """The ``- <slug> — <hook>`` line of ``slug`` in an injection, as ``(line, hook)``, or ``None``."""
     pattern = re.compile(r"^\s*[-*]\s+`?" + re.escape(slug) + r"`?\s+(?:\u2014|\u2013|-{1,2})\s*(?P<hook>.*)$")
@@ -150,72 +166,14 @@ def _mentions(value, needle):
 # --------------------------------------------------------------------------- reading the session
 
 
-@dataclass
-class _Turn:
-    prompt: object = None          # the first typed prompt Entry
-    injections: list = field(default_factory=list)      # router-or-other UPS injections on it (main)
-    replies: list = field(default_factory=list)         # assistant Entries with text, main stream
-    events: list = field(default_factory=list)          # every main-stream entry between prompt and next prompt
-    before: list = field(default_factory=list)          # main-stream entries before the prompt
-    side_injections: list = field(default_factory=list)
-    versions: list = field(default_factory=list)
-    session_id: str | None = None
-    attachments: int = 0
-    hook_progress: int = 0
-    next_prompt_line: int | None = None
-
-
-def _collect(entries):
-    turn = _Turn()
-    for entry in entries:
-        if entry.version and entry.version not in turn.versions:
-            turn.versions.append(entry.version)
-        if turn.session_id is None and entry.session_id:
-            turn.session_id = entry.session_id
-        if entry.type == "attachment":
-            turn.attachments += 1
-        if entry.kind == tr.PROGRESS and entry.subtype == "hook_progress":
-            turn.hook_progress += 1
-        if entry.is_sidechain:
-            if entry.kind == tr.INJECTION and entry.hook_event == tr.UPS:
-                turn.side_injections.append(entry)
-            continue
-        if turn.next_prompt_line is not None:
-            continue
-        if entry.kind == tr.PROMPT:
-            if turn.prompt is None:
-                turn.prompt = entry
-                continue
-            turn.next_prompt_line = entry.line
-            continue
-        if turn.prompt is None:
-            turn.before.append(entry)
-            continue
-        turn.events.append(entry)
-        if entry.kind == tr.INJECTION and entry.hook_event == tr.UPS:
-            turn.injections.append(entry)
-        elif entry.kind == tr.ASSISTANT and entry.text:
-            turn.replies.append(entry)
-    return turn
-
-
-def injection_visibility(versions, attachments):
-    """``"yes"``, ``"no"`` or ``"unknown"``: can this transcript show a UserPromptSubmit injection?"""
-    if attachments:
-        return "yes"
-    parsed = [v for v in (tr.version_tuple(v) for v in versions) if v]
-    if not parsed:
-        return "unknown"
-    newest = max(parsed)
-    if newest <= NO_ATTACHMENTS_UNTIL:
-        return "no"
-    if newest < ATTACHMENTS_FROM:
-        return "unknown"
-    return "yes"
+def injection_visibility(turn):
+    """``(capability, note)`` from the transcript audit: can this transcript show injections?"""
+    return audit.capability_of(turn.versions, turn.saw_attachment)
 
 
 def _router_injection(injections, slug):
-    """``(entry, clusters, member line, hook)`` of the router injection carrying ``slug``."""
+    """``(entry, clusters, member line, hook)`` of the router injection carrying ``slug``; else the
+    first router injection with ``None`` for the line and hook; else ``None``."""
     best = None
     for entry in injections:
         clusters = parse_header(entry.text)
@@ -246,33 +204,38 @@ def _is_router_output(entry):
     return False
 
 
-def _contamination(turn, slug, watch_paths, until_line, router_entry):
-    """Entries before ``until_line`` through which the fact could have reached the agent."""
+def _contamination(entries, turn, slug, watch_paths, until_line, router_entry):
+    """Events before ``until_line`` through which the fact could have reached the agent: tool
+    calls of the first turn (``turn.tool_uses``), and any main-stream line up to then, other than
+    the router's own output and the assistant's words, that names the slug
+    (``transcripts.audit.find_text``: prompts, tool results, meta lines, attachments)."""
     found = []
     watch = [_norm_path(p).rstrip("/") for p in watch_paths if p]
-    candidates = [e for e in turn.before] + [e for e in turn.events if until_line is None or e.line < until_line]
-    for entry in candidates:
-        if (router_entry is not None and entry is router_entry) or _is_router_output(entry):
+    for use in turn.tool_uses:
+        if until_line is not None and use.line >= until_line:
             continue
-        for use in entry.tool_uses:
-            name = use.name
-            if name in SUBAGENT_TOOLS:
-                found.append(Evidence(use.line, f"subagent call ({name}) before the reply: it may have read memory"))
-            elif name in WEB_TOOLS:
-                found.append(Evidence(use.line, f"web lookup ({name}) before the reply"))
-            elif _mentions(use.input, slug):
-                found.append(Evidence(use.line, f"{name} names the fact's slug before the reply"))
-            elif any(_mentions(use.input, marker) for marker in MEMORY_MARKERS) or \
-                    any(_mentions(use.input, path) for path in watch):
-                found.append(Evidence(use.line, f"{name} touches the memory store or cluster file before the reply"))
-        if entry.kind == tr.ASSISTANT:
+        name = use.name
+        if name in SUBAGENT_TOOLS:
+            found.append(Evidence(use.line, f"subagent call ({name}) before the reply: it may have read memory"))
+        elif name in WEB_TOOLS:
+            found.append(Evidence(use.line, f"web lookup ({name}) before the reply"))
+        elif _mentions(use.input, slug):
+            found.append(Evidence(use.line, f"{name} names the fact's slug before the reply"))
+        elif any(_mentions(use.input, marker) for marker in MEMORY_MARKERS) or \
+                any(_mentions(use.input, path) for path in watch):
+            found.append(Evidence(use.line, f"{name} touches the memory store or cluster file before the reply"))
+    by_line = {entry.line: entry for entry in entries}
+    for hit in audit.find_text(entries, slug):
+        if hit.stream != "main" or hit.kind == tr.ASSISTANT or (until_line is not None and hit.line >= until_line):
             continue
-        if any(_mentions(text, slug) for text in entry.texts) or _mentions(entry.text, slug):
-            what = {tr.TOOL_RESULT: "a tool result", tr.INJECTION: f"another {entry.hook_event} hook's output",
-                    tr.ATTACHMENT: f"an attachment ({entry.subtype})", tr.META: "a meta line"}.get(
-                        entry.kind, f"a {entry.kind} line")
-            found.append(Evidence(entry.line, f"{what} names the fact's slug before the reply"))
-    return found
+        entry = by_line.get(hit.line)
+        if entry is None or entry is router_entry or _is_router_output(entry) or entry is turn.prompt:
+            continue
+        what = {tr.TOOL_RESULT: "a tool result", tr.INJECTION: f"another {entry.hook_event} hook's output",
+                tr.ATTACHMENT: f"an attachment ({entry.subtype})", tr.META: "a meta line"}.get(
+                    entry.kind, f"a {entry.kind} line")
+        found.append(Evidence(hit.line, f"{what} names the fact's slug before the reply"))
+    return sorted(found, key=lambda e: e.line)
 
 
 def _hot_strip_findings(hot, slug, hook):
@@ -307,27 +270,27 @@ def _hot_strip_findings(hot, slug, hook):
 # --------------------------------------------------------------------------- the verdict
 
 
-def judge(entries, case, hot=HotStripEvidence(), watch_paths=()):
+def judge(entries, case, hot=HotStripEvidence(), watch_paths=(), subagent_entries=()):
     """The verdict of one behavioural ``case`` (id, prompt, fact, expect_any, forbid) on a session.
 
-    ``entries``: the main transcript's entries in order (sidechain lines included: they are told
-    apart by ``is_sidechain``), plus any subagent files' entries after them. ``watch_paths``: the
-    memory directory and cluster file, whose mention in a tool call before the reply counts as
-    another way in."""
-    turn = _collect(entries)
+    ``entries``: the main transcript's entries in order, at least up to its second typed prompt
+    (``first_turn_entries`` reads just that much); ``subagent_entries``: entries of its subagent
+    files. ``watch_paths``: the memory directory and cluster file, whose mention in a tool call
+    before the reply counts as another way in."""
+    entries = list(entries)
+    turn = audit.first_turn(entries)
     slug = case.fact
     evidence = []
     details = {"first_prompt": None, "injection": None, "reply": None, "contamination": [],
-               "hot_strip": None, "injection_visibility": None}
-    version = turn.versions[-1] if turn.versions else None
+               "hot_strip": None, "injections_visible": None}
+    session_id = next((e.session_id for e in entries if e.session_id and not e.is_sidechain), None)
+    versions = turn.versions if turn else tuple(dict.fromkeys(e.version for e in entries if e.version))
+    version = versions[-1] if versions else None
 
     def verdict(kind, *reasons):
-        return Verdict(case.id, kind, tuple(reasons), tuple(evidence), turn.session_id, version, details)
+        return Verdict(case.id, kind, tuple(reasons), tuple(evidence), session_id, version, details)
 
-    visibility = injection_visibility(turn.versions, turn.attachments)
-    details["injection_visibility"] = visibility
-
-    if turn.prompt is None:
+    if turn is None:
         return verdict(INCONCLUSIVE, "no typed prompt in the main session: not a run of this case")
     prompt_ok = normalise_prompt(turn.prompt.text) == normalise_prompt(case.prompt)
     details["first_prompt"] = {"line": turn.prompt.line, "matches": prompt_ok, "text": turn.prompt.text[:500]}
@@ -335,67 +298,70 @@ def judge(entries, case, hot=HotStripEvidence(), watch_paths=()):
     if not prompt_ok:
         return verdict(INCONCLUSIVE, "the first typed prompt is not the case's prompt: not a run of this case "
                                      "(it must be the first prompt of a fresh session)")
-    if visibility != "yes":
-        why = ("Claude Code " + (version or "(no version)") + " writes no attachment lines, so the transcript "
-               "cannot show whether the router injected anything")
-        if turn.hook_progress:
-            why += f" ({turn.hook_progress} hook_progress lines name hooks but not their output)"
-        return verdict(INCONCLUSIVE, why)
+    capability, note = injection_visibility(turn)
+    details["injections_visible"] = capability
+    if capability != audit.RECORDED:
+        return verdict(INCONCLUSIVE, note)
 
-    reply_text = "\n".join(e.text for e in turn.replies)
-    if not turn.replies:
+    replies = [e for e in turn.assistant_entries if e.text]
+    if not replies:
         return verdict(INCONCLUSIVE, "no assistant reply to the prompt in the main session")
-
-    forbidden = find_phrases(case.forbid, reply_text)
-    expected_lines = {}
-    for entry in turn.replies:
+    forbidden, negated = {}, {}
+    for entry in replies:
+        for phrase, is_negated in forbidden_hits(case.forbid, entry.text).items():
+            (negated if is_negated else forbidden).setdefault(phrase, entry.line)
+    negated = {p: line for p, line in negated.items() if p not in forbidden}
+    expected = {}
+    for entry in replies:
         for phrase in find_phrases(case.expect_any, entry.text):
-            expected_lines.setdefault(phrase, entry.line)
-    first_expected = min(expected_lines.values()) if expected_lines else None
-    details["reply"] = {"lines": [e.line for e in turn.replies], "expected_found": expected_lines,
-                        "forbidden_found": {p: next(e.line for e in turn.replies if find_phrases([p], e.text))
-                                            for p in forbidden}}
-    for phrase in forbidden:
-        evidence.append(Evidence(details["reply"]["forbidden_found"][phrase], f"reply says forbidden {phrase!r}"))
-    for phrase, line in expected_lines.items():
-        evidence.append(Evidence(line, f"reply says expected {phrase!r}"))
+            expected.setdefault(phrase, entry.line)
+    first_expected = min(expected.values()) if expected else None
+    details["reply"] = {"lines": [e.line for e in replies], "expected_found": expected, "forbidden_found": forbidden,
+                        "forbidden_negated": negated}
+    evidence.extend(Evidence(line, f"reply says forbidden {phrase!r}") for phrase, line in forbidden.items())
+    evidence.extend(Evidence(line, f"reply says forbidden {phrase!r}, but negated") for phrase, line in negated.items())
+    evidence.extend(Evidence(line, f"reply says expected {phrase!r}") for phrase, line in expected.items())
 
-    router = _router_injection(turn.injections, slug)
+    router = _router_injection(list(turn.injections) + list(turn.late_injections), slug)
     router_entry = router[0] if router else None
-    if router and router[2]:
-        details["injection"] = {"line": router_entry.line, "clusters": router[1], "member_line": router[2],
-                                "parent_matches": router_entry.parent_uuid == turn.prompt.uuid}
-        evidence.append(Evidence(router_entry.line, f"router injection ({', '.join(router[1])}) carries {slug}"))
-    elif router:
-        details["injection"] = {"line": router_entry.line, "clusters": router[1], "member_line": None}
-        evidence.append(Evidence(router_entry.line, f"router injection ({', '.join(router[1])}) without {slug}"))
-    side = [e for e in turn.side_injections if member_line(e.text, slug)]
+    carried = bool(router and router[2])
+    if router:
+        details["injection"] = {"line": router_entry.line, "clusters": list(router[1]), "member_line": router[2],
+                                "parent_matches": router_entry.parent_uuid == turn.prompt.uuid,
+                                "late": router_entry in turn.late_injections}
+        evidence.append(Evidence(router_entry.line, f"router injection ({', '.join(router[1])}) "
+                                                    + ("carries " if carried else "without ") + slug))
+    side = [e for e in list(turn.sidechain_injections) + [e for e in subagent_entries if e.kind == tr.INJECTION]
+            if member_line(e.text, slug)]
 
     if forbidden:
         reasons = [f"the reply gives the confabulation: {', '.join(repr(p) for p in forbidden)}"]
-        if not (router and router[2]):
+        if not carried:
             reasons.append(f"and no router injection on the first prompt carried {slug}")
         return verdict(FAIL, *reasons)
-    if not (router and router[2]):
+    if not carried:
         if side:
-            for e in side:
-                evidence.append(Evidence(e.line, f"injection carrying {slug} in a sidechain ({e.stream})"))
+            evidence.extend(Evidence(e.line, f"injection carrying {slug} in a sidechain ({e.stream})") for e in side)
             return verdict(INCONCLUSIVE, f"the injection carrying {slug} appears only in a sidechain, "
                                          "not on the session's first prompt")
         what = "routed, but not to the fact" if router else "no router injection at all"
         return verdict(FAIL, f"the router did not deliver {slug} on the first prompt ({what}): the hook is "
                              "missing, failing open, or the prompt misroutes (`memory-router route` shows why)")
-    if not expected_lines:
-        return verdict(FAIL, f"the reply has none of the expected phrases "
+    if not expected:
+        return verdict(FAIL, "the reply has none of the expected phrases "
                              f"({', '.join(repr(p) for p in case.expect_any)}) although {slug} was injected")
 
     hot_status, hot_evidence = _hot_strip_findings(hot, slug, router[3])
     details["hot_strip"] = {"status": hot_status, "evidence": [e.what for e in hot_evidence]}
     evidence.extend(hot_evidence)
-    other_ways = _contamination(turn, slug, watch_paths, first_expected, router_entry)
+    other_ways = _contamination(entries, turn, slug, watch_paths, first_expected, router_entry)
     details["contamination"] = [e.as_dict() for e in other_ways]
     evidence.extend(other_ways)
     reasons = []
+    if negated:
+        reasons.append("the reply mentions " + ", ".join(f"{p!r} (line {line})" for p, line in negated.items())
+                       + " only after a negation; a phrase test cannot tell that from the confabulation, so "
+                         "read the reply and judge by hand")
     if hot_status == "leak":
         reasons.append(f"{slug} is always loaded (hot strip / MEMORY.md): passive priming explains the answer")
     elif hot_status == "unknown":
@@ -406,7 +372,20 @@ def judge(entries, case, hot=HotStripEvidence(), watch_paths=()):
     if reasons:
         return verdict(INCONCLUSIVE, *reasons)
     return verdict(PASS, f"the router injected {slug} on the first prompt and the reply states the documented "
-                         f"fact ({', '.join(repr(p) for p in expected_lines)}) with no other way in")
+                         f"fact ({', '.join(repr(p) for p in expected)}) with no other way in")
+
+
+def first_turn_entries(entries):
+    """The entries up to (not including) the main session's second prompt: all a verdict reads,
+    so a long session is never held whole in memory."""
+    out, prompts = [], 0
+    for entry in entries:
+        if entry.kind == tr.PROMPT and not entry.is_sidechain:
+            prompts += 1
+            if prompts == 2:
+                break
+        out.append(entry)
+    return out
 
 
 def record_line(result, transcript, date):

@@ -1,21 +1,25 @@
 """Build a cluster file from memories: zero-AI, deterministic clustering, tags, ids, labels. Pure.
 
-Pipeline (docs/builder.md explains each choice):
+Pipeline (docs/builder.md explains each choice and the measurements behind it):
 
 1. **Terms.** A member's terms are the router's own tokens (``router.tokens.tokenize``) of its
-   slug words (without a type prefix such as ``feedback_``, so a store read from a flat index
-   clusters exactly like the same store read from its files) and of its hook. Reusing the router's
-   tokenizer means the tags chosen here are words the router can actually match.
+   slug words and of its hook, so the tags chosen here are words the router can match. A leading
+   type word in the slug (``feedback_``, ``env_``...) is left out: it says what kind of memory
+   it is, not what it is about. The member's type itself is never used, so a store read from a
+   flat index (types inferred) clusters exactly like the same store read from its files.
 2. **Weights.** Each term weighs its inverse document frequency, ``ln(n / df)``; a member is the
    unit-length vector of its terms' weights (TF-IDF with set-valued term frequency).
-3. **Clusters.** Agglomerative clustering with Ward's criterion on those vectors, stopped at the
+3. **Clusters.** Average-linkage agglomerative clustering on cosine similarity, stopped at the
    target count, never merging past the size ceiling (so a cluster above it is split by
-   construction) and never merging two clusters pinned to different ids by the labels file.
-   Ties break on member order (members are sorted by slug first) and costs are rounded, so the
-   result does not depend on input order, hash seeds or float noise.
-4. **Tags.** Per cluster, the terms its members use that best tell it apart from the others:
-   in-cluster document frequency x IDF x the share of the term's uses that fall in the cluster;
-   a term becomes a tag of at most one cluster, and terms used by two or more members come first.
+   construction), never joining clusters that share no term, and never merging two clusters
+   pinned to different ids by the labels file. Members are sorted by slug first, ties break on
+   member order and similarities are rounded, so the result depends neither on input order nor
+   on hash seeds or float noise.
+4. **Tags.** Per cluster, the terms its members use that best tell it apart from the others
+   (in-cluster document frequency x IDF x the share of the term's uses inside the cluster,
+   doubled for slug words); a term is a tag of at most one cluster; terms used by two or more
+   members come first; everyday words (``GENERIC_WORDS``) never become tags, because a tag hit
+   alone reaches the router's score floor.
 5. **Ids.** Old and new clusters are matched by the Jaccard overlap of their member sets
    (>= 0.5, greedy by best overlap), so a rebuild keeps the old id; a pinned cluster takes its
    pin's id; any other cluster gets a fresh ``layer1_<tag>_<tag>`` id that no old id, pin or
@@ -38,10 +42,65 @@ MAX_TAGS = 6
 MATCH_JACCARD = 0.5
 ID_PREFIX = "layer1_"
 TYPE_PREFIXES = ("env", "feedback", "project", "reference", "user")
-# Costs are rounded before they are compared, so two merges that differ only by float noise
-# tie and the tie breaks on member order instead of on summation order.
+# Similarities are rounded before they are compared, so two merges that differ only by float
+# noise tie and the tie breaks on member order instead of on summation order.
 _COST_DIGITS = 9
 _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+# Everyday English and generic programming words that a tag must not be: a tag hit alone is
+# worth the whole score floor, so a tag that any chat prompt may contain ("add", "test", "new",
+# "function") would prime unrelated prompts. Members still match these words through their
+# hook text (at member weight, which needs three hits to fire). Plurals fold like the router's.
+_GENERIC_WORDS_TEXT = """
+able accept accepted access account act action actual add added address addresses after
+afternoon again age agent agents ago agree ahead allow almost alone along already although
+always amount another answer anyone anything anywhere apart api app appear apply approach apps
+april area argument array arrive article aside attempt attention august available average avoid
+away back bad base basic become before begin behind believe best better big bit block body book
+books both bottom box boxes branches break brief bring broken bug bugs build business busy buy
+call came camera capital care careful carry case cause central certain chance change character
+characters chat cheap check child choice choose city class classes clean clear clever cli client
+close code cold color colour come command comment common company compare compile complete
+complex computer concept condition confirm consider console contain content context continue
+control convert copy correct cost count country couple course cover crash crashes create current
+cut daily data date day dead deal dear debug debugging december decide deep default define
+delete describe design detail develop difference different difficult direct direction discuss
+display doc docs document documentation doing double draft draw drive drop due early easy edit
+effect either element email empty end endpoint enough enter entire entry error even evening
+event everyone everything exact example except exist exit expect expected experience explain
+extra face fact fail fair fall false family far fast feature february feel field figure file
+fill final find fine finish first fit fix fixes follow food force form format forward framework
+free friday friend front full fun function future game gb general get give given glad global
+goal good great green group grow guess guide haiku half hand handle happen happy hard head hear
+heart heavy hello high hit hold home hope hot hour house huge human id idea ids image important
+improve include increase index information input inside instead interest issue issues item
+january job join joke july june kb keep key kind language large last late later latest lead
+learn least leave left less letter letters level library life light likely limit line lines link
+list little live load local lock long loop lose loss lot love low main major manage many march
+mark match matches matter may maybe mb mean meaning meet meeting member message method middle
+mind minute miss mistake mode model modern module moment monday money month morning move movie
+name natural near nearly necessary never new next nice night nothing notice november number
+numbers object obvious october often okay old one open option order original others output
+outside package page pair paper paragraph parameter part pass passes past paste path pay people
+perfect performance perhaps person pick piece place plain plan play please poem point poor
+popular possible post power practice prefer present pretty previous print private probably
+problem problems process processes produce program project prompt prompts proper provide public
+pull purpose push pushes put question quick quickly quiet random rather raw reach read ready
+real reason receive recent recipe record red reduce refactor remember remove rename repeat
+replace reply report request require response rest result return reverse review rich room round
+rule run safe saturday save say script searches second section seem select send sense sentence
+separate september serious server service session sessions set several shape share shared short
+show side sign simple since single site size slow small smart sometimes sorry sort sound source
+space special speed spend stand start state status stay step stop store story straight strange
+string strong student study style subject success suggest sum summarise summary sunday support
+suppose surface syntax system table tag tags take talk task tb team tell term terminal test text
+thanks thing third thought three thursday time today together token tokens tomorrow tonight top
+topic total touch toward true tuesday turn two type understand unit unknown unlock until update
+upon url use used useful user uses usual usually value variable various version view visit wait
+walk wall watch water weather web website wednesday week weekend weird whole wide without word
+words work world worry write wrong year yes yesterday young
+"""
 
 
 # --------------------------------------------------------------------------- terms and weights
@@ -89,26 +148,25 @@ def default_target(n):
 # --------------------------------------------------------------------------- clustering
 
 
-def agglomerate(vectors, target, max_size, groups=(), linkage="ward"):
-    """Ward agglomerative clustering of unit vectors; returns a list of sorted index lists.
+def agglomerate(vectors, target, max_size, groups=()):
+    """Average-linkage agglomerative clustering of unit vectors; a list of sorted index lists.
 
-    ``groups`` is a sequence of ``(key, indices)`` that start as one cluster each (labels-file
-    pins); clusters holding different keys never merge. No merge creates a cluster larger than
-    ``max_size``. Merging stops at ``target`` clusters or when no allowed merge is left.
-    The cost of merging A and B is Ward's increase in within-cluster sum of squares,
-    ``|A||B|/(|A|+|B|) * ||mean(A) - mean(B)||^2``, computed exactly from the running dot
-    products of the clusters' vector sums.
+    The similarity of two clusters is the mean cosine similarity of their members' vectors,
+    ``sum(A) . sum(B) / (|A| |B|)``, kept exact by adding the rows of a running dot-product
+    table on each merge. ``groups`` is a sequence of ``(key, indices)`` that start as one
+    cluster each (labels-file pins); clusters holding different keys never merge. No merge
+    creates a cluster larger than ``max_size`` and none joins clusters that share no term.
+    Merging stops at ``target`` clusters or when no allowed merge is left. Ties break on the
+    lowest member index, so the input order of members never matters.
     """
     n = len(vectors)
-    members = {}
-    pin = {}
+    members, pin = {}, {}
     grouped = set()
     cid = 0
     for key, indices in groups:
-        indices = sorted(set(indices))
-        members[cid] = indices
+        members[cid] = sorted(set(indices))
         pin[cid] = key
-        grouped.update(indices)
+        grouped.update(members[cid])
         cid += 1
     for i in range(n):
         if i not in grouped:
@@ -116,61 +174,40 @@ def agglomerate(vectors, target, max_size, groups=(), linkage="ward"):
             pin[cid] = None
             cid += 1
 
-    # dot[a][b] = sum(A) . sum(B), for every pair of live clusters (and a == b).
-    sums = {}
-    for c, indices in members.items():
+    # dot[a][b] = sum(A) . sum(B) for clusters that share a term; absent means 0.
+    postings = {}
+    for c in sorted(members):
         acc = {}
-        for i in indices:
+        for i in members[c]:
             for term, weight in vectors[i]:
                 acc[term] = acc.get(term, 0.0) + weight
-        sums[c] = acc
-    postings = {}
-    for c in sorted(sums):
-        for term in sorted(sums[c]):
-            postings.setdefault(term, []).append((c, sums[c][term]))
+        for term in sorted(acc):
+            postings.setdefault(term, []).append((c, acc[term]))
     dot = {c: {} for c in members}
     for term in sorted(postings):
         row = postings[term]
-        for x in range(len(row)):
-            a, wa = row[x]
-            for y in range(x, len(row)):
-                b, wb = row[y]
+        for x, (a, wa) in enumerate(row):
+            for b, wb in row[x + 1:]:
                 dot[a][b] = dot[a].get(b, 0.0) + wa * wb
-                if a != b:
-                    dot[b][a] = dot[b].get(a, 0.0) + wa * wb
+                dot[b][a] = dot[b].get(a, 0.0) + wa * wb
 
-    def cost(a, b):
-        na, nb = len(members[a]), len(members[b])
-        if linkage == "average":
-            return round(-dot[a].get(b, 0.0) / (na * nb), _COST_DIGITS)
-        if linkage == "cosine":
-            norm = math.sqrt(dot[a].get(a, 0.0) * dot[b].get(b, 0.0)) or 1.0
-            return round(-dot[a].get(b, 0.0) / norm, _COST_DIGITS)
-        spread = (dot[a].get(a, 0.0) / (na * na) + dot[b].get(b, 0.0) / (nb * nb)
-                  - 2.0 * dot[a].get(b, 0.0) / (na * nb))
-        return round(na * nb / (na + nb) * max(spread, 0.0), _COST_DIGITS)
+    def entry(a, b):
+        similarity = round(dot[a][b] / (len(members[a]) * len(members[b])), _COST_DIGITS)
+        first = (min(members[a][0], members[b][0]), max(members[a][0], members[b][0]))
+        return (-similarity, first, a, b)
 
     def allowed(a, b):
-        if len(members[a]) + len(members[b]) > max_size:
+        if dot[a].get(b, 0.0) <= 0.0 or len(members[a]) + len(members[b]) > max_size:
             return False
         return pin[a] is None or pin[b] is None or pin[a] == pin[b]
 
-    def key(a, b):
-        # Ties: the pair whose smallest member index is lowest, so slug order decides.
-        return (cost(a, b), min(members[a][0], members[b][0]), max(members[a][0], members[b][0]))
-
-    heap = []
-    live = sorted(members)
-    for x, a in enumerate(live):
-        for b in live[x + 1:]:
-            if allowed(a, b):
-                heap.append((key(a, b), a, b))
+    heap = [entry(a, b) for a in sorted(dot) for b in sorted(dot[a]) if a < b and allowed(a, b)]
     heapq.heapify(heap)
     count = len(members)
     while count > target and heap:
-        _key, a, b = heapq.heappop(heap)
+        _sim, _first, a, b = heapq.heappop(heap)
         if a not in members or b not in members:
-            continue
+            continue  # one side was merged since this pair was queued
         merged = cid
         cid += 1
         members[merged] = sorted(members.pop(a) + members.pop(b))
@@ -178,48 +215,92 @@ def agglomerate(vectors, target, max_size, groups=(), linkage="ward"):
         pin[merged] = pin_a if pin_a is not None else pin_b
         row_a, row_b = dot.pop(a), dot.pop(b)
         row = {}
-        for c in members:
-            if c == merged:
+        for c in set(row_a) | set(row_b):
+            if c in (a, b):
                 continue
             value = row_a.get(c, 0.0) + row_b.get(c, 0.0)
             dot[c].pop(a, None)
             dot[c].pop(b, None)
-            if value:
-                row[c] = value
-                dot[c][merged] = value
-        row[merged] = row_a.get(a, 0.0) + row_b.get(b, 0.0) + 2.0 * row_a.get(b, 0.0)
+            row[c] = value
+            dot[c][merged] = value
         dot[merged] = row
         count -= 1
-        for c in sorted(members):
-            if c != merged and allowed(c, merged):
-                heapq.heappush(heap, (key(c, merged), c, merged))
-    return sorted((members[c] for c in members), key=lambda m: m[0])
+        for c in sorted(row):
+            if allowed(c, merged):
+                heapq.heappush(heap, entry(c, merged))
+    return sorted(members.values(), key=lambda m: m[0])
+
+
+def cosine(u, v):
+    """Dot product of two unit vectors given as sorted ``((term, weight), ...)`` tuples."""
+    if len(u) > len(v):
+        u, v = v, u
+    weights = dict(v)
+    return sum(w * weights.get(t, 0.0) for t, w in u)
+
+
+def place_new_members(vectors, groups, newcomers, max_size):
+    """``{index: group key}``: each newcomer (in index order) joins the group it is most similar
+    to on average, if that similarity is above 0 and the group has room under ``max_size``.
+
+    Similarity is measured against each group's members as the group stood before any newcomer
+    joined, so where one newcomer goes never depends on where another went (only room does).
+    """
+    placed = {}
+    sizes = {key: len(indices) for key, indices in groups.items()}
+    for i in sorted(newcomers):
+        best = None
+        for key in sorted(groups):
+            indices = groups[key]
+            if not indices or sizes[key] >= max_size:
+                continue
+            similarity = round(sum(cosine(vectors[i], vectors[j]) for j in indices) / len(indices), _COST_DIGITS)
+            if similarity > 0.0 and (best is None or similarity > best[0]):
+                best = (similarity, key)
+        if best is not None:
+            placed[i] = best[1]
+            sizes[best[1]] += 1
+    return placed
 
 
 # --------------------------------------------------------------------------- tags
 
 
-def choose_tags(groups, term_sets, df, n, min_tags=MIN_TAGS, max_tags=MAX_TAGS):
+GENERIC_WORDS = frozenset(t for word in _GENERIC_WORDS_TEXT.split() for t in tokenize(word))
+
+
+def tag_candidates(term_sets, slug_sets):
+    """Per member, the terms that may become tags: not generic, not a type word, no ``_``."""
+    banned = GENERIC_WORDS | set(TYPE_PREFIXES)
+    return [frozenset(t for t in terms if "_" not in t and t not in banned) for terms in term_sets]
+
+
+def choose_tags(groups, term_sets, df, n, slug_sets=None, min_tags=MIN_TAGS, max_tags=MAX_TAGS):
     """Tags for each group (a list of member indices): a list of tag tuples, same order.
 
-    Score of term t for cluster C: df_C(t) x ln(n / df(t)) x df_C(t) / df(t). A term is a tag
-    of at most one cluster (the one it scores highest in; ties go to the earlier cluster).
-    Terms at least two members use come first; terms with ``_`` (identifiers) are left out
-    because the router would also match each of their parts as a tag.
+    Score of term t for cluster C: df_C(t) x ln(n / df(t)) x df_C(t) / df(t), doubled when a
+    member of C has t in its slug (slug words are the words the memory's author chose to name
+    it by). A term is a tag of at most one cluster (the one it scores highest in; ties go to
+    the earlier cluster). Terms two or more members use come first; a cluster with fewer than
+    ``min_tags`` of those fills up with its other terms. Generic words, type words and
+    identifiers (whose parts the router would also count as tags) are never tags.
     """
+    slug_sets = slug_sets or [frozenset()] * len(term_sets)
+    candidates = tag_candidates(term_sets, slug_sets)
     scored = []
-    for g, indices in enumerate(groups):
-        local = {}
+    for indices in groups:
+        local, in_slug = {}, set()
         for i in indices:
-            for term in term_sets[i]:
+            for term in candidates[i]:
                 local[term] = local.get(term, 0) + 1
+            in_slug |= slug_sets[i]
         rows = []
         for term, count in local.items():
-            if "_" in term or df[term] >= n and n > 1:
-                continue
             idf = math.log(n / df[term]) if n > 1 else 1.0
-            score = round(count * idf * count / df[term], _COST_DIGITS)
-            rows.append((term, count, score))
+            if idf <= 0.0 and n > 1:
+                continue
+            score = count * idf * count / df[term] * (2.0 if term in in_slug else 1.0)
+            rows.append((term, count, round(score, _COST_DIGITS)))
         scored.append(rows)
     owner = {}
     for g, rows in enumerate(scored):
@@ -229,15 +310,30 @@ def choose_tags(groups, term_sets, df, n, min_tags=MIN_TAGS, max_tags=MAX_TAGS):
                 owner[term] = (g, count >= 2, score)
     tags = []
     for g, rows in enumerate(scored):
-        mine = [(not (count >= 2), -score, term) for term, count, score in rows if owner[term][0] == g]
-        mine.sort()
-        shared = [row for row in mine if not row[0]]
-        picked = [term for _single, _score, term in shared[:max_tags]]
+        mine = sorted((count < 2, -score, term) for term, count, score in rows if owner[term][0] == g)
+        picked = [term for single, _score, term in mine if not single][:max_tags]
         if len(picked) < min_tags:
-            singles = [term for single, _score, term in mine if single]
-            picked += singles[: min_tags - len(picked)]
+            picked += [term for single, _score, term in mine if single][: min_tags - len(picked)]
         tags.append(tuple(picked))
     return tags
+
+
+def surface_forms(texts):
+    """``{token: the word as members most often write it}``, so a tag reads ``postgres``, not
+    the folded token ``postgre`` (both tokenize the same, so routing is unchanged)."""
+    counts = {}
+    for text in texts:
+        for word in re.findall(r"\w+", text.lower()):
+            found = tokenize(word)
+            if len(found) == 1:
+                key = (next(iter(found)), word)
+                counts[key] = counts.get(key, 0) + 1
+    best = {}
+    for (token, word), count in sorted(counts.items()):
+        current = best.get(token)
+        if current is None or count > current[1]:
+            best[token] = (word, count)
+    return {token: word for token, (word, _count) in best.items()}
 
 
 # --------------------------------------------------------------------------- labels file
@@ -487,13 +583,16 @@ class BuildResult:
     warnings: tuple = ()
 
 
-def build_clusters(memories, target=None, max_size=DEFAULT_MAX_SIZE, labels=None, previous=None):
+def build_clusters(memories, target=None, max_size=DEFAULT_MAX_SIZE, labels=None, previous=None,
+                   keep_clusters=False):
     """Cluster ``memories`` (objects with slug, type, hook) into a ``BuildResult``.
 
     ``labels`` is a ``Labels`` (pins, extra tags and aliases, labels by cluster id); ``previous``
     a ``ClusterIndex`` whose ids are carried over where membership mostly carries over, and
-    whose labels are kept for those clusters unless the labels file names one.
-    The result depends only on the set of memories, the options, labels and previous ids.
+    whose labels are kept for those clusters unless the labels file names one. With
+    ``keep_clusters`` the previous clusters' surviving members stay together under their ids
+    (like pins) and only new memories are placed. The result depends only on the set of
+    memories, the options, the labels and the previous file, never on input order.
     """
     if max_size < 1:
         raise InputError(f"the size ceiling must be at least 1, got {max_size}", fix="pass --max-size 12")
@@ -519,22 +618,41 @@ def build_clusters(memories, target=None, max_size=DEFAULT_MAX_SIZE, labels=None
     idf = idf_weights(df, n)
     vectors = [unit_vector(terms, idf) for terms in term_sets]
 
-    pins = [(entry.cluster_id, [position[s] for s in entry.pins]) for entry in labels.clusters if entry.pins]
-    pins.sort()
-    for cluster_id, indices in pins:
+    # Members that must stay together under a given id: labels-file pins, and with
+    # keep_clusters every previous cluster's surviving members (a pin wins over the old cluster).
+    seeded_of = {position[s]: entry.cluster_id for entry in labels.clusters for s in entry.pins}
+    if keep_clusters and previous is not None:
+        for cluster in previous.clusters:
+            for member in cluster.members:
+                if member.slug in position:
+                    seeded_of.setdefault(position[member.slug], cluster.cluster_id)
+    seeds = {}
+    for i, cluster_id in seeded_of.items():
+        seeds.setdefault(cluster_id, []).append(i)
+    if keep_clusters and previous is not None:
+        placed = place_new_members(vectors, seeds, [i for i in range(n) if i not in seeded_of], max_size)
+        for i, cluster_id in placed.items():
+            seeded_of[i] = cluster_id
+            seeds[cluster_id].append(i)
+        unplaced = n - len(seeded_of)
+        target = len(seeds) + (default_target(unplaced) if unplaced else 0)
+    seeds = sorted((cluster_id, sorted(indices)) for cluster_id, indices in seeds.items())
+    for cluster_id, indices in seeds:
         if len(indices) > max_size:
-            warnings.append(f"cluster {cluster_id} has {len(indices)} pinned members, above the size ceiling "
-                            f"{max_size}; it is kept whole and flagged [RETIER]")
-    groups = agglomerate(vectors, target, max_size, pins)
-    tags = choose_tags(groups, term_sets, df, n)
+            warnings.append(f"cluster {cluster_id} has {len(indices)} members that must stay together, above "
+                            f"the size ceiling {max_size}; it is kept whole and flagged [RETIER]")
+    groups = agglomerate(vectors, target, max_size, seeds)
+    slug_sets = [frozenset(tokenize(slug_topic_words(slug))) for slug in slugs]
+    spelled = surface_forms([slug_topic_words(s) + " " + by_slug[s].hook for s in slugs])
+    tags = [tuple(spelled.get(t, t) for t in group_tags)
+            for group_tags in choose_tags(groups, term_sets, df, n, slug_sets)]
 
-    pin_of = {position[s]: entry.cluster_id for entry in labels.clusters for s in entry.pins}
     group_sets = [{slugs[i] for i in g} for g in groups]
     ids = {}
     for g, indices in enumerate(groups):
-        pinned = {pin_of[i] for i in indices if i in pin_of}
-        if pinned:
-            ids[g] = pinned.pop()
+        seeded = {seeded_of[i] for i in indices if i in seeded_of}
+        if seeded:
+            ids[g] = seeded.pop()  # agglomerate never joins two different seeds
     old_groups = {}
     old_labels = {}
     if previous is not None:

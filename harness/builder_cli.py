@@ -33,6 +33,9 @@ def register_build(clusters_subparsers):
                        help="labels file (YAML): pins, extra tags, aliases and labels by cluster id")
     build.add_argument("--previous", metavar="FILE",
                        help="cluster file whose ids to carry over (default: the existing --out file)")
+    build.add_argument("--keep-clusters", action="store_true",
+                       help="keep every previous cluster's members together under its id and only place new "
+                            "memories (default: cluster from scratch, carry ids over by overlap)")
     build.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
     build.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
     build.add_argument("--json", action="store_true", help="machine-readable output")
@@ -140,13 +143,15 @@ def cmd_clusters_build(args):
     result = builder.build_clusters(
         memories, target=args.clusters,
         max_size=builder.DEFAULT_MAX_SIZE if args.max_size is None else args.max_size,
-        labels=labels, previous=previous)
+        labels=labels, previous=previous, keep_clusters=args.keep_clusters)
     index = result.index
     md_text = render_markdown(index).encode("utf-8")
     tsv_text = render_tsv(index).encode("utf-8")
     changes = builder.compare_builds(previous, index)
     check = builder.self_routing(index, settings)
     warnings = list(warnings) + list(result.warnings)
+    if args.keep_clusters and previous is None:
+        warnings.append("--keep-clusters has no previous cluster file to keep; clustered from scratch")
 
     unchanged = md_snapshot.data == md_text and tsv_snapshot.data == tsv_text and md_snapshot.exists \
         and tsv_snapshot.exists
@@ -177,6 +182,7 @@ def cmd_clusters_build(args):
         "memories": len(index.members),
         "target_clusters": result.target,
         "max_size": result.max_size,
+        "keep_clusters": bool(args.keep_clusters),
         "clusters": [
             {"cluster_id": c.cluster_id, "size": c.size, "retier": c.retier, "tags": list(c.tags),
              "label": c.label, "carried_over": result.carried.get(c.cluster_id),

@@ -166,7 +166,8 @@ def check_no_repo_leak(slug, hits, scanned, capped, root):
         return Check(NOT_MET, what, f"named in {shown}")
     if capped:
         return Check(UNKNOWN, what, f"stopped after {scanned} files under {root} without a hit")
-    return Check(MET, what, f"{scanned} files under {root} scanned (the cluster file and memory dir excepted)")
+    return Check(MET, what, f"{scanned} files under {root} scanned (memory-router's cluster file, config and "
+                            "state, and the memory dir, excepted)")
 
 
 def check_load_limit(memory_path, facts):
@@ -177,10 +178,6 @@ def check_load_limit(memory_path, facts):
     if within_load_limit(facts):
         return Check(MET, what, size)
     return Check(NOT_MET, what, f"{memory_path}: {size}; what lies past the limit is never loaded")
-
-
-def contains_slug(text, slug):
-    return slug.lower() in text.lower()
 
 
 # --------------------------------------------------------------------------- rendering

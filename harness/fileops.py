@@ -68,8 +68,10 @@ def atomic_write(path, data, mode=None):
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is None and os.path.exists(path):
-            mode = os.stat(path).st_mode & 0o7777
+        if mode is None:
+            # Keep an existing file's mode; a new file gets what open() would give it, not
+            # mkstemp's private 0600.
+            mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~_current_umask()
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -80,6 +82,12 @@ def atomic_write(path, data, mode=None):
             pass
         raise
     _fsync_dir(directory)
+
+
+def _current_umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(directory):

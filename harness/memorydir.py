@@ -22,6 +22,7 @@ from router.errors import InputError
 _LINK_LINE_RE = re.compile(
     r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+)\)\s*(?:(?:[\u2014\u2013:]|\s-)\s*(?P<hook>.*))?$")
 _SLUG_LINE_RE = re.compile(r"^\s*[-*]\s+`?(?P<slug>[A-Za-z0-9_.-]+)`?\s+(?:[\u2014\u2013]|-)\s+(?P<hook>.+)$")
+_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 
 # Claude Code's four memory types (claude-code-formats.md §4.2) plus ``env``, which the spec's
@@ -188,6 +189,12 @@ def _words(slug):
     return slug.replace("_", " ")
 
 
+def _clean_type(value):
+    """A front-matter type as the cluster format allows it (one lowercase word), else ``""``."""
+    text = normalise_slug(str(value)) if value else ""
+    return text if _TYPE_RE.match(text) else ""
+
+
 def memory_from_text(path, text):
     meta, body = parse_front_matter(text)
     nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
@@ -198,7 +205,7 @@ def memory_from_text(path, text):
         slug=normalise_slug(stem),
         name=name,
         description=" ".join(str(meta.get("description") or "").split()),
-        type=normalise_slug(str(mtype)) if mtype else "",
+        type=_clean_type(mtype),
         hot=_truthy(meta.get("hot")) or _truthy(nested.get("hot")),
         path=path,
         body=body,

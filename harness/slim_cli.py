@@ -19,7 +19,8 @@ MEMORY_FILENAME = "MEMORY.md"
 def _resolve_memory_dir(args, config):
     directory = args.memory_dir or (config or {}).get("memory_dir")
     if not directory:
-        raise InputError("no memory directory given", fix="pass --memory-dir DIR or set memory_dir in memory-router.toml")
+        raise InputError("no memory directory given",
+                         fix="pass --memory-dir DIR or set memory_dir in memory-router.toml")
     directory = os.path.abspath(os.path.expanduser(directory))
     if not os.path.isdir(directory):
         raise InputError("memory directory does not exist", path=directory,
@@ -63,6 +64,12 @@ def _decode(data, path):
         raise InputError("MEMORY.md is not valid UTF-8", path=path, line=line, fix="save it as UTF-8") from None
 
 
+def live_memory_path(memory_dir):
+    """<DIR>/MEMORY.md, through a symlink if it is one: the atomic rename must replace the file the
+    link points at, not the link (which would leave the real file stale and the link gone)."""
+    return os.path.realpath(os.path.join(memory_dir, MEMORY_FILENAME))
+
+
 def _warn(message):
     print(f"memory-router: warning: {message}", file=sys.stderr)
 
@@ -85,7 +92,7 @@ def plan_render(args):
         raise InputError("no cluster file found", fix="pass --clusters FILE or set clusters in memory-router.toml")
     index = load_cluster_file(cluster_path)
 
-    live_path = os.path.join(memory_dir, MEMORY_FILENAME)
+    live_path = live_memory_path(memory_dir)
     snapshot = Snapshot(live_path)
     if not snapshot.exists:
         raise InputError("no MEMORY.md to slim", path=live_path, fix="pass the memory directory that holds MEMORY.md")
@@ -244,7 +251,7 @@ def cmd_slim_rollback(args):
 
     config = load_cli_config(args.config) if args.config or not args.memory_dir else None
     memory_dir = _resolve_memory_dir(args, config)
-    live_path = os.path.join(memory_dir, MEMORY_FILENAME)
+    live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)
     try:
         with open(archive_path, "rb") as handle:
@@ -341,7 +348,8 @@ def register(subparsers):
                     "byte for byte. Refuses (exit 1) if MEMORY.md changed while it ran or no archive exists.")
     rollback.add_argument("--memory-dir", metavar="DIR", help="the memory directory holding MEMORY.md "
                           "(default: memory_dir from the config file)")
-    rollback.add_argument("--archive", metavar="FILE", help="the archive to restore (default: the newest render archive)")
+    rollback.add_argument("--archive", metavar="FILE",
+                          help="the archive to restore (default: the newest render archive)")
     rollback.add_argument("--config", metavar="FILE", help="config file, for memory_dir")
     rollback.add_argument("--dry-run", action="store_true", help="print the unified diff only; write nothing")
     rollback.add_argument("--json", action="store_true", help="machine-readable output")

@@ -55,23 +55,37 @@ def estimate_counter():
     return TokenCounter("estimate", ESTIMATE_RULE, estimate_tokens)
 
 
-def ctok_counter(ctok, version=None):
+CTOK_PAD = "\u27e8pad\u27e9"
+
+
+def ctok_counter(ctok, version=None, package_version=None):
     """An ``offline`` counter over the ``ctok`` module (passed in, so tests can fake it).
 
-    ``ctok.token_count(text[, version])`` counts one user message *including* its frame (a fixed
-    number of pad tokens per family); the frame is measured once on the empty string and taken
-    off, so figures are the text's own tokens.
+    ``ctok.token_count(text[, version])`` counts one user message *including* its frame of
+    ``⟨pad⟩`` tokens. The text's own tokens are the ``ctok.tokenize`` pieces that are not
+    ``⟨pad⟩`` (ctok's README); a ctok without ``tokenize`` gets the frame measured once on the
+    empty string and subtracted instead.
     """
-    def raw(text):
-        return ctok.token_count(text) if version is None else ctok.token_count(text, version)
+    args = () if version is None else (version,)
+    tokenize = getattr(ctok, "tokenize", None)
+    if callable(tokenize):
+        def count(text):
+            return sum(1 for piece in tokenize(text, *args) if piece != CTOK_PAD) if text else 0
+        how = "\u27e8pad\u27e9 frame tokens excluded"
+    else:
+        try:
+            frame = int(ctok.token_count("", *args))
+        except Exception:  # an implementation that rejects empty text: counts keep their frame
+            frame = 0
 
-    try:
-        frame = int(raw(""))
-    except Exception:  # an implementation that rejects empty text: report counts with their frame
-        frame = 0
-    family = version or "default family"
-    detail = f"ctok {getattr(ctok, '__version__', '?')} ({family}), message frame of {frame} token(s) removed"
-    return TokenCounter("offline", detail, lambda text: max(0, raw(text) - frame) if text else 0)
+        def count(text):
+            return max(0, ctok.token_count(text, *args) - frame) if text else 0
+        how = f"message frame of {frame} token(s) removed"
+    family = version or "its default family"
+    package_version = package_version or getattr(ctok, "__version__", None)
+    name = f"ctok {package_version}" if package_version else "ctok"
+    detail = f"{name} ({family}), {how}"
+    return TokenCounter("offline", detail, count)
 
 
 def api_counter(count_message, model):
@@ -204,6 +218,19 @@ def cycle(values, n):
     return [values[i % len(values)] for i in range(n)]
 
 
+def spread_order(n):
+    """A fixed permutation of ``range(n)`` that visits the suite evenly: index ``i*s mod n``, with
+    ``s`` the integer nearest ``n/φ`` that is coprime with ``n``. Suites group similar cases
+    (all the silent ones first, say), so a short session cycled in file order would sample one
+    group only; any prefix of this order samples the whole suite."""
+    if n <= 0:
+        return []
+    step = max(1, round(n / ((1 + 5 ** 0.5) / 2)))
+    while math.gcd(step, n) != 1:
+        step += 1
+    return [(i * step) % n for i in range(n)]
+
+
 def session_totals(flat_tokens, slim_tokens, injections, calls_per_prompt=1):
     """Input tokens of a session of ``len(injections)`` prompts, each making ``calls_per_prompt``
     API calls.
@@ -288,7 +315,7 @@ def heavier_call_constant(flat_tokens, slim_tokens, injection):
 def session_scenarios(flat_tokens, slim_tokens, injection_tokens, turns, calls_per_prompt=1):
     """The modelled session three ways over ``turns`` prompts.
 
-    - ``suite_cycled``: the suite's per-prompt injections, cycled in suite order;
+    - ``suite_cycled``: the suite's per-prompt injections in ``spread_order``, cycled;
     - ``typical``: every prompt injects the suite's mean;
     - ``worst``: every prompt injects the suite's largest injection.
     Break-even and the first heavier call are exact for the constant scenarios (closed form, any
@@ -298,16 +325,17 @@ def session_scenarios(flat_tokens, slim_tokens, injection_tokens, turns, calls_p
     mean = Fraction(sum(injection_tokens), len(injection_tokens)) if injection_tokens else Fraction(0)
     worst = max(injection_tokens) if injection_tokens else 0
     horizon = max(turns, 10 * len(injection_tokens))
-    cycled_long = cycle(injection_tokens, horizon)
+    spread = [injection_tokens[i] for i in spread_order(len(injection_tokens))]
+    cycled_long = cycle(spread, horizon)
     scenarios = {}
     for name, per_prompt, sequence in (
-        ("suite_cycled", None, cycle(injection_tokens, turns)),
+        ("suite_cycled", None, cycle(spread, turns)),
         ("typical", mean, [mean] * turns),
         ("worst", worst, [worst] * turns),
     ):
         totals = session_totals(flat_tokens, slim_tokens, sequence, calls_per_prompt)
         if per_prompt is None:
-            totals["injection_tokens_per_prompt"] = "suite order, cycled"
+            totals["injection_tokens_per_prompt"] = "suite, spread order, cycled"
             totals["break_even_prompts"] = break_even_prompts(flat_tokens, slim_tokens, cycled_long)
             totals["break_even_horizon"] = horizon
             totals["first_heavier_call_prompt"] = first_heavier_call(flat_tokens, slim_tokens, cycled_long)

@@ -29,6 +29,15 @@ def import_ctok():
         return None
 
 
+def _distribution_version(name):
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def api_count_message(model, api_key, timeout=30.0):
     """``count(text) -> input_tokens`` of one user message, via Anthropic's count_tokens endpoint."""
     import urllib.error
@@ -69,7 +78,7 @@ def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=Non
     if choice in ("offline", "auto"):
         ctok = import_ctok()
         if ctok is not None:
-            return tk.ctok_counter(ctok, ctok_version)
+            return tk.ctok_counter(ctok, ctok_version, _distribution_version("ctok"))
         if choice == "offline":
             raise InputError("--tokenizer offline needs the ctok package, which is not installed",
                              fix="pip install ctok (on Python 3.11 add --ignore-requires-python), "
@@ -85,7 +94,8 @@ def _read_text(path, what):
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as err:
-        raise InputError(f"cannot read {what}: {err.strerror or err}", path=path, fix=f"pass an existing {what}") from None
+        raise InputError(f"cannot read {what}: {err.strerror or err}", path=path,
+                         fix=f"pass an existing {what}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -219,27 +229,29 @@ def print_report(report):
         rows = [(label, _fmt(chars[key]), _fmt(toks[key]))
                 for label, key in (("mean", "mean"), ("p50", "p50"), ("p95", "p95"), ("max", "max"),
                                    ("mean when injecting", "mean_when_injecting"))]
-        out.print(table(f"(b) per-prompt injection over {injections['prompts']} suite prompts "
-                        f"({injections['injecting']} inject, share {injections['share_injecting']:.1%}; "
-                        f"tokens: {toks['method']})", ["", "chars", "tokens"], rows))
+        out.print(table(f"(b) injection per prompt (tokens: {toks['method']})", ["", "chars", "tokens"], rows))
+        out.print(f"{injections['prompts']} suite prompts, {injections['injecting']} inject "
+                  f"({injections['share_injecting']:.1%}); silent prompts count as 0; tokens include the "
+                  "system-reminder wrapper Claude Code adds")
     session = report["session"]
     if session:
         rows = []
         short = {"suite_cycled": "cycled", "typical": "typical", "worst": "worst"}
         for name, sc in session["scenarios"].items():
             per_prompt = sc["injection_tokens_per_prompt"]
-            rows.append((short.get(name, name), "suite" if isinstance(per_prompt, str) else (per_prompt), _fmt(sc["flat_total"]),
-                         _fmt(sc["slim_total"]), _fmt(sc["net_saving"]),
+            rows.append((short.get(name, name), "suite" if isinstance(per_prompt, str) else _fmt(per_prompt),
+                         _fmt(sc["flat_total"]), _fmt(sc["slim_total"]), _fmt(sc["net_saving"]),
                          "-" if sc["saving_percent"] is None else f"{sc['saving_percent']}%",
                          _fmt(sc["break_even_prompts"]) if sc["break_even_prompts"] else "never",
                          _fmt(sc["first_heavier_call_prompt"]) if sc["first_heavier_call_prompt"] else "never"))
         out.print(table(f"(c) modelled session: {session['turns']} prompts x {session['calls_per_prompt']} API "
                         f"call(s) each (tokens: {session['tokens_method']})",
                         ["", "inj/prompt", "flat", "slim", "net", "saving", "break-even", "heavier call"], rows))
-        out.print("cycled: the suite's injections in order; typical: the mean on every prompt; worst: the "
-                  "largest on every prompt. Slim pays each injection again on every later call (it stays in "
-                  "the history). break-even: the session length (prompts) from which slim's total exceeds "
-                  "flat's; heavier call: the first prompt whose calls carry more under slim than under flat.")
+        out.print("cycled: the suite's injections in a fixed spread order (see docs); typical: the mean on "
+                  "every prompt; worst: the largest on every prompt. Slim pays each injection again on every "
+                  "later call (it stays in the history). break-even: the session length (prompts) from which "
+                  "slim's total exceeds flat's; heavier call: the first prompt whose calls carry more under "
+                  "slim than under flat.")
     transcripts = report["transcripts"]
     if transcripts:
         rows = []
@@ -290,7 +302,8 @@ def register(subparsers):
                     "router: mean, p50, p95, max and the share that inject; (c) with --suite, a session of --turns "
                     "prompts of --calls-per-prompt API calls each: flat = the flat index on every call, slim = the "
                     "slim index on every call plus each injection on every call from its prompt on, for the "
-                    "suite's injections cycled, the mean on every prompt, and the largest on every prompt, with "
+                    "suite's injections cycled (in a fixed order that spreads the suite), the mean on every "
+                    "prompt, and the largest on every prompt, with "
                     "the break-even session length; (d) with --before/--after, the first API call's input + "
                     "cache creation + cache read tokens from real transcripts (streamed rows deduplicated by "
                     "message.id, last row wins). Token figures are labelled measured, api, offline or estimate.")

@@ -410,11 +410,12 @@ class _StreamAuditor:
         prompts = tuple(p.freeze() for p in self.prompts)
         count = sum(len(p.injections) for p in prompts) + len(self.unanchored)
         recorded = capability == RECORDED
+        note = "this transcript cannot show injections"
         checks = [
-            self._check_a(count, recorded, capability_note),
-            self._check_b(count, recorded, capability_note),
-            self._check_c(recorded, capability_note),
-            self._check_d(count, recorded, capability_note),
+            self._check_a(count, recorded, note),
+            self._check_b(count, recorded, note),
+            self._check_c(recorded, note),
+            self._check_d(count, recorded, note),
             self._check_e(others),
         ]
         return StreamAudit(self.name, self.is_sidechain, self.agent_id, self.session_id, self.first_line,
@@ -426,7 +427,8 @@ class _StreamAuditor:
         if self.hook_progress:
             lines = ", ".join(str(e.line) for e in self.hook_progress[:10])
             progress = f"; a UserPromptSubmit hook ran (progress lines {lines}) but its output is not recorded"
-        return Check(check_id, CHECK_NAMES[check_id], UNKNOWN, note + progress, tuple(self.hook_progress[:10]))
+        return Check(check_id, CHECK_NAMES[check_id], UNKNOWN, "unknown: " + note + progress,
+                     tuple(self.hook_progress[:10]))
 
     def _check_a(self, count, recorded, note):
         if not recorded:
@@ -472,9 +474,11 @@ class _StreamAuditor:
         if anchored or self.is_sidechain:
             return Check("c", CHECK_NAMES["c"], PASS, f"the sentinel appears once, at line {line} ({evidence[0].note})",
                          evidence)
+        where = ("an injection attached to no prompt" if kind == INJECTION
+                 else f"a line of kind {kind.replace('_', ' ')}")
         return Check("c", CHECK_NAMES["c"], FAIL,
-                     f"the sentinel appears once, at line {line}, but in a {kind.replace('_', ' ')} line, "
-                     "not an injection at a prompt", evidence)
+                     f"the sentinel appears once, at line {line}, but in {where}, not an injection at a prompt",
+                     evidence)
 
     def _check_d(self, count, recorded, note):
         if not recorded:
@@ -691,3 +695,65 @@ def first_turn(entries):
         return next(turns, None)
     finally:
         turns.close()
+
+
+def sentinel_check(entries, sentinel, stream="main"):
+    """Check (c) alone: the ``Check`` for ``sentinel`` in one stream of a transcript.
+
+    ``entries`` is a path or an iterable of reader Entries. Returns None when the stream is absent."""
+    if isinstance(entries, (str, bytes)) or hasattr(entries, "__fspath__"):
+        result = audit_path(entries, sentinel)
+    else:
+        result = audit_session(entries, sentinel)
+    return result.check("c", stream)
+
+
+def _injection_dict(injection):
+    return {
+        "line": injection.line, "uuid": injection.uuid, "parent_uuid": injection.parent_uuid,
+        "prompt_line": injection.prompt_line, "anchor": injection.anchor, "anchor_note": injection.anchor_note,
+        "attachment_type": injection.attachment_type, "hook_event": injection.hook_event,
+        "hook_name": injection.hook_name, "command": injection.command,
+        "router": injection.cluster_ids is not None,
+        "cluster_ids": list(injection.cluster_ids) if injection.cluster_ids is not None else None,
+        "lines": injection.lines, "member_lines": injection.member_lines, "chars": injection.chars,
+        "persisted_preview": injection.persisted_preview, "sha256": injection.sha256, "preview": injection.preview,
+    }
+
+
+def _check_dict(check):
+    return {"id": check.id, "name": check.name, "status": check.status, "message": check.message,
+            "evidence": [{"line": e.line, "note": e.note} for e in check.evidence]}
+
+
+def result_to_dict(result):
+    """The ``transcript audit --json`` shape of one file (documented in docs/transcripts.md)."""
+    return {
+        "path": result.path,
+        "role": result.role,
+        "status": result.status,
+        "versions": list(result.versions),
+        "capability": result.capability,
+        "can_show_injections": result.can_show_injections,
+        "capability_note": result.capability_note,
+        "read": result.read,
+        "warnings": [{"line": d.line, "kind": d.kind, "message": d.message} for d in result.warnings],
+        "subagent_files": list(result.subagent_files),
+        "streams": [
+            {
+                "stream": s.stream, "sidechain": s.is_sidechain, "agent_id": s.agent_id,
+                "session_id": s.session_id, "first_line": s.first_line, "entries": s.entries,
+                "status": s.status,
+                "prompts": [
+                    {"line": p.line, "uuid": p.uuid, "source": p.source, "form": p.form, "chars": p.chars,
+                     "preview": p.preview, "injections": [_injection_dict(i) for i in p.injections]}
+                    for p in s.prompts
+                ],
+                "unanchored_injections": [_injection_dict(i) for i in s.unanchored],
+                "hook_progress": [{"line": e.line, "hook": e.note} for e in s.hook_progress],
+                "notes": list(s.notes),
+                "checks": [_check_dict(c) for c in s.checks],
+            }
+            for s in result.streams
+        ],
+    }

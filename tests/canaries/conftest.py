@@ -1,6 +1,7 @@
 """A small cluster store and a suite writer for the canary tests (files only in tmp dirs)."""
 
 import textwrap
+import types
 
 import pytest
 
@@ -35,6 +36,14 @@ NEUTRAL_PROMPT = "refactor this loop"
 
 
 @pytest.fixture
+def prompts():
+    """Prompts with a known route on STORE: setx -> layer1_project_memory_router (score 7, 3 lines),
+    ledger -> layer1_04 (score 9), neutral -> nothing, haiku -> layer1_db at exactly the floor (3)."""
+    return types.SimpleNamespace(setx=SETX_PROMPT, ledger=LEDGER_PROMPT, neutral=NEUTRAL_PROMPT,
+                                 haiku="write a haiku about databases")
+
+
+@pytest.fixture
 def store(tmp_path):
     path = tmp_path / "clusters.md"
     path.write_text(STORE, encoding="utf-8")
@@ -43,12 +52,13 @@ def store(tmp_path):
 
 @pytest.fixture
 def write_suite(tmp_path, store):
-    """Write a suite (dedented YAML) next to the store; a 'clusters:' line is added unless present."""
+    """Write a suite (dedented YAML) next to the store. A top-level 'clusters:' line naming the store
+    is appended (at the end, so the body's line numbers stay as written) unless ``clusters=False``."""
 
     def write(body, name="canary_suite.yaml", clusters=True):
         text = textwrap.dedent(body).lstrip("\n")
-        if clusters and not text.startswith("clusters:"):
-            text = f"clusters: {store.name}\n" + text
+        if clusters:
+            text = text.rstrip("\n") + f"\nclusters: {store.name}\n"
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
         return path

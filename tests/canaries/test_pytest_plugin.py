@@ -1,0 +1,132 @@
+"""The pytest plugin (entry point ``memory_router_canaries``): same verdicts as ``canary run``."""
+
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def project(pytester, store, prompts):
+    """A pytester dir holding the test store; ``write(name, body)`` writes a suite next to it."""
+    (pytester.path / "clusters.md").write_text(store.read_text())
+
+    def write(name, body):
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rel = "../" * (len(path.relative_to(pytester.path).parts) - 1) + "clusters.md"
+        path.write_text(f"clusters: {rel}\n" + textwrap.dedent(body).lstrip("\n"))
+        return path
+
+    write.prompts = prompts
+    return write
+
+
+def four_verdicts(p):
+    return f"""
+        cases:
+          - id: passing
+            prompt: "{p.setx}"
+            routes_to: layer1_project_memory_router
+            tags: [spec]
+          - id: deliberately-failing
+            prompt: "{p.setx}"
+            routes_to: layer1_04
+            injects: feedback_never_read_decisions_raw
+          - id: residual-still-failing
+            prompt: "{p.haiku}"
+            silent: true
+            xfail: one tag hit at the floor
+          - id: residual-gone
+            prompt: "{p.neutral}"
+            silent: true
+            xfail: this one no longer fails
+        """
+
+
+def test_one_item_per_case_with_the_same_verdicts(pytester, project):
+    project("canary_routing.yaml", four_verdicts(project.prompts))
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=1, failed=2, xfailed=1)
+    text = result.stdout.str()
+    assert "canary deliberately-failing failed" in text
+    assert "routes_to: expected layer1_04 got layer1_project_memory_router" in text
+    assert "injects: missing feedback_never_read_decisions_raw" in text
+    assert "XPASS(strict)" in text and "this one no longer fails" in text
+    assert "canary_routing.yaml::residual-still-failing" in text
+
+
+def test_k_selects_by_tag(pytester, project):
+    project("canary_routing.yaml", four_verdicts(project.prompts))
+    result = pytester.runpytest("-k", "spec")
+    result.assert_outcomes(passed=1, deselected=3)
+
+
+def test_malformed_suite_is_a_collection_error_naming_file_and_line(pytester, project):
+    path = project("canary_bad.yaml", """
+        cases:
+          - id: a
+            prompt: hi
+            routes_to: layer1_nowhere
+        """)
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    assert f"{path}:5: unknown cluster id 'layer1_nowhere'" in result.stdout.str()
+
+
+def test_only_canary_suites_are_collected(pytester, project):
+    # A workflow (no top-level cases), a config, and a YAML with 'cases' outside canaries/ that
+    # is not named canary*: none of them is a canary suite.
+    (pytester.path / ".github" / "workflows").mkdir(parents=True)
+    (pytester.path / ".github" / "workflows" / "ci.yaml").write_text("on: push\njobs:\n  cases:\n    runs-on: x\n")
+    (pytester.path / "config.yaml").write_text("cases:\n  - not: ours\n")
+    (pytester.path / "canaries").mkdir()
+    (pytester.path / "canaries" / "notes.yaml").write_text("title: no cases here\n")
+    result = pytester.runpytest(".github", "config.yaml", "canaries")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_suites_in_a_canaries_directory_are_collected(pytester, project):
+    project("canaries/spec.yaml", f"""
+        cases:
+          - id: neutral
+            prompt: "{project.prompts.neutral}"
+            silent: true
+        """)
+    result = pytester.runpytest("canaries")
+    result.assert_outcomes(passed=1)
+
+
+def test_canary_clusters_option_overrides_the_suite(pytester, project, tmp_path):
+    path = project("canary_routing.yaml", """
+        cases:
+          - id: db
+            prompt: postgres vacuum
+            routes_to: layer1_db
+        """)
+    path.write_text(path.read_text().replace("clusters: clusters.md\n", "clusters: missing.md\n"))
+    assert pytester.runpytest().ret != 0
+    result = pytester.runpytest("--canary-clusters", str(pytester.path / "clusters.md"))
+    result.assert_outcomes(passed=1)
+
+
+def test_canary_config_option_sets_the_routing_settings(pytester, project):
+    project("canary_routing.yaml", f"""
+        cases:
+          - id: setx
+            prompt: "{project.prompts.setx}"
+            routes_to: layer1_project_memory_router
+        """)
+    (pytester.path / "strict.toml").write_text("score_floor = 50\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest("--canary-config", "strict.toml").assert_outcomes(failed=1)
+
+
+def test_pytest_collects_every_bundled_case(pytester):
+    from canaries.suite import bundled_suite_dir, bundled_suites, load_suite
+
+    expected = sum(len(load_suite(path).cases) for path in bundled_suites())
+    result = pytester.runpytest("--collect-only", "-q", bundled_suite_dir())
+    assert result.ret == 0
+    assert f"{expected} tests collected" in result.stdout.str()

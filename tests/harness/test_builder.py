@@ -1,0 +1,440 @@
+"""The pure cluster builder: clustering, tags, ids carried over, labels, reports."""
+
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from harness import builder
+from harness.memorydir import Memory, read_flat_index, read_memory_dir
+from router.clusterfile import Cluster, ClusterIndex, Member, load_cluster_file, parse_cluster_text, render_markdown
+from router.config import default_settings
+from router.errors import InputError
+from router.tokens import tokenize
+
+# Four topics with overlapping but distinct vocabularies, plus one loner that shares no word.
+SMALL_STORE = [
+    ("env_docker_desktop_memory", "Docker Desktop WSL2 VM ate 12 GB of memory; set .wslconfig memory limit"),
+    ("feedback_compose_profiles", "use docker compose profiles, not override files"),
+    ("env_compose_healthcheck", "docker compose depends_on needs a healthcheck on the postgres service"),
+    ("env_docker_build_cache", "docker build cache busts when COPY comes before the lockfile"),
+    ("reference_docker_registry", "private docker registry lives at registry.lab with compose files"),
+    ("env_postgres_hba", "postgres pg_hba allows the tailnet only; scram-sha-256 auth"),
+    ("feedback_psql_begin", "start every manual psql session on postgres with BEGIN"),
+    ("env_pg_dump_format", "pg_dump custom format for postgres backups; restore with pg_restore"),
+    ("env_autovacuum_table", "postgres autovacuum scale factor lowered on the loads table"),
+    ("project_postgres_restore_drill", "monthly postgres restore drill from pg_dump backups"),
+    ("env_pnpm_store_drive", "pnpm store must sit on the same drive so pnpm hardlinks work"),
+    ("feedback_no_npm", "never run npm install in tidepool; pnpm lockfile only"),
+    ("env_corepack_pnpm", "corepack pins the pnpm version from packageManager"),
+    ("env_pnpm_lockfile_v6", "a global pnpm rewrote the lockfile to v6"),
+    ("user_timezone", "lives in Gdansk; deep work mornings; weekend messages wait for Monday"),
+    ("user_terse_answers", "wants terse answers first, reasoning after; weekend calls never"),
+    ("user_hardware", "desktop KESTREL with Windows; ThinkPad for travel; mornings at the desk"),
+    ("reference_zebra_lore", "zebras quagga okapi"),
+]
+
+
+def small_memories():
+    return [Memory(slug, slug.split("_")[0], hook) for slug, hook in SMALL_STORE]
+
+
+def partition(index):
+    return sorted(tuple(sorted(m.slug for m in c.members)) for c in index.clusters)
+
+
+def example_memories(example_cluster_file):
+    index = load_cluster_file(example_cluster_file)
+    return [Memory(m.slug, m.type, m.hook) for m in index.members]
+
+
+# --------------------------------------------------------------------------- clustering
+
+
+def test_small_store_groups_topics_and_leaves_the_loner_alone():
+    result = builder.build_clusters(small_memories(), target=4)
+    groups = partition(result.index)
+    owner = {slug: i for i, group in enumerate(groups) for slug in group}
+    assert owner["env_postgres_hba"] == owner["env_pg_dump_format"] == owner["feedback_psql_begin"]
+    assert owner["env_pnpm_store_drive"] == owner["env_corepack_pnpm"] == owner["feedback_no_npm"]
+    assert owner["feedback_compose_profiles"] == owner["env_compose_healthcheck"]
+    # It shares no term with anything, so it is never merged, even though that overshoots the target.
+    assert ("reference_zebra_lore",) in groups
+    assert len(groups) >= 4
+
+
+def test_default_target_is_about_one_cluster_per_five_members():
+    assert [builder.default_target(n) for n in (1, 2, 3, 10, 126, 1000)] == [1, 1, 1, 2, 25, 200]
+
+
+def test_target_count_is_reached_when_members_share_words(example_cluster_file):
+    memories = example_memories(example_cluster_file)
+    for target in (20, 25, 40):
+        assert len(builder.build_clusters(memories, target=target).index) == target
+
+
+@pytest.mark.parametrize("max_size", [3, 5, 8])
+def test_size_ceiling_splits_and_flags_retier(example_cluster_file, max_size):
+    memories = example_memories(example_cluster_file)
+    index = builder.build_clusters(memories, target=1, max_size=max_size).index
+    sizes = [c.size for c in index.clusters]
+    assert max(sizes) == max_size
+    assert len(index) >= -(-len(memories) // max_size)
+    assert all(c.retier == (c.size >= max_size) for c in index.clusters)
+
+
+def test_same_output_under_input_shuffling(example_cluster_file):
+    memories = example_memories(example_cluster_file)
+    expected = render_markdown(builder.build_clusters(memories).index)
+    for seed in range(3):
+        shuffled = list(memories)
+        random.Random(seed).shuffle(shuffled)
+        assert render_markdown(builder.build_clusters(shuffled).index) == expected
+
+
+def test_duplicate_slugs_keep_the_first_memory():
+    memories = small_memories() + [Memory("user_timezone", "user", "a second line for the same slug")]
+    index = builder.build_clusters(memories).index
+    assert index.find_member("user_timezone")[1].hook.startswith("lives in Gdansk")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"target": 0}, "at least 1"),
+    ({"max_size": 0}, "size ceiling"),
+])
+def test_bad_options_are_input_errors(kwargs, message):
+    with pytest.raises(InputError) as err:
+        builder.build_clusters(small_memories(), **kwargs)
+    assert message in str(err.value) and err.value.exit_code == 2
+
+
+def test_no_memories_is_an_input_error():
+    with pytest.raises(InputError):
+        builder.build_clusters([])
+
+
+def test_agglomerate_respects_seeds_and_ceiling():
+    vectors = [(("a", 1.0),), (("a", 1.0),), (("a", 1.0),), (("b", 1.0),), (("a", 1.0),)]
+    # Members 0 and 1 are seeded apart, so identical vectors still end in different clusters.
+    groups = builder.agglomerate(vectors, target=1, max_size=3, groups=[("x", [0]), ("y", [1])])
+    assert all(len(g) <= 3 for g in groups)
+    assert not any(0 in g and 1 in g for g in groups)
+    assert [3] in groups  # shares no term with anyone
+
+
+def test_place_new_members_joins_the_most_similar_group_with_room():
+    vectors = [(("a", 1.0),), (("b", 1.0),), (("a", 1.0),), (("c", 1.0),), (("a", 1.0),)]
+    placed = builder.place_new_members(vectors, {"ga": [0], "gb": [1]}, [2, 3, 4], max_size=2)
+    assert placed == {2: "ga"}  # 3 resembles nothing; 4 finds ga full
+
+
+# --------------------------------------------------------------------------- tags
+
+
+def test_tags_are_distinct_specific_words_the_members_use(example_cluster_file):
+    index = builder.build_clusters(example_memories(example_cluster_file)).index
+    seen = {}
+    for cluster in index.clusters:
+        words = set()
+        for member in cluster.members:
+            words |= tokenize(builder.slug_topic_words(member.slug)) | tokenize(member.hook)
+        assert 1 <= len(cluster.tags) <= builder.MAX_TAGS
+        for tag in cluster.tags:
+            (token,) = tokenize(tag)
+            assert token in words, (cluster.cluster_id, tag)
+            assert token not in builder.GENERIC_WORDS and "_" not in token
+            assert token not in seen, f"{tag} tags both {seen.get(token)} and {cluster.cluster_id}"
+            seen[token] = cluster.cluster_id
+    assert sum(len(c.tags) >= builder.MIN_TAGS for c in index.clusters) >= len(index) - 2
+
+
+def test_tags_prefer_words_several_members_share():
+    groups = [[0, 1, 2], [3]]
+    term_sets = [frozenset({"pnpm", "lockfile", "alpha"}), frozenset({"pnpm", "lockfile", "beta"}),
+                 frozenset({"pnpm", "gamma"}), frozenset({"zebra", "okapi", "quagga", "lion"})]
+    df = builder.document_frequencies(term_sets)
+    tags = builder.choose_tags(groups, term_sets, df, len(term_sets))
+    assert tags[0][:2] == ("pnpm", "lockfile")
+    assert len(tags[1]) == builder.MIN_TAGS  # a loner fills up with its own words
+
+
+def test_tags_are_spelled_as_members_write_them():
+    memories = [Memory("env_postgres_a", "env", "postgres listens on the tailnet"),
+                Memory("env_postgres_b", "env", "postgres backups run nightly")]
+    (cluster,) = builder.build_clusters(memories, target=1).index.clusters
+    assert "postgres" in cluster.tags and "postgre" not in cluster.tags
+
+
+# --------------------------------------------------------------------------- ids
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ({"x": {"a", "b", "c"}}, [{"a", "b", "c", "d"}], {0: "x"}),
+    ({"x": {"a", "b", "c", "d"}}, [{"a"}, {"b", "c", "d"}], {1: "x"}),
+    ({"x": {"a", "b"}}, [{"a"}, {"b"}], {0: "x"}),           # Jaccard 0.5 each: the first position wins
+    ({"x": {"a", "b", "c"}}, [{"a", "d", "e"}], {}),         # below 0.5: a new id
+    ({"x": {"a", "b"}, "y": {"a", "b", "c"}}, [{"a", "b"}], {0: "x"}),  # best overlap wins
+])
+def test_match_ids(old, new, expected):
+    assert builder.match_ids(old, new) == expected
+
+
+def test_match_ids_skips_reserved_ids():
+    assert builder.match_ids({"x": {"a"}}, [{"a"}], reserved={"x"}) == {}
+
+
+def test_fresh_id_never_collides():
+    taken = {"layer1_pnpm_lockfile", "layer1_pnpm_lockfile_2"}
+    assert builder.fresh_id(("pnpm", "lockfile", "store"), taken) == "layer1_pnpm_lockfile_3"
+    assert builder.fresh_id((), set(), fallback="env_x") == "layer1_env_x"
+    assert builder.fresh_id(("github actions", "ci"), set()) == "layer1_github_actions_ci"
+
+
+def test_rebuild_after_adding_three_memories_keeps_every_carried_id(example_cluster_file):
+    memories = sorted(example_memories(example_cluster_file), key=lambda m: m.slug)
+    added = [memories[5], memories[60], memories[100]]
+    first = builder.build_clusters([m for m in memories if m not in added]).index
+    second = builder.build_clusters(memories, previous=first)
+    new_sets = {c.cluster_id: {m.slug for m in c.members} for c in second.index.clusters}
+    for old in first.clusters:
+        old_set = {m.slug for m in old.members}
+        if any(builder.jaccard(old_set, s) >= builder.MATCH_JACCARD for s in new_sets.values()):
+            assert old.cluster_id in new_sets, f"{old.cluster_id} carried over but lost its id"
+            assert builder.jaccard(old_set, new_sets[old.cluster_id]) >= builder.MATCH_JACCARD
+    assert len(set(first.cluster_ids) & set(second.index.cluster_ids)) >= len(first) * 0.7
+    assert second.carried and all(v >= builder.MATCH_JACCARD for v in second.carried.values())
+
+
+def test_keep_clusters_only_places_new_memories(example_cluster_file):
+    memories = sorted(example_memories(example_cluster_file), key=lambda m: m.slug)
+    added = [memories[5], memories[60], memories[100]]
+    first = builder.build_clusters([m for m in memories if m not in added]).index
+    second = builder.build_clusters(memories, previous=first, keep_clusters=True).index
+    changes = builder.compare_builds(first, second)
+    assert changes["moved"] == [] and changes["removed"] == []
+    assert sorted(changes["added"]) == sorted(m.slug for m in added)
+    again = builder.build_clusters(memories, previous=second, keep_clusters=True).index
+    assert render_markdown(again) == render_markdown(second)
+
+
+def test_fresh_ids_avoid_old_ids_that_are_gone():
+    # The old file used the id a fresh cluster would get for a different set of members.
+    previous = parse_cluster_text(
+        "## Layer 0 - Cluster Router\n- layer1_pnpm_lockfile · 1 · tags: x\n"
+        "## Layer 1 - Member Lines\n### layer1_pnpm_lockfile\n- unrelated_slug - project; something\n")
+    index = builder.build_clusters(small_memories(), target=4, previous=previous).index
+    assert "layer1_pnpm_lockfile" not in index.cluster_ids
+    assert any(cid.startswith("layer1_pnpm") for cid in index.cluster_ids)
+
+
+def test_previous_labels_survive_for_carried_ids():
+    first = builder.build_clusters(small_memories(), target=4).index
+    cluster = first.find_member("env_pnpm_store_drive")[0]
+    relabelled = ClusterIndex([c._replace(label="Node tooling") if c is cluster else c for c in first.clusters])
+    second = builder.build_clusters(small_memories(), target=4, previous=relabelled).index
+    assert second.cluster(cluster.cluster_id).label == "Node tooling"
+
+
+# --------------------------------------------------------------------------- labels
+
+
+LABELS = """\
+clusters:
+  layer1_people:
+    label: who the user is
+    pin: [user_timezone, reference_zebra_lore]
+    aliases: [profile]
+  layer1_databases:
+    pin:
+      - env_postgres_hba
+    tags: [database, sql]
+"""
+
+
+def test_labels_pins_tags_aliases_and_label_hold():
+    labels = builder.parse_labels_text(LABELS, "labels.yaml")
+    result = builder.build_clusters(small_memories(), target=4, labels=labels)
+    index = result.index
+    people = index.cluster("layer1_people")
+    assert {"user_timezone", "reference_zebra_lore"} <= {m.slug for m in people.members}
+    assert people.label == "who the user is" and "profile" in people.tags
+    databases = index.cluster("layer1_databases")
+    assert "env_postgres_hba" in {m.slug for m in databases.members}
+    assert {"database", "sql"} <= set(databases.tags)
+    assert not result.warnings
+
+
+def test_pins_hold_against_a_previous_file_and_keep_clusters():
+    labels = builder.parse_labels_text("clusters:\n  layer1_mixed:\n    pin: [user_hardware, env_pnpm_store_drive]\n")
+    first = builder.build_clusters(small_memories(), target=4, labels=labels).index
+    for keep in (False, True):
+        second = builder.build_clusters(small_memories(), target=4, labels=labels, previous=first,
+                                        keep_clusters=keep).index
+        mixed = {m.slug for m in second.cluster("layer1_mixed").members}
+        assert {"user_hardware", "env_pnpm_store_drive"} <= mixed
+
+
+def test_labels_for_a_cluster_not_built_are_a_warning():
+    labels = builder.parse_labels_text("clusters:\n  layer1_gone:\n    label: old\n", "labels.yaml")
+    result = builder.build_clusters(small_memories(), labels=labels)
+    assert result.warnings == ("labels.yaml:2: cluster layer1_gone is not in this build; "
+                               "its label, tags and aliases were not used",)
+
+
+def test_oversized_pin_group_is_kept_whole_and_flagged():
+    slugs = [slug for slug, _hook in SMALL_STORE[:5]]
+    labels = builder.parse_labels_text("clusters:\n  layer1_big:\n    pin: [" + ", ".join(slugs) + "]\n")
+    result = builder.build_clusters(small_memories(), max_size=3, labels=labels)
+    big = result.index.cluster("layer1_big")
+    assert big.size == 5 and big.retier
+    assert "above the size ceiling" in result.warnings[0]
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("nonsense: 1\n", 1, "unknown key 'nonsense'"),
+    ("clusters:\n  layer1_a:\n    colour: red\n", 3, "unknown key 'colour' in cluster layer1_a"),
+    ("clusters:\n  bad id!:\n    label: x\n", 2, "invalid cluster id"),
+    ("clusters:\n  layer1_a:\n    label: x\n  layer1_a:\n    label: y\n", 4, "listed twice"),
+    ("clusters:\n  layer1_a: [x]\n", 2, "must map to label/tags/aliases/pin"),
+    ("clusters:\n  layer1_a:\n    label: [x]\n", 3, "must be text"),
+    ("clusters:\n  layer1_a:\n    tags: {a: b}\n", 3, "must be a list"),
+    ("clusters:\n  layer1_a:\n    tags: [the, 'a, b']\n", 3, "no routable word"),
+    ("clusters:\n  layer1_a:\n    pin:\n      - [nested]\n", 4, "plain word"),
+    ("clusters: [a, b]\n", 1, "must map cluster ids"),
+    ("- just a list\n", 1, "mapping with a 'clusters:' key"),
+    ("clusters:\n  layer1_a:\n    label: x\n   bad: indent\n", 4, "invalid YAML"),
+])
+def test_labels_schema_errors_name_the_line(text, line, message):
+    with pytest.raises(InputError) as err:
+        builder.parse_labels_text(text, "labels.yaml")
+    assert err.value.line == line, str(err.value)
+    assert message in str(err.value)
+    assert str(err.value).startswith(f"labels.yaml:{line}")
+    assert err.value.exit_code == 2
+
+
+def test_labels_errors_are_all_reported():
+    with pytest.raises(builder.LabelsError) as err:
+        builder.parse_labels_text("clusters:\n  layer1_a:\n    colour: red\n  layer1_b:\n    size: 3\n", "l.yaml")
+    assert [p[0] for p in err.value.problems] == [3, 5]
+    assert "and 1 more" in str(err.value)
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("clusters:\n  layer1_a:\n    pin: [no_such_memory]\n", 3, "'no_such_memory' of layer1_a is not a memory"),
+    ("clusters:\n  layer1_a:\n    pin: [user_timezone]\n  layer1_b:\n    pin:\n      - user_timezone\n", 6,
+     "pinned to layer1_a on line 3"),
+])
+def test_pins_are_checked_against_the_store(text, line, message):
+    labels = builder.parse_labels_text(text, "labels.yaml")
+    with pytest.raises(InputError) as err:
+        builder.build_clusters(small_memories(), labels=labels)
+    assert err.value.line == line and message in str(err.value)
+
+
+def test_empty_labels_file_is_no_labels():
+    assert builder.parse_labels_text("", "l.yaml").clusters == ()
+    assert builder.parse_labels_text("clusters:\n", "l.yaml").clusters == ()
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _index(spec):
+    return ClusterIndex([
+        Cluster(cid, len(slugs), False, tags, "", tuple(Member(s, "project", hook, 0) for s, hook in slugs), 0)
+        for cid, tags, slugs in spec
+    ])
+
+
+def test_compare_builds_reports_splits_merges_moves():
+    old = _index([
+        ("a", ("x",), [("m1", "h"), ("m2", "h"), ("m3", "h"), ("m4", "h")]),
+        ("b", ("x",), [("m5", "h"), ("m6", "h")]),
+        ("c", ("x",), [("m7", "h"), ("m8", "h")]),
+        ("d", ("x",), [("gone", "h")]),
+    ])
+    new = _index([
+        ("a", ("x",), [("m1", "h"), ("m2", "h")]),
+        ("e", ("x",), [("m3", "h"), ("m4", "h")]),
+        ("f", ("x",), [("m5", "h"), ("m6", "h"), ("m7", "h"), ("m8", "h"), ("fresh", "h")]),
+    ])
+    changes = builder.compare_builds(old, new)
+    assert changes["split"] == [{"cluster_id": "a", "into": ["a", "e"]}]
+    assert changes["merged"] == [{"cluster_id": "f", "from": ["b", "c"]}]
+    assert changes["new"] == ["e", "f"] and changes["removed"] == ["b", "c", "d"] and changes["kept"] == ["a"]
+    assert [m["slug"] for m in changes["moved"]] == ["m3", "m4", "m5", "m6", "m7", "m8"]
+    assert changes["added"] == ["fresh"] and changes["dropped"] == ["gone"]
+
+
+def test_compare_builds_without_previous_lists_everything_as_new():
+    new = _index([("a", ("x",), [("m1", "h")])])
+    changes = builder.compare_builds(None, new)
+    assert changes["previous"] is False and changes["new"] == ["a"] and changes["added"] == ["m1"]
+
+
+def test_self_routing_reports_members_that_land_elsewhere_or_nowhere():
+    index = _index([
+        ("home", ("pnpm",), [("pnpm_store", "pnpm store on the same drive"), ("lonely", "zebra"),
+                             ("stray", "docker compose healthcheck")]),
+        ("docker", ("docker", "compose", "healthcheck"), [("compose_profiles", "compose profiles")]),
+    ])
+    report = builder.self_routing(index, default_settings())
+    statuses = {m["slug"]: m["status"] for m in report["misses"]}
+    assert statuses == {"lonely": "nowhere", "stray": "elsewhere"}
+    assert report["counts"]["own"] == 2 and report["share"] == 0.5
+    stray = next(m for m in report["misses"] if m["slug"] == "stray")
+    assert stray["routed"] == ["docker"] and stray["top_score"] > stray["own_score"]
+
+
+def test_self_routing_counts_a_clear_second_as_reached():
+    index = _index([
+        ("first", ("alpha", "beta"), [("a1", "alpha beta words")]),
+        ("second", ("gamma",), [("s1", "alpha beta gamma")]),
+    ])
+    report = builder.self_routing(index, default_settings())
+    assert report["counts"]["second"] + report["counts"]["own"] == 2 and report["share"] == 1.0
+
+
+def test_example_store_self_routes_at_least_ninety_percent(example_flat_index):
+    index = builder.build_clusters(read_flat_index(str(example_flat_index))).index
+    assert builder.self_routing(index, default_settings())["share"] >= 0.9
+
+
+# --------------------------------------------------------------------------- sources agree
+
+
+def _write_memory_dir(directory, memories, shape):
+    directory.mkdir()
+    lines = ["# Memory Index", ""]
+    for m in memories:
+        lines.append(f"- [{m.slug.replace('_', ' ')}]({m.slug}.md) \u2014 {m.hook}")
+        if shape == "old":
+            front = f"name: {m.slug.replace('_', ' ')}\ndescription: {m.hook!r}\ntype: {m.type}\n"
+        else:
+            front = f"name: {m.slug.replace('_', '-')}\ndescription: {m.hook!r}\nmetadata:\n  type: {m.type}\n"
+        (directory / f"{m.slug}.md").write_text(f"---\n{front}---\nbody\n", encoding="utf-8")
+    (directory / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return directory
+
+
+def test_every_source_shape_gives_the_same_clusters(tmp_path, example_cluster_file, example_flat_index):
+    memories = example_memories(example_cluster_file)
+    built = {
+        "flat": builder.build_clusters(read_flat_index(str(example_flat_index))).index,
+        "old": builder.build_clusters(read_memory_dir(str(_write_memory_dir(tmp_path / "old", memories, "old")))).index,
+        "new": builder.build_clusters(read_memory_dir(str(_write_memory_dir(tmp_path / "new", memories, "new")))).index,
+    }
+    # Without their index, the files alone give the same memories through their descriptions.
+    bare = tmp_path / "bare"
+    _write_memory_dir(bare, memories, "new")
+    (bare / "MEMORY.md").unlink()
+    built["files"] = builder.build_clusters(read_memory_dir(str(bare))).index
+    texts = {name: render_markdown(index) for name, index in built.items()}
+    assert len(set(texts.values())) == 1, [name for name in texts if texts[name] != texts["flat"]]
+
+
+def test_type_is_not_used_for_clustering():
+    typed = small_memories()
+    untyped = [SimpleNamespace(slug=m.slug, type="project", hook=m.hook) for m in typed]
+    assert partition(builder.build_clusters(typed).index) == partition(builder.build_clusters(untyped).index)

@@ -1,0 +1,150 @@
+"""``memory-router transcript audit|locate|census`` driven as a user runs them: the installed console
+script, exit codes 0 (all pass) / 1 (a check fails) / 2 (a file cannot be read at all)."""
+
+import json
+import os
+
+import pytest
+
+SENTINEL = "SENTINEL-cli-9d1"
+
+
+def build_pass(session, bodies, tmp_path, name="pass.jsonl"):
+    s = session()
+    s.prompt("why can't bash see my setx variable?")
+    s.injection(bodies["setx"])
+    s.assistant("Because only a user-opened terminal sees it.")
+    return s.write(tmp_path / name)
+
+
+def build_resend(session, bodies, tmp_path, name="resend.jsonl"):
+    s = session()
+    s.prompt("setx?")
+    s.injection(bodies["setx"])
+    s.tool_call("Bash", {"command": "echo $X"}, "")
+    s.injection(bodies["setx"])
+    return s.write(tmp_path / name), s.line
+
+
+def test_audit_pass_exits_0_with_json_shape(run_cli, session, bodies, tmp_path):
+    path = build_pass(session, bodies, tmp_path)
+    proc = run_cli("transcript", "audit", path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["status"], data["exit_code"], data["errors"]) == ("pass", 0, [])
+    (file,) = data["files"]
+    assert file["capability"] == "recorded" and file["can_show_injections"] is True
+    stream = file["streams"][0]
+    assert stream["stream"] == "main" and stream["status"] == "pass"
+    assert stream["prompts"][0]["injections"][0]["cluster_ids"] == ["env-vars"]
+    assert {c["id"]: c["status"] for c in stream["checks"]} == {"a": "pass", "b": "pass", "c": "n/a", "d": "pass", "e": "n/a"}
+
+
+def test_audit_resend_exits_1_naming_the_line(run_cli, session, bodies, tmp_path):
+    path, line = build_resend(session, bodies, tmp_path)
+    proc = run_cli("transcript", "audit", path)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert f"L{line}:" in out and "fail" in out
+    data = json.loads(run_cli("transcript", "audit", path, "--json").stdout)
+    checks = {c["id"]: c for c in data["files"][0]["streams"][0]["checks"]}
+    assert [e["line"] for e in checks["b"]["evidence"]] == [line]
+
+
+def test_audit_sentinel_twice_exits_1(run_cli, session, tmp_path):
+    s = session()
+    s.prompt("hi")
+    s.injection(f"one-shot {SENTINEL}")
+    s.tool_call("Bash", {"command": "ls"}, "x")
+    s.injection(f"one-shot {SENTINEL}")
+    path = s.write(tmp_path / "twice.jsonl")
+    proc = run_cli("transcript", "audit", path, "--sentinel", SENTINEL, "--json")
+    assert proc.returncode == 1
+    check_c = json.loads(proc.stdout)["files"][0]["streams"][0]["checks"][2]
+    assert check_c["id"] == "c" and check_c["status"] == "fail" and [e["line"] for e in check_c["evidence"]] == [2, 5]
+
+
+def test_pre_attachment_fixture_exits_0_without_claiming_a_pass(run_cli, transcript_fixtures):
+    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.38-short-hook-progress.jsonl")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.decode().split())
+    assert "cannot show injections" in text and "unknown, not passed" in text
+    data = json.loads(run_cli("transcript", "audit", transcript_fixtures / "v2.1.38-short-hook-progress.jsonl",
+                              "--json").stdout)
+    check_a = data["files"][0]["streams"][0]["checks"][0]
+    assert check_a["id"] == "a" and check_a["status"] == "unknown"
+
+
+def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtures):
+    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.39-compaction-queue-ops.jsonl", "--json")
+    assert proc.returncode == 0
+    files = json.loads(proc.stdout)["files"]
+    assert [f["role"] for f in files] == ["session", "subagent"]
+    assert files[0]["subagent_files"] == [str(transcript_fixtures / "v2.1.39-compaction-queue-ops" / "subagents"
+                                              / "agent-a2898e3.jsonl")]
+    assert files[1]["streams"][0]["stream"] == "sidechain:a2898e3"
+    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.39-compaction-queue-ops.jsonl",
+                   "--no-subagents", "--json")
+    assert len(json.loads(proc.stdout)["files"]) == 1
+
+
+def test_truncated_last_line_warns_on_stderr_and_exits_0(run_cli, session, bodies, tmp_path):
+    s = session()
+    s.prompt("setx?")
+    s.injection(bodies["setx"])
+    path = s.write(tmp_path / "live.jsonl", tail='{"type":"assist')
+    proc = run_cli("transcript", "audit", path)
+    assert proc.returncode == 0
+    assert "live.jsonl:3" in proc.stderr.decode() and "cut off" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("make", [
+    lambda tmp: tmp / "missing.jsonl",
+    lambda tmp: (tmp / "garbage.jsonl").write_bytes(b"\x00\x01\x02 not json\n") and tmp / "garbage.jsonl",
+])
+def test_unreadable_file_exits_2(run_cli, tmp_path, make, session, bodies):
+    good = build_pass(session, bodies, tmp_path)
+    bad = make(tmp_path)
+    proc = run_cli("transcript", "audit", good, bad)
+    assert proc.returncode == 2
+    assert str(bad.name) in proc.stderr.decode()
+    data = json.loads(run_cli("transcript", "audit", good, bad, "--json").stdout)
+    assert data["status"] == "error" and len(data["files"]) == 1 and data["errors"][0]["path"].endswith(bad.name)
+
+
+def test_fail_and_unreadable_together_exit_2(run_cli, session, bodies, tmp_path):
+    path, _ = build_resend(session, bodies, tmp_path)
+    assert run_cli("transcript", "audit", path, tmp_path / "nope.jsonl").returncode == 2
+
+
+def test_census_json_and_strict(run_cli, transcript_fixtures, tmp_path):
+    proc = run_cli("transcript", "census", transcript_fixtures, "--strict", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["totals"]["files"] == 8 and data["strict_failures"] == []
+    assert data["totals"]["attachment_types"] == {"hook_additional_context": 1}
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(b'{"type":"hologram"}\n{broken\n')
+    assert run_cli("transcript", "census", odd).returncode == 0
+    proc = run_cli("transcript", "census", odd, "--strict")
+    assert proc.returncode == 1 and "hologram" in proc.stdout.decode()
+    assert run_cli("transcript", "census", tmp_path / "nope.jsonl").returncode == 2
+
+
+def test_locate_prints_the_newest_transcript(run_cli, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = tmp_path / "cfg"
+    key = str(project).replace("/", "-").replace("_", "-").replace(".", "-")
+    folder = config / "projects" / key
+    folder.mkdir(parents=True)
+    for name, mtime in (("a.jsonl", 100), ("b.jsonl", 200)):
+        (folder / name).write_text("{}\n")
+        os.utime(folder / name, (mtime, mtime))
+    env = {"CLAUDE_CONFIG_DIR": str(config)}
+    proc = run_cli("transcript", "locate", "--project", project, env=env)
+    assert proc.returncode == 0 and proc.stdout.decode().strip() == str(folder / "b.jsonl")
+    data = json.loads(run_cli("transcript", "locate", "--project", project, "--json", env=env).stdout)
+    assert data["session_id"] == "b" and data["sessions"] == 2 and data["key"] == key
+    proc = run_cli("transcript", "locate", "--project", tmp_path / "elsewhere", env=env)
+    assert proc.returncode == 2 and "no session transcript" in proc.stderr.decode()

@@ -1,0 +1,267 @@
+"""The streaming reader: every real fixture parses; lines are classified as the formats doc says;
+bad input (truncated tail, invalid UTF-8, blank lines, non-objects, unknown types) is counted and
+never fatal; a file that is not a transcript at all is an InputError."""
+
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from router.errors import InputError
+from transcripts.reader import (
+    ASSISTANT, ATTACHMENT, COMPACT_SUMMARY, INJECTION, INTERRUPT, LOCAL_COMMAND, META, METADATA, PROGRESS,
+    PROMPT, SYSTEM, TASK_NOTIFICATION, TOOL_RESULT, UNKNOWN, make_entry, read_session, version_tuple,
+)
+
+
+def all_fixture_files(root):
+    return sorted(root.rglob("*.jsonl"))
+
+
+def test_every_fixture_parses_without_bad_lines(transcript_fixtures):
+    files = all_fixture_files(transcript_fixtures)
+    assert len(files) == 8
+    for path in files:
+        reader = read_session(path)
+        entries = list(reader)
+        raw_lines = path.read_bytes().count(b"\n")
+        assert reader.lines == raw_lines == len(entries), path.name
+        assert (reader.bad_lines, reader.invalid_utf8_lines, reader.truncated_last_line) == (0, 0, None), path.name
+        assert [e.line for e in entries] == list(range(1, raw_lines + 1))
+        assert not any(e.kind == UNKNOWN for e in entries), path.name
+
+
+REAL_LINE = "v2.1.293-userpromptsubmit-additional-context-line.jsonl"
+
+
+def test_the_real_2_1_293_line_is_a_userpromptsubmit_injection(transcript_fixtures):
+    (entry,) = list(read_session(transcript_fixtures / REAL_LINE))
+    assert entry.kind == INJECTION and entry.is_injection
+    assert (entry.subtype, entry.hook_event, entry.hook_name) == ("hook_additional_context", "UserPromptSubmit",
+                                                                  "UserPromptSubmit")
+    assert entry.text == "contexto de teste MARCA-ASSUNTO-7f3 fim"
+    assert entry.parent_uuid == "09b92113-0177-459f-9279-fe6b02865c07"
+    assert entry.version == "2.1.293" and entry.stream == "main"
+    assert any("UserPromptSubmit hook additional context" in t for t in entry.texts)  # the rendered reminder
+
+
+def test_streamed_assistant_rows_share_message_id_with_growing_output_tokens(transcript_fixtures):
+    rows = defaultdict(list)
+    for entry in read_session(transcript_fixtures / "v2.0.76-long-session-stop-hooks.jsonl"):
+        if entry.kind == ASSISTANT:
+            rows[entry.message_id].append(entry.raw["message"]["usage"]["output_tokens"])
+    streamed = {mid: tokens for mid, tokens in rows.items() if len(tokens) > 1}
+    assert streamed, "v2.0.76 streams responses over several rows"
+    assert all(tokens == sorted(tokens) for tokens in streamed.values())
+    assert any(tokens[-1] > tokens[0] for tokens in streamed.values())
+
+
+@pytest.mark.parametrize("fixture, line, kind, subtype", [
+    ("v1.0.98-init-command.jsonl", 1, PROMPT, "slash_command"),          # /init typed by the person
+    ("v1.0.98-init-command.jsonl", 2, META, None),                       # the command's expanded body
+    ("v1.0.98-init-command.jsonl", 5, TOOL_RESULT, None),
+    ("v1.0.108-slash-command-sidechains.jsonl", 16, PROMPT, "text"),     # a sidechain's task prompt
+    ("v2.0.76-long-session-stop-hooks.jsonl", 1, METADATA, None),        # file-history-snapshot
+    ("v2.0.76-long-session-stop-hooks.jsonl", 2, PROMPT, "text"),
+    ("v2.0.76-long-session-stop-hooks.jsonl", 224, INTERRUPT, None),
+    ("v2.1.38-short-hook-progress.jsonl", 4, PROMPT, "text"),
+    ("v2.1.38-tool-heavy.jsonl", 20, META, None),                        # <local-command-caveat>, isMeta
+    ("v2.1.38-tool-heavy.jsonl", 21, PROMPT, "slash_command"),           # /mcp
+    ("v2.1.38-tool-heavy.jsonl", 22, LOCAL_COMMAND, None),               # <local-command-stdout>
+    ("v2.1.39-compaction-queue-ops.jsonl", 755, COMPACT_SUMMARY, None),
+    ("v2.1.39-compaction-queue-ops.jsonl", 1502, TASK_NOTIFICATION, None),
+])
+def test_fixture_lines_are_classified(transcript_fixtures, fixture, line, kind, subtype):
+    entry = next(e for e in read_session(transcript_fixtures / fixture) if e.line == line)
+    assert (entry.kind, entry.subtype) == (kind, subtype)
+
+
+def test_sidechain_entries_keep_their_stream(transcript_fixtures):
+    entries = list(read_session(transcript_fixtures / "v1.0.108-slash-command-sidechains.jsonl"))
+    assert Counter(e.stream for e in entries) == {"main": 31, "sidechain": 22}
+    sub = list(read_session(transcript_fixtures / "v2.1.39-compaction-queue-ops" / "subagents" / "agent-a2898e3.jsonl"))
+    assert {e.stream for e in sub} == {"sidechain:a2898e3"}
+
+
+def test_hook_progress_names_the_hook_but_carries_no_output(transcript_fixtures):
+    progress = [e for e in read_session(transcript_fixtures / "v2.1.38-short-hook-progress.jsonl") if e.kind == PROGRESS]
+    assert [(e.hook_event, e.hook_name) for e in progress] == [
+        ("SessionStart", "SessionStart:startup"), ("SessionStart", "SessionStart:startup"),
+        ("PreToolUse", "PreToolUse:Bash")]
+    assert "bd prime" in {e.hook_command for e in progress}
+    assert all(e.texts == () and e.text == "" for e in progress)
+
+
+def _line(obj):
+    return make_entry(obj, 7)
+
+
+@pytest.mark.parametrize("obj, kind, subtype", [
+    ({"type": "user", "message": {"role": "user", "content": "hi"}, "promptSource": "typed"}, PROMPT, "text"),
+    ({"type": "user", "message": {"role": "user", "content": "hi"}, "promptSource": "sdk"}, PROMPT, "text"),
+    ({"type": "user", "message": {"role": "user", "content": "Continue the task"}, "promptSource": "system"}, PROMPT, "text"),
+    ({"type": "user", "message": {"role": "user", "content": "hi"}, "promptSource": "mystery"}, META, None),
+    ({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "see image"},
+                                                              {"type": "image", "source": {}}]}}, PROMPT, "text"),
+    ({"type": "user", "message": {"role": "user", "content": "skill body"}, "isMeta": True}, META, None),
+    ({"type": "user", "message": {"role": "user", "content": "summary"}, "isCompactSummary": True,
+      "isVisibleInTranscriptOnly": True}, COMPACT_SUMMARY, None),
+    ({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                                              "content": "ok"}]}}, TOOL_RESULT, None),
+    ({"type": "user", "message": {"role": "user", "content": "<local-command-stderr>x</local-command-stderr>"}},
+     LOCAL_COMMAND, None),
+    ({"type": "user", "message": {"role": "user", "content": 42}}, META, None),
+    ({"type": "assistant", "message": {"content": [{"type": "text", "text": "hello"}]}}, ASSISTANT, None),
+    ({"type": "system", "subtype": "stop_hook_summary"}, SYSTEM, "stop_hook_summary"),
+    ({"type": "progress", "data": {"type": "bash_progress"}}, PROGRESS, "bash_progress"),
+    ({"type": "mode", "mode": "normal"}, METADATA, None),
+    ({"type": "queue-operation", "operation": "enqueue", "content": "x"}, METADATA, "enqueue"),
+    ({"type": "brand-new-type"}, UNKNOWN, None),
+    ({"no_type": True}, UNKNOWN, None),
+])
+def test_classification_rules(obj, kind, subtype):
+    entry = _line(obj)
+    assert (entry.kind, entry.subtype) == (kind, subtype)
+
+
+@pytest.mark.parametrize("attachment, kind, text, persisted", [
+    # additionalContext: a list of strings (joined with newlines), or a bare string
+    ({"type": "hook_additional_context", "hookEvent": "UserPromptSubmit", "hookName": "UserPromptSubmit",
+      "content": ["one", "two"]}, INJECTION, "one\ntwo", False),
+    ({"type": "hook_additional_context", "hookEvent": "UserPromptSubmit", "content": "alone"}, INJECTION, "alone", False),
+    # hookEvent missing: taken from hookName
+    ({"type": "hook_additional_context", "hookName": "UserPromptSubmit", "content": ["x"]}, INJECTION, "x", False),
+    # plain stdout
+    ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "ctx", "stdout": "ctx"}, INJECTION, "ctx", False),
+    ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "", "stdout": "from stdout"},
+     INJECTION, "from stdout", False),
+    # a <persisted-output> stub: fall back to stdout, and remember the model saw a preview
+    ({"type": "hook_success", "hookEvent": "UserPromptSubmit",
+      "content": "<persisted-output>Output too large (11.3KB). Full output saved to: /x</persisted-output>",
+      "stdout": "the full text"}, INJECTION, "the full text", True),
+    ({"type": "hook_additional_context", "hookEvent": "UserPromptSubmit",
+      "content": ["<persisted-output>Output too large (52KB)</persisted-output>"]}, INJECTION,
+     "<persisted-output>Output too large (52KB)</persisted-output>", True),
+    # JSON stdout is the hook's raw output, not context (its additionalContext has its own line)
+    ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "",
+      "stdout": '{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}}'},
+     ATTACHMENT, "", False),
+    # empty output, other hook events, other attachment types
+    ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "", "stdout": ""}, ATTACHMENT, "", False),
+    ({"type": "hook_additional_context", "hookEvent": "PostToolUse", "content": ["lint ok"]}, ATTACHMENT, "lint ok", False),
+    ({"type": "hook_system_message", "hookEvent": "UserPromptSubmit", "content": "shown to user"},
+     ATTACHMENT, "shown to user", False),
+    ({"type": "skill_listing", "content": "skills"}, ATTACHMENT, "skills", False),
+])
+def test_attachment_rules(attachment, kind, text, persisted):
+    entry = _line({"type": "attachment", "attachment": attachment, "uuid": "u"})
+    assert (entry.kind, entry.text, entry.persisted_preview) == (kind, text, persisted)
+
+
+def test_assistant_text_thinking_and_tool_uses():
+    entry = _line({"type": "assistant", "message": {"id": "msg_1", "content": [
+        {"type": "thinking", "thinking": "hmm"},
+        {"type": "text", "text": "Reading it."},
+        {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/m/MEMORY.md", "limit": 5}},
+    ]}})
+    assert entry.text == "Reading it."
+    assert entry.texts == ("hmm", "Reading it.", "/m/MEMORY.md")
+    (tool,) = entry.tool_uses
+    assert (tool.line, tool.id, tool.name, tool.input) == (7, "toolu_1", "Read", {"file_path": "/m/MEMORY.md", "limit": 5})
+    assert entry.message_id == "msg_1"
+
+
+def write_lines(path, data):
+    path.write_bytes(data)
+    return path
+
+
+def test_truncated_last_line_is_a_warning_and_the_rest_is_read(tmp_path):
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode","mode":"normal"}\n{"type":"user","message":{"rol')
+    reader = read_session(path)
+    entries = list(reader)
+    assert [e.line for e in entries] == [1]
+    assert reader.truncated_last_line == 2 and reader.bad_lines == 0
+    assert [(d.line, d.kind) for d in reader.diagnostics] == [(2, "truncated_last_line")]
+
+
+def test_last_line_without_newline_that_parses_is_fine(tmp_path):
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode"}\n{"type":"mode"}')
+    reader = read_session(path)
+    assert len(list(reader)) == 2 and reader.truncated_last_line is None and not reader.diagnostics
+
+
+def test_invalid_utf8_is_decoded_with_replacement_and_warned(tmp_path):
+    bad = b'{"type":"user","message":{"role":"user","content":"caf\xe9 ok"}}\n'
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode"}\n' + bad)
+    reader = read_session(path)
+    entries = list(reader)
+    assert entries[1].text == "caf\ufffd ok" and entries[1].kind == PROMPT
+    assert reader.invalid_utf8_lines == 1
+    assert [(d.line, d.kind) for d in reader.diagnostics] == [(2, "invalid_utf8")]
+
+
+def test_blank_lines_bad_lines_and_non_objects_are_counted(tmp_path):
+    data = b'\n{"type":"mode"}\n   \n{not json}\n[1, 2]\r\n\t\n{"type":"mode"}\r\n'
+    reader = read_session(write_lines(tmp_path / "s.jsonl", data))
+    assert [e.line for e in reader] == [2, 7]
+    assert (reader.blank_lines, reader.bad_lines, reader.lines) == (3, 2, 7)
+    assert [(d.line, d.kind) for d in reader.diagnostics] == [(4, "bad_line"), (5, "not_an_object")]
+    assert "column" in reader.diagnostics[0].message
+
+
+def test_byte_order_mark_is_tolerated(tmp_path):
+    reader = read_session(write_lines(tmp_path / "s.jsonl", b'\xef\xbb\xbf{"type":"mode"}\n'))
+    assert [e.type for e in reader] == ["mode"]
+
+
+def test_unknown_types_are_yielded_not_fatal(tmp_path):
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"hologram","x":1}\n{"type":"mode"}\n')
+    assert [(e.type, e.kind) for e in read_session(path)] == [("hologram", UNKNOWN), ("mode", METADATA)]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "missing.jsonl", "no such transcript file"),
+    (lambda tmp: tmp, "is a directory"),
+    (lambda tmp: write_lines(tmp / "bin.jsonl", b"\x00\x01garbage\n\xff\xfe more\n"), "not a Claude Code transcript"),
+])
+def test_unreadable_files_raise_input_error(tmp_path, make, message):
+    with pytest.raises(InputError) as caught:
+        list(read_session(make(tmp_path)))
+    assert message in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_empty_file_reads_as_no_entries(tmp_path):
+    reader = read_session(write_lines(tmp_path / "s.jsonl", b""))
+    assert list(reader) == [] and reader.lines == 0
+
+
+def test_reader_streams_one_line_at_a_time(tmp_path, session):
+    """Stopping early reads no further: the generator holds one line, not the file."""
+    builder = session()
+    for i in range(50):
+        builder.prompt(f"prompt {i}")
+    path = builder.write(tmp_path / "s.jsonl")
+    reader = read_session(path)
+    iterator = iter(reader)
+    first = next(iterator)
+    assert first.line == 1 and reader.entries == 1
+    iterator.close()
+    assert reader.lines == 1
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2.1.293", (2, 1, 293)), ("1.0.98", (1, 0, 98)), ("2.1.40-beta", (2, 1, 40)), ("x.y", None), (None, None),
+])
+def test_version_tuple(text, expected):
+    assert version_tuple(text) == expected
+
+
+def test_synthetic_session_uses_the_real_line_shape(transcript_fixtures, session):
+    real = json.loads((transcript_fixtures / REAL_LINE).read_text())
+    builder = session()
+    builder.prompt("hello")
+    builder.injection("context")
+    built = json.loads(builder.lines[1])
+    assert list(built) == list(real)
+    assert list(built["attachment"]) == list(real["attachment"])
