@@ -251,10 +251,10 @@ def _yaml_problem(err, text):
 
 
 def _convert(loader, node, problems):
-    import yaml
-
+    # Dispatch on ``node.id``, not isinstance: libyaml's C parser keeps the node classes of the
+    # first ``import yaml``, which differ from a re-imported module's (pytester does that).
     line = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
+    if node.id == "mapping":
         loader.flatten_mapping(node)
         result = LocatedMap()
         result.line = line
@@ -278,7 +278,7 @@ def _convert(loader, node, problems):
             result.key_lines[key] = key_line
             result.value_lines[key] = value_node.start_mark.line + 1
         return result
-    if isinstance(node, yaml.SequenceNode):
+    if node.id == "sequence":
         result = LocatedList()
         result.line = line
         result.item_lines = []

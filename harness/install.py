@@ -233,19 +233,49 @@ def command_words(command):
         return None
 
 
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
+_PREFIX_WORDS = frozenset({"env", "exec", "nohup", "command", "time"})
+_PYTHON_RE = re.compile(r"(^|[\\/])(python[0-9.]*|py)(\.exe)?$", re.I)
+
+
+def _shell_tokens(command):
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return list(lexer)
+    except ValueError:
+        return None
+
+
 def runs_router_hook(command):
-    """True when ``command`` runs ``memory-router hook`` (or ``python -m router hook``), however
-    it was written: what doctor looks for, and what a second install must not duplicate."""
+    """True when ``command`` runs ``memory-router hook`` (or ``python -m router hook``) as a
+    command, however it was written (``cd x && memory-router hook``, ``env A=1 memory-router
+    hook``): what doctor looks for, and what a second install must not duplicate."""
     if not isinstance(command, str):
         return False
-    words = command_words(command)
+    words = _shell_tokens(command)
     if not words:
         return False
-    for i, word in enumerate(words[:-1]):
-        if _ROUTER_EXE_RE.search(word) and words[i + 1] == "hook":
+    at_command = True
+    for i, word in enumerate(words):
+        if word in _OPERATORS:
+            at_command = True
+            continue
+        if not at_command:
+            continue
+        if word in _PREFIX_WORDS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+            continue
+        at_command = False
+        rest = words[i + 1:]
+        if _ROUTER_EXE_RE.search(word) and rest[:1] == ["hook"]:
             return True
-        if word == "-m" and words[i + 1] == "router" and words[i + 2:i + 3] == ["hook"]:
-            return True
+        if _PYTHON_RE.search(word):
+            flags = 0
+            while flags < len(rest) and rest[flags].startswith("-") and rest[flags] != "-m":
+                flags += 1
+            if rest[flags:flags + 3] == ["-m", "router", "hook"]:
+                return True
     return False
 
 

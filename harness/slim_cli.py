@@ -270,7 +270,9 @@ def cmd_slim_rollback(args):
         "sha256_before": sha256_bytes(snapshot.data) if snapshot.exists else None,
         **slim.size_summary(snapshot.data, restored),
     }
+    # A rollback usually grows the file; a "cut" of -388% would only confuse.
     result.pop("warnings")
+    result.pop("cut_percent")
     if args.dry_run:
         result["status"] = "dry-run"
         diff = slim.unified_diff(snapshot.data.decode("utf-8", "replace"), restored.decode("utf-8", "replace"),
