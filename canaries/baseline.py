@@ -28,7 +28,10 @@ def suite_key(path, bundled_dir=None, cwd=None):
     if bundled_dir and os.path.dirname(path) == os.path.abspath(bundled_dir):
         return "bundled:" + os.path.basename(path)
     cwd = os.path.abspath(cwd or os.getcwd())
-    rel = os.path.relpath(path, cwd)
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive (Windows)
+        return path
     if not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
         return rel.replace(os.sep, "/")
     return path

@@ -30,7 +30,10 @@ class SuiteLoadErrors(InputError):
 
 def _display(path):
     path = os.path.abspath(path)
-    rel = os.path.relpath(path, os.getcwd())
+    try:
+        rel = os.path.relpath(path, os.getcwd())
+    except ValueError:  # another drive (Windows)
+        return path
     return path if rel.startswith(os.pardir) else rel
 
 
@@ -119,8 +122,8 @@ def cmd_run(args):
         suite_results.append(run_suite(suite, settings, table=_table_for(suite, tables), pattern=args.pattern))
         elapsed[position] = time.perf_counter() - started
     counts = totals(suite_results)
-    if args.pattern and counts["total"] == 0:
-        raise InputError(f"-k {args.pattern!r} matched no case", fix="match a substring of a case id or tag")
+    if counts["total"] == 0:
+        _no_cases(args.pattern)
 
     keys = [suite_key(s.path, bundled_dir=bundled_suite_dir()) for s in suites]
     record = build_baseline(suite_results, settings, keys,
@@ -162,6 +165,14 @@ def cmd_run(args):
         if not args.json:
             print(f"saved baseline to {args.save_baseline}")
     return 0 if ok else 1
+
+
+def _no_cases(pattern):
+    # Zero cases run is not a pass: a gate that checked nothing must not read as green.
+    if pattern:
+        raise InputError(f"-k {pattern!r} matched no case", fix="match a substring of a case id or tag")
+    raise InputError("no routing cases to run (the suites hold only behavioural cases)",
+                     fix="add cases under 'cases:'")
 
 
 def _read_baseline(path):
@@ -276,7 +287,7 @@ def cmd_eval(args):
     suite = load_suites([args.suite], cluster_path=args.clusters)[0]
     result = run_suite(suite, settings, pattern=args.pattern)
     if not result.results:
-        raise InputError(f"-k {args.pattern!r} matched no case", fix="match a substring of a case id or tag")
+        _no_cases(args.pattern)
     metrics = suite_metrics(result.results)
     if args.json:
         from harness.report import print_json
@@ -490,7 +501,7 @@ def register(subparsers):
                     "passed: reported, and it fails the run so the residual list stays honest).",
         epilog="exit codes: 0 every case passed (xfail allowed); 1 a case failed, an xfail case passed, or a "
                "baseline regression; 2 an invalid suite, cluster, config or baseline file",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        )
     run.add_argument("suites", nargs="*", metavar="SUITE")
     _add_store_options(run)
     run.add_argument("--json", action="store_true", help="machine-readable output")

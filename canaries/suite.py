@@ -203,7 +203,14 @@ class LocatedList(list):
 def _loader_class():
     import yaml
 
-    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    # libyaml is ~10x faster, but a re-imported ``yaml`` (pytester restores sys.modules between
+    # in-process runs) no longer shares its node classes with the C extension, which cannot be
+    # re-imported; the tag resolver then fails. Use it only while the two agree.
+    fast = getattr(yaml, "CSafeLoader", None)
+    c_module = getattr(yaml, "_yaml", None)
+    if fast is not None and getattr(c_module, "ScalarNode", None) is yaml.ScalarNode:
+        return fast
+    return yaml.SafeLoader
 
 
 def compose_located(text, problems):
@@ -286,7 +293,12 @@ def _convert(loader, node, problems):
             result.append(_convert(loader, item, problems))
             result.item_lines.append(item.start_mark.line + 1)
         return result
+    if node.tag == _STR_TAG:
+        return node.value  # the common case, without the constructor's bookkeeping
     return loader.construct_object(node, deep=True)
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 # --------------------------------------------------------------------------- validation

@@ -121,7 +121,15 @@ def cmd_clusters_build(args):
     labels = read_labels(args.labels) if args.labels else None
 
     md_path, tsv_path = output_paths(args.out or DEFAULT_OUT)
-    md_snapshot, tsv_snapshot = Snapshot(md_path), Snapshot(tsv_path)
+    for path in (md_path, tsv_path):
+        if os.path.isdir(path):
+            raise InputError("the output is a directory", path=path,
+                             fix="pass --out with a file name, e.g. brain/memory-layer1-clusters.md")
+    try:
+        md_snapshot, tsv_snapshot = Snapshot(md_path), Snapshot(tsv_path)
+    except OSError as err:
+        raise InputError(f"cannot read the existing cluster file: {err.strerror or err}", path=err.filename,
+                         fix="fix its permissions or pass another --out") from None
     previous, previous_path = None, None
     if args.previous:
         previous, previous_path = load_cluster_file(args.previous), args.previous
@@ -157,17 +165,8 @@ def cmd_clusters_build(args):
         and tsv_snapshot.exists
     written, archived = False, []
     if not args.dry_run and not unchanged:
-        for snapshot in (md_snapshot, tsv_snapshot):
-            snapshot.require_unchanged()
-        os.makedirs(os.path.dirname(os.path.abspath(md_path)), exist_ok=True)
-        for snapshot, data, suffix in ((md_snapshot, md_text, ".md"), (tsv_snapshot, tsv_text, ".tsv")):
-            if snapshot.exists and snapshot.data != data:
-                stem = os.path.splitext(os.path.basename(snapshot.path))[0] + ".archive"
-                archived.append(write_archive(os.path.dirname(os.path.abspath(snapshot.path)), stem, suffix,
-                                              snapshot.data))
-        for snapshot, data in ((md_snapshot, md_text), (tsv_snapshot, tsv_text)):
-            snapshot.require_unchanged()
-            atomic_write(snapshot.path, data)
+        archived = write_outputs(((md_snapshot, md_text, ".md"), (tsv_snapshot, tsv_text, ".tsv")),
+                                 atomic_write, write_archive)
         written = True
 
     summary = {
@@ -200,6 +199,31 @@ def cmd_clusters_build(args):
     else:
         print_summary(summary)
     return 0
+
+
+def write_outputs(outputs, atomic_write, write_archive):
+    """Archive each existing file that will change, then replace it atomically; refuse (exit 1,
+    nothing written) if any of them changed since it was read. Returns the archive paths."""
+    from router.errors import RefusedError
+
+    for snapshot, _data, _suffix in outputs:
+        snapshot.require_unchanged()
+    archived = []
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(outputs[0][0].path)), exist_ok=True)
+        for snapshot, data, suffix in outputs:
+            if snapshot.exists and snapshot.data != data:
+                directory = os.path.dirname(os.path.abspath(snapshot.path))
+                stem = os.path.splitext(os.path.basename(snapshot.path))[0] + ".archive"
+                archived.append(write_archive(directory, stem, suffix, snapshot.data))
+        for snapshot, data, _suffix in outputs:
+            snapshot.require_unchanged()
+            atomic_write(snapshot.path, data)
+    except OSError as err:
+        raise RefusedError(f"cannot write the cluster file: {err.strerror or err}",
+                           path=getattr(err, "filename", None) or outputs[0][0].path,
+                           fix="check the directory exists and is writable") from None
+    return archived
 
 
 def print_summary(summary):

@@ -123,6 +123,9 @@ def write_archive(directory, stem, suffix, data):
         except FileExistsError:
             counter += 1
             candidate = f"{base}-{counter}{suffix}"
+        except OSError as err:
+            raise RefusedError(f"cannot write archive {candidate}: {err.strerror or err}; nothing else was written",
+                               fix="free space or fix permissions in that directory") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -8,7 +8,6 @@ agent through the UserPromptSubmit hook, which injects the matching cluster's me
 ``slim_cli`` does the reading, archiving and writing; this module only builds text and numbers.
 """
 
-import difflib
 import re
 
 from router.errors import RefusedError
@@ -192,6 +191,8 @@ def _diff_lines(text):
 
 def unified_diff(before, after, before_name, after_name):
     """A unified diff of two texts, as one string (empty when they are equal)."""
+    import difflib
+
     return "".join(difflib.unified_diff(_diff_lines(before), _diff_lines(after),
                                         fromfile=before_name, tofile=after_name))
 

@@ -7,8 +7,10 @@ import os
 import sys
 
 from harness import slim
-from harness.fileops import Snapshot, atomic_write, sha256_bytes, write_archive
 from router.errors import InputError, RefusedError
+
+# harness.fileops (hashlib, tempfile) is imported where it is used, so `memory-router --help`
+# does not pay for it.
 
 MEMORY_FILENAME = "MEMORY.md"
 
@@ -30,8 +32,10 @@ def _resolve_memory_dir(args, config):
 
 def _archive(directory, stem, data):
     """write_archive, with every OS error turned into a refusal (nothing else gets written)."""
+    from harness import fileops
+
     try:
-        return write_archive(directory, stem, ".md", data)
+        return fileops.write_archive(directory, stem, ".md", data)
     except RefusedError:
         raise
     except OSError as err:
@@ -45,6 +49,8 @@ def _replace_live(snapshot, data, archive_path, mode=None):
     if not snapshot.unchanged():
         raise RefusedError(f"{snapshot.path} changed since it was read; it was not overwritten{kept}",
                            fix="look at the change, then run the command again")
+    from harness.fileops import atomic_write
+
     try:
         atomic_write(snapshot.path, data, mode=mode)
     except OSError as err:
@@ -92,6 +98,8 @@ def plan_render(args):
         raise InputError("no cluster file found", fix="pass --clusters FILE or set clusters in memory-router.toml")
     index = load_cluster_file(cluster_path)
 
+    from harness.fileops import Snapshot
+
     live_path = live_memory_path(memory_dir)
     snapshot = Snapshot(live_path)
     if not snapshot.exists:
@@ -137,6 +145,7 @@ def apply_render(plan):
 
 
 def cmd_slim_render(args):
+    from harness.fileops import sha256_bytes
     from harness.report import console, print_json, table
 
     plan = plan_render(args)
@@ -246,6 +255,7 @@ def _resolve_archive(explicit, memory_dir, live_path):
 
 
 def cmd_slim_rollback(args):
+    from harness.fileops import Snapshot, sha256_bytes
     from harness.report import print_json
     from router.cli_commands import load_cli_config
 

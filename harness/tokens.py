@@ -15,8 +15,6 @@ the history, so every later call of the session re-sends it (../shared/spec/READ
 """
 
 import math
-from fractions import Fraction
-from dataclasses import dataclass, field
 
 METHODS = ("measured", "api", "offline", "estimate")
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
@@ -36,14 +34,19 @@ def estimate_tokens(text):
     return -(-len(text.encode("utf-8")) // 4)
 
 
-@dataclass
 class TokenCounter:
     """Counts tokens of text with one method; remembers counts of texts it has seen."""
 
-    method: str
-    detail: str
-    count_fn: object = field(repr=False)
-    _cache: dict = field(default_factory=dict, repr=False)
+    __slots__ = ("method", "detail", "count_fn", "_cache")
+
+    def __init__(self, method, detail, count_fn):
+        self.method = method
+        self.detail = detail
+        self.count_fn = count_fn
+        self._cache = {}
+
+    def __repr__(self):
+        return f"TokenCounter({self.method!r}, {self.detail!r})"
 
     def count(self, text):
         if text not in self._cache:
@@ -298,6 +301,8 @@ def break_even_constant(flat_tokens, slim_tokens, injection):
     Slim's total after p prompts exceeds flat's when s + m(p+1)/2 > f, i.e. p > 2(f-s)/m - 1;
     the smallest such p is floor(2(f-s)/m), at least 1. ``None`` when it never happens.
     """
+    from fractions import Fraction
+
     f, s, m = Fraction(flat_tokens), Fraction(slim_tokens), Fraction(injection)
     if m <= 0:
         return 1 if s > f else None
@@ -306,6 +311,8 @@ def break_even_constant(flat_tokens, slim_tokens, injection):
 
 def heavier_call_constant(flat_tokens, slim_tokens, injection):
     """Closed form of ``first_heavier_call`` for a constant injection: smallest p with s + mp > f."""
+    from fractions import Fraction
+
     f, s, m = Fraction(flat_tokens), Fraction(slim_tokens), Fraction(injection)
     if m <= 0:
         return 1 if s > f else None
@@ -321,6 +328,8 @@ def session_scenarios(flat_tokens, slim_tokens, injection_tokens, turns, calls_p
     Break-even and the first heavier call are exact for the constant scenarios (closed form, any
     session length) and scanned over ``max(turns, 10 x len(suite))`` prompts for the cycled one.
     """
+    from fractions import Fraction
+
     # The mean is kept as an exact fraction so the closed forms never round the wrong way.
     mean = Fraction(sum(injection_tokens), len(injection_tokens)) if injection_tokens else Fraction(0)
     worst = max(injection_tokens) if injection_tokens else 0
@@ -351,6 +360,8 @@ def session_scenarios(flat_tokens, slim_tokens, injection_tokens, turns, calls_p
 
 def _plain(value):
     """An int stays an int; a fraction becomes an int when whole, else a float to one decimal."""
+    from fractions import Fraction
+
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else round(float(value), 1)
     return value

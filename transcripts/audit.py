@@ -59,6 +59,7 @@ from transcripts.reader import (
 SIZE_LIMIT = 10_000
 MIN_RESEND_CHARS = 24
 _PROBE_CHARS = 16
+_KEY_CHARS = 64
 _RECENT_TURN_ENTRIES = 512
 _MAX_EVIDENCE = 200
 
@@ -379,23 +380,32 @@ class _StreamAuditor:
         self.by_body.setdefault(body, []).append((index, entry.line))
         self.last_line_of[body] = entry.line
         if len(body) >= MIN_RESEND_CHARS:
-            bodies = self.probes.setdefault(body[:_PROBE_CHARS], [])
+            # Two levels, so the cost stays linear in the text searched, not in the number of injections:
+            # one find() per distinct short probe (router injections share one), then a dict lookup of
+            # the text at each hit against the injected texts' longer prefixes.
+            by_key, short = self.probes.setdefault(body[:_PROBE_CHARS], ({}, []))
+            bodies = by_key.setdefault(body[:_KEY_CHARS], []) if len(body) >= _KEY_CHARS else short
             if body not in bodies:
                 bodies.append(body)
 
     def _search(self, entry, own_body):
         texts = entry.texts
-        for probe, bodies in self.probes.items():
-            hits = [text for text in texts if probe in text]
-            if not hits:
-                continue
-            for body in bodies:
-                if body is own_body or body == own_body:
-                    continue
-                if any(body in text for text in hits):
-                    self._add(self.resent, Evidence(
-                        entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
-                                    f"{self.last_line_of[body]}"))
+        found = None
+        for probe, (by_key, short) in self.probes.items():
+            for text in texts:
+                pos = text.find(probe)
+                while pos != -1:
+                    for group in (by_key.get(text[pos:pos + _KEY_CHARS], ()), short):
+                        for candidate in group:
+                            if candidate != own_body and text.startswith(candidate, pos):
+                                found = found if found is not None else {}
+                                found[candidate] = None
+                    pos = text.find(probe, pos + 1)
+        if found:
+            for body in found:
+                self._add(self.resent, Evidence(
+                    entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
+                                f"{self.last_line_of[body]}"))
         if self.sentinel and any(self.sentinel in text for text in texts):
             # _injection ran first: an injection that found no prompt is the last unanchored one.
             anchored = entry.kind == INJECTION and not (self.unanchored and self.unanchored[-1].line == entry.line)

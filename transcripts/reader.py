@@ -57,7 +57,7 @@ Classification (``Entry.kind``), following ../shared/spec/claude-code-formats.md
 """
 
 import json
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from router.errors import InputError
 
@@ -108,20 +108,21 @@ LEGACY_HOOK_TAG = "<user-prompt-submit-hook>"
 MAX_STORED_DIAGNOSTICS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUse:
+class ToolUse(NamedTuple):
     line: int
     id: str | None
     name: str
     input: object
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Entry:
+class Entry(NamedTuple):
     """One transcript line. ``texts`` holds every string the line carries into the model's
     context (used to search for re-sent text); ``text`` is its main text: the prompt, the joined
     tool results, the assistant's text blocks, the injected text. ``raw`` is the parsed object:
-    keep entries only as long as you need them, or memory grows with the file."""
+    keep entries only as long as you need them, or memory grows with the file.
+
+    A NamedTuple rather than a frozen dataclass: it is built once per line, and a frozen
+    dataclass of this width costs several times json.loads of a small line to construct."""
 
     line: int
     type: str
@@ -143,7 +144,7 @@ class Entry:
     prompt_source: str | None = None
     message_id: str | None = None
     persisted_preview: bool = False
-    raw: dict = field(default=None, repr=False)
+    raw: dict | None = None
 
     @property
     def stream(self):
@@ -157,8 +158,7 @@ class Entry:
         return self.kind == INJECTION
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     line: int
     kind: str       # "bad_line", "invalid_utf8", "truncated_last_line", "not_an_object"
     message: str
@@ -322,58 +322,65 @@ def _str_or_none(value):
 
 def make_entry(obj, line):
     """Classify one parsed JSON object (a transcript line) into an :class:`Entry`."""
-    entry_type = obj.get("type")
-    if not isinstance(entry_type, str):
+    get = obj.get
+    entry_type = get("type")
+    if entry_type.__class__ is not str:
         entry_type = "<missing>"
-    common = dict(
-        line=line, type=entry_type,
-        uuid=_str_or_none(obj.get("uuid")),
-        parent_uuid=_str_or_none(obj.get("parentUuid")),
-        is_sidechain=obj.get("isSidechain") is True,
-        agent_id=_str_or_none(obj.get("agentId")),
-        session_id=_str_or_none(obj.get("sessionId")),
-        version=_str_or_none(obj.get("version")),
-        timestamp=_str_or_none(obj.get("timestamp")),
-        raw=obj,
-    )
+    subtype = event = name = command = source = message_id = None
+    text, texts, tool_uses, persisted = "", (), (), False
     if entry_type == "user":
-        message = obj.get("message")
-        kind, form = _classify_user(obj, message)
-        texts = []
-        _block_texts(message.get("content") if isinstance(message, dict) else None, texts)
-        return Entry(kind=kind, subtype=form, text=_join(texts), texts=tuple(texts),
-                     prompt_source=_str_or_none(obj.get("promptSource")), **common)
-    if entry_type == "assistant":
-        text, texts, tool_uses, message_id = _assistant_fields(obj.get("message"), line)
-        return Entry(kind=ASSISTANT, text=text, texts=texts, tool_uses=tool_uses, message_id=message_id, **common)
-    if entry_type == "attachment":
-        kind, subtype, event, name, command, text, texts, persisted = _attachment_fields(obj.get("attachment"))
-        rendered = obj.get("rendered")
+        message = get("message")
+        kind, subtype = _classify_user(obj, message)
+        parts = []
+        _block_texts(message.get("content") if isinstance(message, dict) else None, parts)
+        text, texts = _join(parts), tuple(parts)
+        source = _str_or_none(get("promptSource"))
+    elif entry_type == "assistant":
+        kind = ASSISTANT
+        text, texts, tool_uses, message_id = _assistant_fields(get("message"), line)
+    elif entry_type == "attachment":
+        kind, subtype, event, name, command, text, texts, persisted = _attachment_fields(get("attachment"))
+        rendered = get("rendered")
         if rendered:
             extra = []
             _strings(rendered, extra)
             texts = texts + tuple(extra)
-        return Entry(kind=kind, subtype=subtype, hook_event=event, hook_name=name, hook_command=command,
-                     text=text, texts=texts, persisted_preview=persisted, **common)
-    if entry_type == "progress":
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-        subtype = _str_or_none(data.get("type"))
-        if subtype == "hook_progress":
-            name = _str_or_none(data.get("hookName"))
-            event = _str_or_none(data.get("hookEvent")) or (name.split(":", 1)[0] if name else None)
-            return Entry(kind=PROGRESS, subtype=subtype, hook_event=event, hook_name=name,
-                         hook_command=_str_or_none(data.get("command")), **common)
-        return Entry(kind=PROGRESS, subtype=subtype, **common)
-    if entry_type == "system":
-        content = obj.get("content")
-        text = content if isinstance(content, str) else ""
-        return Entry(kind=SYSTEM, subtype=_str_or_none(obj.get("subtype")), text=text,
-                     texts=(text,) if text else (), **common)
-    if entry_type in METADATA_TYPES:
-        text = obj.get("summary") if entry_type == "summary" else obj.get("content")
-        return Entry(kind=METADATA, subtype=_str_or_none(obj.get("operation")),
-                     text=text if isinstance(text, str) else "", **common)
-    return Entry(kind=UNKNOWN, **common)
+    elif entry_type == "progress":
+        kind = PROGRESS
+        data = get("data")
+        if isinstance(data, dict):
+            subtype = _str_or_none(data.get("type"))
+            if subtype == "hook_progress":
+                name = _str_or_none(data.get("hookName"))
+                event = _str_or_none(data.get("hookEvent")) or (name.split(":", 1)[0] if name else None)
+                command = _str_or_none(data.get("command"))
+    elif entry_type == "system":
+        kind = SYSTEM
+        subtype = _str_or_none(get("subtype"))
+        content = get("content")
+        if content.__class__ is str and content:
+            text, texts = content, (content,)
+    elif entry_type in METADATA_TYPES:
+        kind = METADATA
+        subtype = _str_or_none(get("operation"))
+        content = get("summary") if entry_type == "summary" else get("content")
+        if content.__class__ is str:
+            text = content
+    else:
+        kind = UNKNOWN
+    uuid, parent, agent, session, version, stamp = (
+        get("uuid"), get("parentUuid"), get("agentId"), get("sessionId"), get("version"), get("timestamp"))
+    return Entry(
+        line, entry_type, kind,
+        uuid if uuid.__class__ is str else None,
+        parent if parent.__class__ is str else None,
+        get("isSidechain") is True,
+        agent if agent.__class__ is str else None,
+        session if session.__class__ is str else None,
+        version if version.__class__ is str else None,
+        stamp if stamp.__class__ is str else None,
+        subtype, event, name, command, text, texts, tool_uses, source, message_id, persisted, obj,
+    )
 
 
 class TranscriptReader:

@@ -249,3 +249,11 @@ def test_bundled_suites_run_green_on_a_fresh_install(run_cli, tmp_path):
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
     assert "OK: " in out and "spec.yaml" in out and "example.yaml" in out
+
+
+@pytest.mark.parametrize("command", ["run", "eval"])
+def test_a_suite_with_only_behavioural_cases_is_not_a_pass(write_suite, capsys, command):
+    path = write_suite("cases: []\nbehavioural:\n  - id: b\n    prompt: p\n    fact: project_hot_strip\n"
+                       "    expect_any: [hot strip]\n")
+    assert main(["canary", command, str(path)]) == 2
+    assert "no routing cases to run" in capsys.readouterr().err

@@ -6,6 +6,13 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+# The hypothesis plugin costs ~2 s per inner session and plays no part here.
+FAST = ("-p", "no:hypothesispytest")
+
+
+def run(pytester, *args):
+    return pytester.runpytest(*FAST, *args)
+
 
 @pytest.fixture
 def project(pytester, store, prompts):
@@ -47,7 +54,7 @@ def four_verdicts(p):
 
 def test_one_item_per_case_with_the_same_verdicts(pytester, project):
     project("canary_routing.yaml", four_verdicts(project.prompts))
-    result = pytester.runpytest("-rA")
+    result = run(pytester, "-rA")
     result.assert_outcomes(passed=1, failed=2, xfailed=1)
     text = result.stdout.str()
     assert "canary deliberately-failing failed" in text
@@ -59,7 +66,7 @@ def test_one_item_per_case_with_the_same_verdicts(pytester, project):
 
 def test_k_selects_by_tag(pytester, project):
     project("canary_routing.yaml", four_verdicts(project.prompts))
-    result = pytester.runpytest("-k", "spec")
+    result = run(pytester, "-k", "spec")
     result.assert_outcomes(passed=1, deselected=3)
 
 
@@ -70,7 +77,7 @@ def test_malformed_suite_is_a_collection_error_naming_file_and_line(pytester, pr
             prompt: hi
             routes_to: layer1_nowhere
         """)
-    result = pytester.runpytest()
+    result = run(pytester)
     result.assert_outcomes(errors=1)
     assert f"{path}:5: unknown cluster id 'layer1_nowhere'" in result.stdout.str()
 
@@ -78,13 +85,16 @@ def test_malformed_suite_is_a_collection_error_naming_file_and_line(pytester, pr
 def test_only_canary_suites_are_collected(pytester, project):
     # A workflow (no top-level cases), a config, and a YAML with 'cases' outside canaries/ that
     # is not named canary*: none of them is a canary suite.
-    (pytester.path / ".github" / "workflows").mkdir(parents=True)
-    (pytester.path / ".github" / "workflows" / "ci.yaml").write_text("on: push\njobs:\n  cases:\n    runs-on: x\n")
+    workflow = "on: push\njobs:\n  cases:\n    runs-on: x\n"
+    for folder in (".github/workflows", "workflows"):
+        (pytester.path / folder).mkdir(parents=True)
+        (pytester.path / folder / "ci.yaml").write_text(workflow)
+    (pytester.path / "canary_workflow.yaml").write_text(workflow)  # named canary*, but no top-level cases
     (pytester.path / "config.yaml").write_text("cases:\n  - not: ours\n")
     (pytester.path / "canaries").mkdir()
     (pytester.path / "canaries" / "notes.yaml").write_text("title: no cases here\n")
-    result = pytester.runpytest(".github", "config.yaml", "canaries")
-    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert run(pytester).ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert run(pytester, ".github").ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
 def test_suites_in_a_canaries_directory_are_collected(pytester, project):
@@ -94,7 +104,7 @@ def test_suites_in_a_canaries_directory_are_collected(pytester, project):
             prompt: "{project.prompts.neutral}"
             silent: true
         """)
-    result = pytester.runpytest("canaries")
+    result = run(pytester, "canaries")
     result.assert_outcomes(passed=1)
 
 
@@ -106,8 +116,8 @@ def test_canary_clusters_option_overrides_the_suite(pytester, project, tmp_path)
             routes_to: layer1_db
         """)
     path.write_text(path.read_text().replace("clusters: clusters.md\n", "clusters: missing.md\n"))
-    assert pytester.runpytest().ret != 0
-    result = pytester.runpytest("--canary-clusters", str(pytester.path / "clusters.md"))
+    assert run(pytester).ret != 0
+    result = run(pytester, "--canary-clusters", str(pytester.path / "clusters.md"))
     result.assert_outcomes(passed=1)
 
 
@@ -119,14 +129,14 @@ def test_canary_config_option_sets_the_routing_settings(pytester, project):
             routes_to: layer1_project_memory_router
         """)
     (pytester.path / "strict.toml").write_text("score_floor = 50\n")
-    pytester.runpytest().assert_outcomes(passed=1)
-    pytester.runpytest("--canary-config", "strict.toml").assert_outcomes(failed=1)
+    run(pytester).assert_outcomes(passed=1)
+    run(pytester, "--canary-config", "strict.toml").assert_outcomes(failed=1)
 
 
 def test_pytest_collects_every_bundled_case(pytester):
     from canaries.suite import bundled_suite_dir, bundled_suites, load_suite
 
     expected = sum(len(load_suite(path).cases) for path in bundled_suites())
-    result = pytester.runpytest("--collect-only", "-q", bundled_suite_dir())
+    result = run(pytester, "--collect-only", "-q", bundled_suite_dir())
     assert result.ret == 0
     assert f"{expected} tests collected" in result.stdout.str()

@@ -450,3 +450,11 @@ def test_type_is_not_used_for_clustering():
     typed = small_memories()
     untyped = [SimpleNamespace(slug=m.slug, type="project", hook=m.hook) for m in typed]
     assert partition(builder.build_clusters(typed).index) == partition(builder.build_clusters(untyped).index)
+
+
+def test_self_routing_reports_a_line_cut_by_the_cap():
+    index = _index([("twins", ("alpha",), [("a_first", "alpha beta gamma"), ("b_second", "alpha beta gamma")])])
+    settings = dict(default_settings(), line_cap=1)
+    report = builder.self_routing(index, settings)
+    assert report["counts"]["capped"] == 1 and report["misses"][0]["slug"] == "b_second"
+    assert report["misses"][0]["status"] == "capped"

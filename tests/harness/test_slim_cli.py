@@ -180,9 +180,7 @@ def test_live_file_changed_while_planning_is_refused_with_nothing_written(store,
 
 
 def test_live_file_changed_after_archiving_is_refused_and_not_overwritten(store, monkeypatch, capsys):
-    import harness.slim_cli as slim_cli
-
-    real_write_archive = slim_cli.write_archive
+    real_write_archive = fileops.write_archive
 
     def archive_then_edit(*args):
         path = real_write_archive(*args)
@@ -190,7 +188,7 @@ def test_live_file_changed_after_archiving_is_refused_and_not_overwritten(store,
             handle.write("- late_memory \u2014 appended after the archive\n")
         return path
 
-    monkeypatch.setattr(slim_cli, "write_archive", archive_then_edit)
+    monkeypatch.setattr(fileops, "write_archive", archive_then_edit)
     assert store.render() == 1
     err = capsys.readouterr().err
     assert "changed since it was read" in err and "archive" in err
@@ -374,11 +372,9 @@ def test_rollback_bad_archive_exits_2(store, capsys, archive, message):
 
 
 def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, capsys):
-    import harness.slim_cli as slim_cli
-
     assert store.render() == 0
     slim_text = store.live.read_bytes()
-    real_write_archive = slim_cli.write_archive
+    real_write_archive = fileops.write_archive
 
     def archive_then_edit(*args):
         path = real_write_archive(*args)
@@ -386,7 +382,7 @@ def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, 
             handle.write(b"- edited \xe2\x80\x94 meanwhile\n")
         return path
 
-    monkeypatch.setattr(slim_cli, "write_archive", archive_then_edit)
+    monkeypatch.setattr(fileops, "write_archive", archive_then_edit)
     assert store.rollback() == 1
     assert "changed since it was read" in capsys.readouterr().err
     assert store.live.read_bytes() == slim_text + "- edited \u2014 meanwhile\n".encode()
