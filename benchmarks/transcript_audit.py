@@ -113,7 +113,7 @@ class Generator:
                 "type": "hook_success", "hookName": f"PreToolUse:{name}", "toolUseID": tool_id,
                 "hookEvent": "PreToolUse", "content": "", "stdout": "", "stderr": "", "exitCode": 0,
                 "command": "guard.sh", "durationMs": rng.randint(5, 90)}))
-            size = rng.choice([2_000, 8_000, 30_000, 60_000, 120_000, 250_000])
+            size = rng.choice([150, 600, 2_000, 8_000, 30_000, 60_000, 120_000, 250_000])
             result = self.text(size)
             lines.append(self.envelope("user", sourceToolAssistantUUID=self.last,
                                        message={"role": "user", "content": [

@@ -9,7 +9,6 @@ regression, or a refused write); 2 an invalid suite, cluster, config or baseline
 
 import json
 import os
-import sys
 import time
 
 from router.errors import InputError, RefusedError
@@ -153,18 +152,26 @@ def cmd_run(args):
 
     if args.junit:
         from canaries.junit import build_junit
-        from harness.fileops import atomic_write
 
-        atomic_write(args.junit, build_junit(suite_results, names=keys, elapsed=elapsed))
+        _write_output(args.junit, build_junit(suite_results, names=keys, elapsed=elapsed), "JUnit XML")
         if not args.json:
             print(f"wrote JUnit XML to {args.junit}")
     if args.save_baseline:
-        from harness.fileops import atomic_write
-
-        atomic_write(args.save_baseline, json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        _write_output(args.save_baseline,
+                      json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "baseline")
         if not args.json:
             print(f"saved baseline to {args.save_baseline}")
     return 0 if ok else 1
+
+
+def _write_output(path, data, what):
+    from harness.fileops import atomic_write
+
+    try:
+        atomic_write(path, data)
+    except OSError as err:
+        raise InputError(f"cannot write the {what}: {err.strerror or err}", path=path,
+                         fix="pass a path in an existing, writable directory") from None
 
 
 def _no_cases(pattern):
@@ -432,7 +439,11 @@ def write_settings(path, values):
                            fix="set these by hand: " + ", ".join(f"{k} = {v}" for k, v in values.items()))
     validate_config(after, path)
     snapshot.require_unchanged()
-    atomic_write(path, new_text)
+    try:
+        atomic_write(path, new_text)
+    except OSError as err:
+        raise RefusedError(f"cannot write {path}: {err.strerror or err}; nothing was written",
+                           fix="check the directory's permissions") from None
     return {"file": path, "keys": values}
 
 
@@ -440,7 +451,7 @@ def _print_fit(report, grid, write):
     from harness.report import console, table
 
     out = console()
-    out.print(f"grid: " + "; ".join(f"{k} {list(v)}" for k, v in grid.items())
+    out.print("grid: " + "; ".join(f"{k} {list(v)}" for k, v in grid.items())
               + f" ({report['settings_tried']} settings, {report['settings_within_ceiling']} within the "
                 f"false-priming ceiling {report['max_false_priming']:.3f} on the fitting part)", markup=False)
     held_label = (f"held out ({report['held_out_cases']} cases)" if report["holdout_fraction"] > 0
@@ -485,8 +496,6 @@ def _add_store_options(parser):
 
 
 def register(subparsers):
-    import argparse
-
     canary = subparsers.add_parser(
         "canary", help="YAML routing canaries: the deterministic routing gate, metrics, fit, baselines",
         description="Declarative YAML canary suites (see the README's schema): 'run' is the CI gate, 'eval' "
@@ -500,8 +509,7 @@ def register(subparsers):
                     "Verdicts: pass, fail, xfail (a known residual still failing) and xpass (an xfail case that "
                     "passed: reported, and it fails the run so the residual list stays honest).",
         epilog="exit codes: 0 every case passed (xfail allowed); 1 a case failed, an xfail case passed, or a "
-               "baseline regression; 2 an invalid suite, cluster, config or baseline file",
-        )
+               "baseline regression; 2 an invalid suite, cluster, config or baseline file")
     run.add_argument("suites", nargs="*", metavar="SUITE")
     _add_store_options(run)
     run.add_argument("--json", action="store_true", help="machine-readable output")

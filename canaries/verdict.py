@@ -288,7 +288,8 @@ def judge(entries, case, hot=HotStripEvidence(), watch_paths=(), subagent_entrie
     version = versions[-1] if versions else None
 
     def verdict(kind, *reasons):
-        return Verdict(case.id, kind, tuple(reasons), tuple(evidence), session_id, version, details)
+        ordered = sorted(evidence, key=lambda e: (e.line is None, e.line or 0))
+        return Verdict(case.id, kind, tuple(reasons), tuple(ordered), session_id, version, details)
 
     if turn is None:
         return verdict(INCONCLUSIVE, "no typed prompt in the main session: not a run of this case")

@@ -48,58 +48,61 @@ _COST_DIGITS = 9
 _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
-# Everyday English and generic programming words that a tag must not be: a tag hit alone is
-# worth the whole score floor, so a tag that any chat prompt may contain ("add", "test", "new",
-# "function") would prime unrelated prompts. Members still match these words through their
-# hook text (at member weight, which needs three hits to fire). Plurals fold like the router's.
+# Everyday English, generic programming words and everyday language and file-format names that
+# a tag must not be: a tag hit alone is worth the whole score floor, so a tag that any chat
+# prompt may contain ("add", "test", "new", "function", "json", "bash") would prime unrelated
+# prompts. Members still match these words through their hook text (at member weight, which
+# needs three hits to fire). Plurals fold like the router's.
 _GENERIC_WORDS_TEXT = """
 able accept accepted access account act action actual add added address addresses after
 afternoon again age agent agents ago agree ahead allow almost alone along already although
 always amount another answer anyone anything anywhere apart api app appear apply approach apps
 april area argument array arrive article aside attempt attention august available average avoid
-away back bad base basic become before begin behind believe best better big bit block body book
-books both bottom box boxes branches break brief bring broken bug bugs build business busy buy
-call came camera capital care careful carry case cause central certain chance change character
-characters chat cheap check child choice choose city class classes clean clear clever cli client
-close code cold color colour come command comment common company compare compile complete
-complex computer concept condition confirm consider console contain content context continue
-control convert copy correct cost count country couple course cover crash crashes create current
-cut daily data date day dead deal dear debug debugging december decide deep default define
-delete describe design detail develop difference different difficult direct direction discuss
-display doc docs document documentation doing double draft draw drive drop due early easy edit
-effect either element email empty end endpoint enough enter entire entry error even evening
-event everyone everything exact example except exist exit expect expected experience explain
-extra face fact fail fair fall false family far fast feature february feel field figure file
-fill final find fine finish first fit fix fixes follow food force form format forward framework
-free friday friend front full fun function future game gb general get give given glad global
-goal good great green group grow guess guide haiku half hand handle happen happy hard head hear
-heart heavy hello high hit hold home hope hot hour house huge human id idea ids image important
-improve include increase index information input inside instead interest issue issues item
-january job join joke july june kb keep key kind language large last late later latest lead
+away back bad base bash basic become before begin behind believe best better big bit block body
+book books both bottom box boxes branches break brief bring broken bug bugs build business busy
+buy call came camera capital care careful carry case cause central certain chance change
+character characters chat cheap check child choice choose city class classes clean clear clever
+cli client close code cold color colour come command comment common company compare compile
+complete complex computer concept condition confirm consider console contain content context
+continue control convert copy correct cost count country couple course cover cpp crash crashes
+create css csv current cut daily data date day dead deal dear debug debugging december decide
+deep default define delete describe design detail develop difference different difficult dir
+direct direction directory discuss display doc docs document documentation doing double draft
+draw drive drop due early easy edit effect either element email empty end endpoint enough enter
+entire entry error even evening event everyone everything exact example except exist exit expect
+expected experience explain extra face fact fail fair fall false family far fast feature
+february feel field figure file fill final find fine finish first fit fix fixes folder folders
+follow food force form format forward framework free friday friend front full fun function
+future game gb general get give given glad global go goal golang good great green group grow
+guess guide haiku half hand handle happen happy hard head hear heart heavy hello high hit hold
+home hope hot hour house html huge human id idea ids image important improve include increase
+index information input inside instead interest issue issues item january java javascript job
+join joke js json july june kb keep key kind lands language large last late later latest lead
 learn least leave left less letter letters level library life light likely limit line lines link
 list little live load local lock long loop lose loss lot love low main major manage many march
-mark match matches matter may maybe mb mean meaning meet meeting member message method middle
-mind minute miss mistake mode model modern module moment monday money month morning move movie
-name natural near nearly necessary never new next nice night nothing notice november number
-numbers object obvious october often okay old one open option order original others output
-outside package page pair paper paragraph parameter part pass passes past paste path pay people
-perfect performance perhaps person pick piece place plain plan play please poem point poor
-popular possible post power practice prefer present pretty previous print private probably
-problem problems process processes produce program project prompt prompts proper provide public
-pull purpose push pushes put question quick quickly quiet random rather raw reach read ready
-real reason receive recent recipe record red reduce refactor remember remove rename repeat
-replace reply report request require response rest result return reverse review rich room round
-rule run safe saturday save say script searches second section seem select send sense sentence
-separate september serious server service session sessions set several shape share shared short
-show side sign simple since single site size slow small smart sometimes sorry sort sound source
-space special speed spend stand start state status stay step stop store story straight strange
+mark markdown match matches matter may maybe mb md mean meaning meet meeting member message
+method middle mind minute miss mistake mode model modern module moment monday money month
+morning move movie multi name natural near nearly necessary never new next nice night notes
+nothing notice november number numbers object obvious october often okay old one open option
+order original others output outside package page pair paper paragraph parameter part pass
+passes past paste path pay people perfect performance perhaps person php pick piece place plain
+plan play please poem point poor popular possible post power practice prefer present pretty
+previous print private probably problem problems process processes produce program project
+prompt prompts proper provide public pull purpose push pushes put python question quick quickly
+quiet random rather raw reach read ready real reason receive recent recipe record red reduce
+refactor regex remember remove rename repeat replace reply report request require required
+response rest result return reverse review rich role room round ruby rule run rust safe saturday
+save say script searches second section seem select send sense sentence separate september
+serious server service session sessions set several sh shape share shared shell short show side
+sign simple since single site size slow small smart sometimes sorry sort sound source space
+special speed spend sql stand start state status stay step stop store story straight strange
 string strong student study style subject success suggest sum summarise summary sunday support
 suppose surface syntax system table tag tags take talk task tb team tell term terminal test text
 thanks thing third thought three thursday time today together token tokens tomorrow tonight top
-topic total touch toward true tuesday turn two type understand unit unknown unlock until update
-upon url use used useful user uses usual usually value variable various version view visit wait
-walk wall watch water weather web website wednesday week weekend weird whole wide without word
-words work world worry write wrong year yes yesterday young
+topic total touch toward true ts tuesday turn two txt type typescript understand unit unknown
+unlock until update upon url use used useful user uses usual usually value variable various
+version view visit wait walk wall watch water weather web website wednesday week weekend weird
+whole wide without word words work world worry write wrong xml yaml year yes yesterday yml young
 """
 
 
@@ -394,21 +397,27 @@ def _word_list(node, what, problems):
     import yaml
 
     items = []
+    if node.tag == "tag:yaml.org,2002:null":
+        return items
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
             text = _scalar_text(item)
             if text is None:
                 problems.append((*_node_line(item), f"each entry of {what} must be a plain word or phrase",
                                  f"write {what}: [word, other word]"))
-            elif text:
-                items.append((text, _node_line(item)[0]))
+            else:
+                items += [(part.strip(), _node_line(item)[0]) for part in text.split(",") if part.strip()]
     else:
         text = _scalar_text(node)
         if text is None:
             problems.append((*_node_line(node), f"{what} must be a list", f"write {what}: [word, other word]"))
         else:
             items += [(part.strip(), _node_line(node)[0]) for part in text.split(",") if part.strip()]
-    return items
+    for word, line in items:
+        if "\u00b7" in word:
+            problems.append((line, 1, f"{what} entry {word!r} contains '\u00b7', the cluster file's field separator",
+                             "leave the middle dot out"))
+    return [(word, line) for word, line in items if "\u00b7" not in word]
 
 
 def parse_labels_text(text, path="<labels>"):
@@ -769,7 +778,8 @@ def self_routing(index, settings):
                 status = "second"
             counts[status] += 1
             if status not in ("own", "second"):
-                own_score = next((s["score"] for s in decision["scores"] if s["cluster_id"] == cluster.cluster_id), 0)
+                own_score = next((s["score"] for s in decision["scores"]
+                                  if s["cluster_id"] == cluster.cluster_id), 0)
                 misses.append({"slug": member.slug, "cluster_id": cluster.cluster_id, "status": status,
                                "routed": routed, "top_score": decision["top_score"], "own_score": own_score})
     total = sum(counts.values())

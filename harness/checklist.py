@@ -166,7 +166,7 @@ def check_no_repo_leak(slug, hits, scanned, capped, root):
         return Check(NOT_MET, what, f"named in {shown}")
     if capped:
         return Check(UNKNOWN, what, f"stopped after {scanned} files under {root} without a hit")
-    return Check(MET, what, f"{scanned} files under {root} scanned (memory-router's cluster file, config and "
+    return Check(MET, what, f"{scanned} file{'' if scanned == 1 else 's'} under {root} scanned (memory-router's cluster file, config and "
                             "state, and the memory dir, excepted)")
 
 
@@ -197,9 +197,20 @@ def _fenced(text, info="text"):
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def verdict_commands(case_id, project_dir, record="behavioural-canaries.jsonl", suite=None):
-    from harness.install import quote_for_shell
+RECORD_NAME = "behavioural-canaries.jsonl"
 
+
+def verdict_commands(case_id, project_dir, record=None, suite=None):
+    """The shell lines a person runs after the session. The record goes beside memory-router's
+    other state in ``.claude/memory-router/``, out of the project files a later run's leak scan
+    reads (each record names the fact's slug)."""
+    import os
+
+    from harness.install import quote_for_shell, state_dir_for
+
+    if record is None:
+        base = project_dir or "."
+        record = os.path.join(state_dir_for(os.path.join(base, ".claude", "settings.json")), RECORD_NAME)
     project = quote_for_shell(project_dir) if project_dir else "."
     suite_opt = f" --suite {quote_for_shell(suite)}" if suite else ""
     return [
@@ -233,7 +244,7 @@ def render_checklist(case, checks, context):
     out += ["", "## 2. The prompt", "", "Paste exactly this as the first prompt of the fresh session:", "",
             _fenced(case.prompt), ""]
     out.append("The verdict looks for any of " + ", ".join(_inline(p) for p in case.expect_any)
-               + " in the reply (case-insensitive)"
+               + " in the reply (case-insensitive, whole words)"
                + (", and none of " + ", ".join(_inline(p) for p in case.forbid) if case.forbid else "") + ".")
     out += ["", "## 3. Afterwards", "",
             "Find the session's transcript and record the verdict (exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE):", "",

@@ -112,29 +112,28 @@ def utc_stamp(now=None):
 
 def write_archive(directory, stem, suffix, data):
     """Write ``data`` to ``<directory>/<stem>-<UTC stamp><suffix>`` without ever overwriting an
-    existing archive (a clash gets a counter), verify it reads back identically, return its path."""
+    existing archive (a clash gets a counter), verify it reads back identically, return its path.
+    Any OS error becomes a ``RefusedError``: the caller must write nothing else."""
     base = os.path.join(directory, f"{stem}-{utc_stamp()}")
     candidate = base + suffix
     counter = 1
-    while True:
-        try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            break
-        except FileExistsError:
-            counter += 1
-            candidate = f"{base}-{counter}{suffix}"
-        except OSError as err:
-            raise RefusedError(f"cannot write archive {candidate}: {err.strerror or err}; nothing else was written",
-                               fix="free space or fix permissions in that directory") from None
     try:
+        while True:
+            try:
+                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                counter += 1
+                candidate = f"{base}-{counter}{suffix}"
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        with open(candidate, "rb") as handle:
+            read_back = handle.read()
     except OSError as err:
-        raise RefusedError(f"cannot write archive {candidate}: {err.strerror or err}; nothing else was written",
+        raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing else was written",
                            fix="free space or fix permissions in that directory") from None
-    with open(candidate, "rb") as handle:
-        if handle.read() != data:
-            raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
+    if read_back != data:
+        raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
     return candidate

@@ -260,8 +260,8 @@ def merge_memories(entries, files, index_path="MEMORY.md"):
         ))
     for slug, found in by_slug.items():
         if slug not in seen:
-            memories.append(Memory(slug, found.type or infer_type(slug), found.description or found.name or _words(slug),
-                                   found.hot, found.path))
+            hook = found.description or found.name or _words(slug)
+            memories.append(Memory(slug, found.type or infer_type(slug), hook, found.hot, found.path))
     return memories
 
 

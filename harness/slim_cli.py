@@ -31,16 +31,9 @@ def _resolve_memory_dir(args, config):
 
 
 def _archive(directory, stem, data):
-    """write_archive, with every OS error turned into a refusal (nothing else gets written)."""
     from harness import fileops
 
-    try:
-        return fileops.write_archive(directory, stem, ".md", data)
-    except RefusedError:
-        raise
-    except OSError as err:
-        raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing was written",
-                           fix="make the memory directory writable, or free space") from None
+    return fileops.write_archive(directory, stem, ".md", data)
 
 
 def _replace_live(snapshot, data, archive_path, mode=None):

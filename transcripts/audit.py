@@ -17,14 +17,16 @@ file line numbers that are the evidence:
     or tool-result line), at most one per hook per prompt; and no later user, assistant or
     attachment line contains an injected text (compared by content, not position). The same
     text injected again for a new prompt that asks about the same topic again is legitimate;
-(c) with a sentinel, it appears in exactly one entry, an injection at a prompt;
+(c) with a sentinel, it appears in exactly one entry, and that entry is an injection at a
+    prompt (in a sidechain: at most once, anywhere; absent there is ``n/a``);
 (d) no injection is over 10,000 characters, or was replaced by Claude Code's preview stub;
 (e) sidechains are audited on their own: no injection's ``parentUuid`` chain crosses into
     another stream, and sidechain injections are never counted in the main session.
 
 A transcript written before Claude Code recorded hook output as attachment lines (2.1.39 and
 older: progress lines naming the hook at most) cannot show injections: (a), (b) and (d) are then
-``unknown``, never ``pass``, and the audit says so.
+``unknown``, never ``pass``, as is (c) when the sentinel is absent (a sentinel found more than
+once still fails), and the audit says so.
 
 Lines searched for re-sent text and the sentinel: every user line (prompts, tool results, meta,
 summaries), assistant line (text, thinking, tool-use inputs) and attachment line, since those are
@@ -204,6 +206,10 @@ def capability_of(versions, saw_attachment):
                        "(2.1.40-2.1.80) where attachment lines began, and this file has none")
 
 
+def _digest(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _preview(text, limit=80):
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
@@ -252,9 +258,10 @@ class _StreamAuditor:
         self.passthrough = {}            # uuid -> (parent_uuid, line), since the latest prompt
         self.recent = OrderedDict()      # uuid -> (kind, line) of turn-advancing lines, bounded
         self.unanchored = []
-        self.by_body = {}                # injected text -> [(prompt index or None, line)]
-        self.probes = {}                 # first chars -> injected texts long enough to search for
-        self.last_line_of = {}           # injected text -> line of its latest injection
+        # Injected texts are kept as digests, so memory grows with the number of injections only.
+        self.by_digest = {}              # sha256 -> [(prompt index or None, line)]
+        self.probes = {}                 # first chars -> ({first _KEY_CHARS: [(length, sha256)]}, [short texts])
+        self.last_line_of = {}           # sha256 -> line of its latest injection
         self.duplicates = []
         self.resent = []
         self.crossings = []
@@ -310,8 +317,8 @@ class _StreamAuditor:
                 "hook_cancelled", "hook_non_blocking_error", "hook_blocking_error", "hook_error_during_execution"):
             why = " (timed out: its context was discarded)" if entry.raw and (entry.raw.get("attachment") or {}).get("timedOut") else ""
             self.notes.append(f"line {entry.line}: UserPromptSubmit {entry.subtype}{why}")
-        if kind in SEARCHED_KINDS and entry.texts:
-            self._search(entry, entry.text if kind == INJECTION else None)
+        if (self.probes or self.sentinel) and kind in SEARCHED_KINDS and entry.texts:
+            self._search(entry, _digest(entry.text) if kind == INJECTION else None)
 
     def _anchor(self, entry, session):
         """(prompt index or None, "parent"/"order"/None, note)."""
@@ -344,7 +351,7 @@ class _StreamAuditor:
             cluster_ids=tuple(clusters) if clusters is not None else None, chars=len(body), lines=len(lines),
             member_lines=sum(1 for line in lines if line.startswith("- ")),
             persisted_preview=entry.persisted_preview,
-            sha256=hashlib.sha256(body.encode("utf-8", "replace")).hexdigest(), preview=_preview(body),
+            sha256=_digest(body), preview=_preview(body),
         )
         self.largest = max(self.largest, len(body))
         if len(body) > SIZE_LIMIT:
@@ -353,7 +360,8 @@ class _StreamAuditor:
         elif entry.persisted_preview:
             self.oversize.append(Evidence(entry.line, "Claude Code replaced this output by a <persisted-output> "
                                                       "preview: the model saw only the preview"))
-        earlier = self.by_body.get(body)
+        digest = injection.sha256
+        earlier = self.by_digest.get(digest)
         if earlier:
             same_prompt = [line for (i, line) in earlier if i == index and index is not None]
             if index is None or same_prompt:
@@ -377,39 +385,49 @@ class _StreamAuditor:
             elif hook_id is not None:
                 prompt.hooks[hook_id] = entry.line
             prompt.injections.append(injection)
-        self.by_body.setdefault(body, []).append((index, entry.line))
-        self.last_line_of[body] = entry.line
+        self.by_digest.setdefault(digest, []).append((index, entry.line))
+        self.last_line_of[digest] = entry.line
         if len(body) >= MIN_RESEND_CHARS:
             # Two levels, so the cost stays linear in the text searched, not in the number of injections:
             # one find() per distinct short probe (router injections share one), then a dict lookup of
             # the text at each hit against the injected texts' longer prefixes.
             by_key, short = self.probes.setdefault(body[:_PROBE_CHARS], ({}, []))
-            bodies = by_key.setdefault(body[:_KEY_CHARS], []) if len(body) >= _KEY_CHARS else short
-            if body not in bodies:
-                bodies.append(body)
+            if len(body) >= _KEY_CHARS:
+                group = by_key.setdefault(body[:_KEY_CHARS], [])
+                if (len(body), digest) not in group:
+                    group.append((len(body), digest))
+            elif body not in short:
+                short.append(body)
 
-    def _search(self, entry, own_body):
+    def _search(self, entry, own_digest):
         texts = entry.texts
         found = None
         for probe, (by_key, short) in self.probes.items():
             for text in texts:
                 pos = text.find(probe)
                 while pos != -1:
-                    for group in (by_key.get(text[pos:pos + _KEY_CHARS], ()), short):
-                        for candidate in group:
-                            if candidate != own_body and text.startswith(candidate, pos):
-                                found = found if found is not None else {}
-                                found[candidate] = None
+                    hits = [(length, digest) for (length, digest) in by_key.get(text[pos:pos + _KEY_CHARS], ())
+                            if _digest(text[pos:pos + length]) == digest]
+                    hits += [(len(body), _digest(body)) for body in short if text.startswith(body, pos)]
+                    for _length, digest in hits:
+                        if digest != own_digest:
+                            found = found if found is not None else {}
+                            found[digest] = None
                     pos = text.find(probe, pos + 1)
         if found:
-            for body in found:
+            for digest in found:
                 self._add(self.resent, Evidence(
                     entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
-                                f"{self.last_line_of[body]}"))
-        if self.sentinel and any(self.sentinel in text for text in texts):
-            # _injection ran first: an injection that found no prompt is the last unanchored one.
-            anchored = entry.kind == INJECTION and not (self.unanchored and self.unanchored[-1].line == entry.line)
-            self.sentinel_hits.append((entry.line, entry.kind, anchored))
+                                f"{self.last_line_of[digest]}"))
+        sentinel = self.sentinel
+        if sentinel:
+            for text in texts:
+                if sentinel in text:
+                    # _injection ran first: an injection that found no prompt is the last unanchored one.
+                    anchored = entry.kind == INJECTION and not (
+                        self.unanchored and self.unanchored[-1].line == entry.line)
+                    self.sentinel_hits.append((entry.line, entry.kind, anchored))
+                    break
 
     def _add(self, bucket, evidence):
         if len(bucket) < _MAX_EVIDENCE:
@@ -564,10 +582,17 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
     session = _Session(sentinel or None)
     versions = {}
     saw_attachment = False
+    main = None
     for entry in entries:
-        session.auditor(entry).feed(entry, session)
-        if entry.version is not None:
-            versions[entry.version] = versions.get(entry.version, 0) + 1
+        if entry.is_sidechain:
+            session.auditor(entry).feed(entry, session)
+        else:
+            if main is None:
+                main = session.auditor(entry)
+            main.feed(entry, session)
+        version = entry.version
+        if version is not None:
+            versions[version] = versions.get(version, 0) + 1
         if entry.type == "attachment":
             saw_attachment = True
     capability, note = capability_of(versions, saw_attachment)

@@ -257,3 +257,13 @@ def test_a_suite_with_only_behavioural_cases_is_not_a_pass(write_suite, capsys, 
                        "    expect_any: [hot strip]\n")
     assert main(["canary", command, str(path)]) == 2
     assert "no routing cases to run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--junit", "--save-baseline"])
+def test_unwritable_output_path_is_a_clear_error(write_suite, prompts, tmp_path, capsys, option):
+    path = write_suite(kind_suite(prompts.setx, "routes_to: layer1_project_memory_router"))
+    target = tmp_path / "no-such-dir" / "out.file"
+    assert main(["canary", "run", str(path), option, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"{target}: cannot write the" in err and "Traceback" not in err
+    assert not target.exists()

@@ -276,7 +276,8 @@ def test_labels_pins_tags_aliases_and_label_hold():
 
 
 def test_pins_hold_against_a_previous_file_and_keep_clusters():
-    labels = builder.parse_labels_text("clusters:\n  layer1_mixed:\n    pin: [user_hardware, env_pnpm_store_drive]\n")
+    labels = builder.parse_labels_text(
+        "clusters:\n  layer1_mixed:\n    pin: [user_hardware, env_pnpm_store_drive]\n")
     first = builder.build_clusters(small_memories(), target=4, labels=labels).index
     for keep in (False, True):
         second = builder.build_clusters(small_memories(), target=4, labels=labels, previous=first,
@@ -311,6 +312,7 @@ def test_oversized_pin_group_is_kept_whole_and_flagged():
     ("clusters:\n  layer1_a:\n    tags: {a: b}\n", 3, "must be a list"),
     ("clusters:\n  layer1_a:\n    tags: [the, 'a, b']\n", 3, "no routable word"),
     ("clusters:\n  layer1_a:\n    pin:\n      - [nested]\n", 4, "plain word"),
+    ("clusters:\n  layer1_a:\n    tags: [fine, 'a \u00b7 b']\n", 3, "field separator"),
     ("clusters: [a, b]\n", 1, "must map cluster ids"),
     ("- just a list\n", 1, "mapping with a 'clusters:' key"),
     ("clusters:\n  layer1_a:\n    label: x\n   bad: indent\n", 4, "invalid YAML"),
@@ -343,9 +345,18 @@ def test_pins_are_checked_against_the_store(text, line, message):
     assert err.value.line == line and message in str(err.value)
 
 
+def test_label_tags_split_on_commas_in_lists_and_strings():
+    labels = builder.parse_labels_text("clusters:\n  layer1_a:\n    tags: ['docker, compose', wsl]\n"
+                                       "    aliases: 'container, image'\n")
+    (entry,) = labels.clusters
+    assert entry.tags == ("docker", "compose", "wsl") and entry.aliases == ("container", "image")
+
+
 def test_empty_labels_file_is_no_labels():
     assert builder.parse_labels_text("", "l.yaml").clusters == ()
     assert builder.parse_labels_text("clusters:\n", "l.yaml").clusters == ()
+    (entry,) = builder.parse_labels_text("clusters:\n  layer1_a:\n    pin:\n    tags:\n", "l.yaml").clusters
+    assert entry.pins == () and entry.tags == ()
 
 
 # --------------------------------------------------------------------------- reports
@@ -432,11 +443,10 @@ def _write_memory_dir(directory, memories, shape):
 
 def test_every_source_shape_gives_the_same_clusters(tmp_path, example_cluster_file, example_flat_index):
     memories = example_memories(example_cluster_file)
-    built = {
-        "flat": builder.build_clusters(read_flat_index(str(example_flat_index))).index,
-        "old": builder.build_clusters(read_memory_dir(str(_write_memory_dir(tmp_path / "old", memories, "old")))).index,
-        "new": builder.build_clusters(read_memory_dir(str(_write_memory_dir(tmp_path / "new", memories, "new")))).index,
-    }
+    built = {"flat": builder.build_clusters(read_flat_index(str(example_flat_index))).index}
+    for shape in ("old", "new"):
+        memory_dir = _write_memory_dir(tmp_path / shape, memories, shape)
+        built[shape] = builder.build_clusters(read_memory_dir(str(memory_dir))).index
     # Without their index, the files alone give the same memories through their descriptions.
     bare = tmp_path / "bare"
     _write_memory_dir(bare, memories, "new")

@@ -204,7 +204,8 @@ def test_invalid_input_exits_2(capsys, tmp_path, monkeypatch, example_flat_index
     assert code == 2, err
     assert message in err and "Traceback" not in err
     if setup == "broken_out":
-        assert (tmp_path / "brain" / "memory-layer1-clusters.md").read_text() == "## Layer 0 - Cluster Router\n- x · y\n"
+        broken = (tmp_path / "brain" / "memory-layer1-clusters.md").read_text()
+        assert broken == "## Layer 0 - Cluster Router\n- x · y\n"
 
 
 def test_duplicate_index_lines_are_warned_about(capsys, tmp_path):

@@ -127,6 +127,7 @@ def test_verdict_commands_quote_paths():
     assert lines[0] == "memory-router transcript locate --project '/my project'"
     assert "\"$(memory-router transcript locate --project '/my project')\"" in lines[1]
     assert "--case cloudflare-cold" in lines[1] and "--suite '/s/it'\"'\"'s.yaml'" in lines[1]
+    assert lines[1].endswith("--record '/my project/.claude/memory-router/behavioural-canaries.jsonl'")
 
 
 def test_summary_shape():

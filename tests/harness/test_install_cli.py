@@ -514,6 +514,14 @@ def test_checklist_ready_on_the_slim_example_store(capsys, slim_store):
     assert "claude -p" in out and "**Ready:**" in out
 
 
+def test_checklist_ignores_its_own_verdict_records(capsys, slim_store):
+    project, _memory = slim_store
+    record = project / ".claude" / "memory-router" / "behavioural-canaries.jsonl"
+    record.write_text('{"case": "cloudflare-cold", "evidence": "env_cloudflare_workers_build_secret_vs_text"}\n')
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project)
+    assert code == 0 and f"--record {record}" in out
+
+
 def test_checklist_flags_a_flat_index_and_a_hot_fact(capsys, slim_store):
     project, memory = slim_store
     from router.config import bundled_flat_index

@@ -8,8 +8,10 @@ from router.errors import InputError
 
 
 @pytest.mark.parametrize("line, expected", [
-    ("- [Prefers bun](prefers-bun.md) \u2014 use bun, never npm", ("prefers_bun", "use bun, never npm", "Prefers bun", "prefers-bun.md")),
-    ("- [User role](user_role.md) \u2013 solo developer", ("user_role", "solo developer", "User role", "user_role.md")),
+    ("- [Prefers bun](prefers-bun.md) \u2014 use bun, never npm",
+     ("prefers_bun", "use bun, never npm", "Prefers bun", "prefers-bun.md")),
+    ("- [User role](user_role.md) \u2013 solo developer",
+     ("user_role", "solo developer", "User role", "user_role.md")),
     ("- [Env](sub/env_x.md): setx never reaches Bash", ("env_x", "setx never reaches Bash", "Env", "sub/env_x.md")),
     ("* [Title](feedback_y.md) - keep diffs small", ("feedback_y", "keep diffs small", "Title", "feedback_y.md")),
     ("- [No hook](project_z.md)", ("project_z", "", "No hook", "project_z.md")),

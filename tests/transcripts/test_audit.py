@@ -498,3 +498,33 @@ def test_result_to_dict_is_json_serialisable(tmp_path, session, bodies):
     text = json.dumps(data)
     assert json.loads(text)["streams"][0]["prompts"][0]["injections"][0]["cluster_ids"] == ["env-vars"]
     assert [c["id"] for c in data["streams"][0]["checks"]] == ["a", "b", "c", "d", "e"]
+
+
+@pytest.mark.parametrize("body, flagged", [
+    ("short hook context: BLUE-42 x", True),        # 29 chars: searched (keyed by itself)
+    ("ctx BLUE-42", False),                          # under MIN_RESEND_CHARS: too common to attribute
+])
+def test_short_injected_texts_embedded_later(tmp_path, session, body, flagged):
+    s = session()
+    s.prompt("hello")
+    s.injection(body)
+    s.assistant(f"As noted: {body}.")
+    result = run(s, tmp_path)
+    assert (statuses(result)["b"] == FAIL) is flagged
+    if flagged:
+        assert evidence_lines(result, "b") == [3]
+
+
+def test_many_injections_memory_is_digests_not_texts(tmp_path, session):
+    """Later lines are checked against every earlier injection, found by content."""
+    s = session()
+    for i in range(40):
+        s.prompt(f"prompt {i}")
+        s.injection(f"Routed memory cluster: c{i}\n- slug-{i} \u2014 fact number {i} " + "x" * 80)
+        s.assistant("ok")
+    s.tool_call("Bash", {"command": "cat"}, "noise\nRouted memory cluster: c17\n- slug-17 \u2014 fact number 17 "
+                + "x" * 80 + "\nmore noise")
+    result = run(s, tmp_path)
+    assert statuses(result)["a"] == PASS
+    assert evidence_lines(result, "b") == [s.line]
+    assert "injected at line 53" in result.check("b").evidence[0].note
