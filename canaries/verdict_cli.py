@@ -109,7 +109,7 @@ def _subagent_entries(transcript):
 def cmd_verdict(args):
     from canaries.suite import load_suite
     from canaries.verdict import EXIT_CODES, first_turn_entries, judge, record_line
-    from harness.install_cli import _project_config, default_suite_path
+    from harness.install_cli import project_config, default_suite_path
     from transcripts.reader import read_session
 
     suite_path = args.suite or default_suite_path()
@@ -127,11 +127,12 @@ def cmd_verdict(args):
                          fix="pass a Claude Code session .jsonl (memory-router transcript locate finds it)")
     session_cwd = _session_cwd(entries)
     project = args.project or (session_cwd if session_cwd and os.path.isdir(session_cwd) else os.getcwd())
-    config = _project_config(os.path.abspath(project))
+    config = project_config(os.path.abspath(project))
     memory_dir = resolve_verdict_memory_dir(args.memory_dir, config, args.transcript, session_cwd)
     prompt_entry = next((e for e in entries if e.kind == "prompt" and not e.is_sidechain), None)
     hot = hot_strip_evidence(memory_dir, config, _parse_time(prompt_entry.timestamp if prompt_entry else None))
-    result = judge(entries, case, hot=hot, watch_paths=(memory_dir, suite.cluster_path),
+    watch = (memory_dir, suite.cluster_path, (config or {}).get("clusters"), (config or {}).get("source"))
+    result = judge(entries, case, hot=hot, watch_paths=watch,
                    subagent_entries=_subagent_entries(args.transcript))
 
     record = record_line(result, os.path.abspath(args.transcript),

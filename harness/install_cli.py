@@ -40,7 +40,11 @@ def _project_dir(args):
 def _target_settings(args):
     if getattr(args, "user", False):
         return inst.user_settings_path(), "user"
-    return inst.project_settings_path(_project_dir(args)), "project"
+    project = _project_dir(args)
+    if not os.path.isdir(project):
+        raise InputError("project directory does not exist", path=project,
+                         fix="pass --project with an existing directory (or --user)")
+    return inst.project_settings_path(project), "project"
 
 
 def router_executable():
@@ -387,7 +391,7 @@ def resolve_memory_dir(explicit, config, project_dir):
     return default_memory_dir(project_dir), "Claude Code's default location"
 
 
-def _project_config(project_dir, explicit=None):
+def project_config(project_dir, explicit=None):
     from router import config as config_mod
 
     if explicit:
@@ -481,7 +485,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     config_file = inst.command_option(distinct[0], "config") if distinct else None
     config = None
     try:
-        config = _project_config(project_dir, config_file)
+        config = project_config(project_dir, config_file)
     except MemoryRouterError as err:
         checks.append(_check("config", "fail", str(err)))
     if config:
@@ -587,8 +591,9 @@ def cmd_doctor(args):
 def cmd_sentinel_install(args):
     from harness import sentinel
 
+    args.user = False
+    settings_path, _level = _target_settings(args)
     project_dir = _project_dir(args)
-    settings_path = inst.project_settings_path(project_dir)
     previous = _read_record(settings_path, SENTINEL_ROLE)
     if not args.text and previous and not previous.get("uninstalled_at") and os.path.isfile(settings_path):
         _snap, settings = _read_settings(settings_path)
@@ -765,7 +770,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from router.errors import MemoryRouterError
     from router.score import build_routing_table, route_prompt
 
-    config = _project_config(project_dir)
+    config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
     memory_path, memory_text = _read_memory_index(memory_dir)
     facts = cl.memory_index_facts(memory_text, case.fact) if memory_text is not None else None

@@ -14,7 +14,6 @@ so it can never fire twice and fake a re-send. Standard library only.
 
 import json
 import os
-import secrets
 import sys
 import time
 
@@ -23,6 +22,8 @@ SENTINEL_PREFIX = "MEMORY-ROUTER-SENTINEL-"
 
 def new_sentinel_text():
     """A sentinel no transcript can already contain by chance."""
+    import secrets  # only at install time: the hook itself stays on json/os/sys/time
+
     return SENTINEL_PREFIX + secrets.token_hex(8)
 
 

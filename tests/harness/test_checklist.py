@@ -36,7 +36,7 @@ def test_memory_index_facts_of_a_slim_index():
 
 @pytest.mark.parametrize("extra, field", [
     (f"- {SLUG} \u2014 {HOOK}", "slug_lines"),
-    (f"- [Cloudflare](env_cloudflare_workers_build_secret_vs_text.md) \u2014 build vars", "slug_lines"),
+    ("- [Cloudflare](env_cloudflare_workers_build_secret_vs_text.md) \u2014 build vars", "slug_lines"),
     (f"- cf_note \u2014 {HOOK.upper()}", "hook_lines"),
 ])
 def test_memory_index_facts_find_the_fact_anywhere(extra, field):

@@ -195,6 +195,13 @@ def test_file_changed_during_install_is_refused(capsys, project, monkeypatch):
     assert settings_file(project).read_bytes() == b'{"edited": "meanwhile"}'
 
 
+@pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
+def test_missing_project_directory_is_input_error(capsys, tmp_path, command):
+    code, _, err = cli(capsys, *command, "--project", tmp_path / "typo")
+    assert code == 2 and "project directory does not exist" in err
+    assert not (tmp_path / "typo").exists()
+
+
 def test_missing_clusters_option_file_is_input_error(capsys, project, tmp_path):
     code, _, err = cli(capsys, "install", "--project", project, "--clusters", tmp_path / "nope.md")
     assert code == 2 and "nope.md" in err

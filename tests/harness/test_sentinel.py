@@ -109,3 +109,11 @@ def test_new_texts_are_unique_and_get_their_own_flags(tmp_path):
     flags = {sentinel.flag_path_for(str(tmp_path), t) for t in texts}
     assert len(flags) == 50
     assert sentinel.flag_path_for(str(tmp_path), "../../etc/passwd").startswith(str(tmp_path))
+
+
+def test_hook_imports_only_the_standard_library():
+    code = ("import sys, harness.sentinel; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('router', 'canaries', 'transcripts', 'yaml', 'rich', 'deepdiff', 'jsonlines', 'secrets')))")
+    result = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=30)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
