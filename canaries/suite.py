@@ -445,7 +445,7 @@ def _check_defaults(checker, raw):
     return out
 
 
-def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label):
+def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, facts_only=False):
     if not isinstance(raw, dict):
         checker.add(line, f"a case must be a mapping, got {_type_name(raw)}",
                     "write '- id: ...' with 'prompt: ...' under it")
@@ -471,6 +471,12 @@ def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label):
         else:
             checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
                         "write 'xfail: why this known residual still fails'")
+    if facts_only:
+        # Another cluster file (a built one) has other ids: judge only what reaches the agent.
+        routes_to = None
+        if xfail:
+            # A residual recorded against the hand-made ids says nothing about this file.
+            xfail = None
     if index is not None:
         for cluster_id, line in routes_to or ():
             if not index.has_cluster(cluster_id):
@@ -530,6 +536,8 @@ def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label):
         note=note,
     )
     if not case.expectations():
+        if facts_only:
+            return SKIPPED
         checker.add(raw.line, f"case {case_id} has no expectation, so it could never fail",
                     "add routes_to, injects, not_injects, silent, max_lines, max_chars or min_margin")
         return None
@@ -600,12 +608,17 @@ def _empty_list():
     return empty
 
 
-def parse_suite_text(text, path, cluster_override=None, load_index=None):
+SKIPPED = object()
+
+
+def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_only=False):
     """Validate a suite's ``text`` (read from ``path``) and return a ``Suite``.
 
     ``cluster_override`` replaces the suite's ``clusters:``. ``load_index(cluster_path)`` returns a
     ClusterIndex (default: ``router.clusterfile.load_cluster_file``); pass ``False`` to skip the
-    cluster cross-checks (``suite_prompts`` does). Raises ``SuiteError`` listing every problem.
+    cluster cross-checks (``suite_prompts`` does). ``facts_only`` drops every ``routes_to`` (and
+    the ``xfail`` marks recorded against those ids), to judge a cluster file with other ids, such
+    as a built one, by what it injects. Raises ``SuiteError`` listing every problem.
     """
     from router.config import bundled_cluster_file
 
@@ -651,8 +664,9 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None):
     seen_ids = {}
     raw_cases = _list_section(checker, data, "cases", required=True)
     raw_behavioural = _list_section(checker, data, "behavioural", required=False)
-    cases = [_check_case(checker, raw, line, defaults, seen_ids, index, cluster_label)
+    cases = [_check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, facts_only)
              for raw, line in zip(raw_cases, raw_cases.item_lines)]
+    cases = [case for case in cases if case is not SKIPPED]
     behavioural = [_check_behavioural(checker, raw, line, seen_ids, index, cluster_label)
                    for raw, line in zip(raw_behavioural, raw_behavioural.item_lines)]
     if not raw_cases and not raw_behavioural and not problems:
@@ -678,10 +692,10 @@ def read_suite_text(path):
         raise SuiteError(path, [Problem(line, None, "suite file is not valid UTF-8", "save it as UTF-8")]) from None
 
 
-def load_suite(path, cluster_path=None):
+def load_suite(path, cluster_path=None, facts_only=False):
     """Read, validate and return the suite at ``path``; ``cluster_path`` overrides its ``clusters:``."""
     path = os.fspath(path)
-    return parse_suite_text(read_suite_text(path), path, cluster_override=cluster_path)
+    return parse_suite_text(read_suite_text(path), path, cluster_override=cluster_path, facts_only=facts_only)
 
 
 def suite_prompts(path):

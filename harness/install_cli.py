@@ -242,7 +242,8 @@ def _report_write(action, detail, backup, settings_path, what):
         "added": f"installed {what} in {settings_path} ({detail})",
         "updated": f"updated {what} in {settings_path} ({detail})",
         "unchanged": f"{what} already installed in {settings_path} ({detail}); nothing changed",
-        "restore": f"removed {what} from {settings_path}: restored its exact bytes from before the install",
+        "restore": f"removed {what} from {settings_path}: restored, byte for byte, the file as it was before "
+                   "memory-router changed it",
         "write": f"removed {what} from {settings_path}; every other key and hook kept",
         "delete": f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed",
         "absent": f"{what} is not installed in {settings_path}; nothing changed",
@@ -782,9 +783,11 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
 
     # The cluster file the installed hook reads if there is one, else the suite's.
     cluster_path = cluster_override
+    hook_blind = False
     if cluster_path is None and router_command is not None:
         cluster_path = config_mod.resolve_cluster_path(inst.command_option(router_command, "clusters"), config,
                                                        [project_dir])
+        hook_blind = cluster_path is None
     cluster_path = cluster_path or suite.cluster_path
     decision, hook_text = None, None
     try:
@@ -802,7 +805,10 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
         cl.check_slim(memory_path, facts),
         cl.check_not_hot(case.fact, memory_path, facts, tuple((config or {}).get("hot_strip") or ()),
                          tuple(hot_slugs(memory_dir))),
-        cl.check_routes(case.fact, decision, cluster_path),
+        cl.Check(cl.NOT_MET, f"The router injects `{case.fact}` for this prompt",
+                 "the installed hook finds no cluster file (no --clusters, $MEMORY_ROUTER_CLUSTERS, config "
+                 "'clusters' or brain/memory-layer1-clusters.md), so it injects nothing")
+        if hook_blind else cl.check_routes(case.fact, decision, cluster_path),
         cl.check_hook_installed(entries, settings_problems),
         cl.check_hooks_enabled([f"{i['label']} ({i['path']})" for i in locations if i["disable_all_hooks"]]),
         cl.check_load_limit(memory_path, facts),

@@ -246,3 +246,36 @@ def test_bundled_suites_are_the_two_package_files():
     # Lists what is shipped; the cases themselves are checked by test_cli's bundled test.
     paths = bundled_suites()
     assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml"]
+
+
+def test_facts_only_judges_a_cluster_file_with_other_ids(tmp_path, run_cli):
+    """A built cluster file has other ids: without --facts-only the suite is invalid against it
+    (exit 2); with it, routes_to is dropped and the injects/silent expectations still decide."""
+    from canaries.suite import bundled_suites, load_suite
+    from router.config import bundled_cluster_file
+    from router.errors import InputError
+
+    renamed = tmp_path / "renamed.md"
+    renamed.write_text(open(bundled_cluster_file(), encoding="utf-8").read().replace("layer1_", "built_"),
+                       encoding="utf-8")
+    example = [p for p in bundled_suites() if p.endswith("example.yaml")][0]
+    with pytest.raises(InputError):
+        load_suite(example, cluster_path=renamed)
+    suite = load_suite(example, cluster_path=renamed, facts_only=True)
+    assert all(case.routes_to is None and case.xfail is None for case in suite.cases)
+    assert any(case.injects for case in suite.cases) and any(case.silent for case in suite.cases)
+    result = run_cli("canary", "eval", example, "--clusters", renamed, "--facts-only", "--json")
+    assert result.returncode == 0, result.stderr
+    assert run_cli("canary", "eval", example, "--clusters", renamed, "--json").returncode == 2
+    # the expectations still bite: removing a fact's words turns more cases red
+    def failing(path):
+        import json
+
+        out = run_cli("canary", "run", example, "--clusters", path, "--facts-only", "--json")
+        assert out.returncode in (0, 1), out.stderr
+        return {r["id"] for r in json.loads(out.stdout)["suites"][0]["results"] if r["verdict"] == "fail"}
+
+    broken = tmp_path / "broken.md"
+    broken.write_text(renamed.read_text(encoding="utf-8").replace("setx", "regedit"), encoding="utf-8")
+    newly_failing = failing(broken) - failing(renamed)
+    assert newly_failing and all("setx" in case_id for case_id in newly_failing), newly_failing

@@ -554,6 +554,14 @@ def test_checklist_without_hook_or_memory(capsys, tmp_path):
     assert "- [ ] The router hook is installed" in out
 
 
+def test_checklist_when_the_installed_hook_finds_no_cluster_file(capsys, tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    assert cli(capsys, "install", "--project", project)[0] == 0
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project, "--no-scan")
+    assert code == 1 and "the installed hook finds no cluster file" in out
+
+
 def test_checklist_flags_a_repo_file_naming_the_fact(capsys, slim_store):
     project, _memory = slim_store
     (project / "NOTES.md").write_text("remember env_cloudflare_workers_build_secret_vs_text\n")
