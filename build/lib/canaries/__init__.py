@@ -1,1 +1,0 @@
-"""Declarative YAML canary suites: the deterministic routing gate, metrics, fit and baselines."""

@@ -1,1 +1,0 @@
-"""Claude Code session transcripts: a streaming reader, the injection audit, locate and census."""
