@@ -42,22 +42,9 @@ def hook_output(text):
 
 
 def parse_args(argv):
-    options = {"flag": None, "text": None}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        for name in options:
-            flag = "--" + name
-            if arg == flag and i + 1 < len(argv):
-                options[name] = argv[i + 1]
-                i += 1
-                break
-            if arg.startswith(flag + "="):
-                options[name] = arg[len(flag) + 1:]
-                break
-        else:
-            raise ValueError(f"unknown sentinel argument {arg!r}")
-        i += 1
+    from router.argv import parse_long_options
+
+    options = parse_long_options(argv, ("flag", "text"), "sentinel")
     if not options["flag"] or not options["text"]:
         raise ValueError("both --flag FILE and --text TEXT are required")
     return options

@@ -158,13 +158,11 @@ def rendered_injection(additional_context):
 
 
 def percentile(values, pct):
-    """Nearest-rank percentile: the smallest value with at least ``pct`` % of values at or below
-    it (always an observed value). ``None`` for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
-    return ordered[rank - 1]
+    """Nearest-rank percentile (always an observed value); ``None`` for no values. The one
+    definition the canary metrics use too, so both reports agree."""
+    from canaries.metrics import percentile_nearest_rank
+
+    return percentile_nearest_rank(values, pct)
 
 
 def distribution(values):

@@ -90,17 +90,9 @@ def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=Non
 
 
 def _read_text(path, what):
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(f"cannot read {what}: {err.strerror or err}", path=path,
-                         fix=f"pass an existing {what}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(f"{what} is not valid UTF-8", path=path, line=line, fix="save it as UTF-8") from None
+    from harness.memorydir import read_utf8
+
+    return read_utf8(path, what, f"pass an existing {what}")
 
 
 def suite_prompts_and_clusters(path):

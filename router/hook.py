@@ -11,6 +11,7 @@ import os
 import sys
 
 from router import config as config_mod
+from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
 from router.score import build_routing_table, hook_output, route_prompt
 
@@ -39,24 +40,7 @@ def _find_config(dirs):
 
 
 def _hook_args(argv):
-    """The hook's own tiny argument parser: argparse would cost more than the whole route."""
-    options = {"clusters": None, "config": None}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        for name in options:
-            flag = "--" + name
-            if arg == flag and i + 1 < len(argv):
-                options[name] = argv[i + 1]
-                i += 1
-                break
-            if arg.startswith(flag + "="):
-                options[name] = arg[len(flag) + 1:]
-                break
-        else:
-            raise ValueError(f"unknown hook argument {arg!r}")
-        i += 1
-    return options
+    return parse_long_options(argv, ("clusters", "config"), "hook")
 
 
 def decide(payload, options):
