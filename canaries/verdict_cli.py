@@ -7,7 +7,6 @@ an unknown case). INCONCLUSIVE has its own code so that neither a script nor CI 
 """
 
 import datetime
-import json
 import os
 
 from router.errors import InputError
@@ -69,11 +68,23 @@ def resolve_verdict_memory_dir(explicit, config, transcript, session_cwd):
     return None
 
 
+def _record_line(record):
+    """One compact JSONL line, serialised by jsonlines (the design card's JSONL library)."""
+    import io
+
+    import jsonlines
+
+    buffer = io.StringIO()
+    with jsonlines.Writer(buffer, compact=True) as writer:
+        writer.write(record)
+        return buffer.getvalue().encode("utf-8")
+
+
 def append_record(path, record):
     """Append one JSON line to ``path`` in a single write with O_APPEND, so concurrent verdicts
     never interleave and existing lines are never rewritten; a last line left without its newline
     gets one first."""
-    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    data = _record_line(record)
     try:
         with open(path, "rb") as handle:
             handle.seek(0, os.SEEK_END)

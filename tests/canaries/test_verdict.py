@@ -447,7 +447,10 @@ def test_cli_exit_codes_and_record(capsys, tmp_path, reply, memory_text, code, v
     report = json.loads(out)
     assert result == code and report["verdict"] == verdict and report["exit_code"] == code
     assert report["memory_dir"] == str(transcript.parent / "memory")
-    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    import jsonlines
+
+    with jsonlines.open(record) as reader:  # the record is valid JSONL, one object per line
+        lines = list(reader)
     assert len(lines) == 2
     for line in lines:
         assert {"date", "case", "verdict", "claude_code_version", "session_id"} <= set(line)
