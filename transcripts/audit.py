@@ -152,7 +152,12 @@ class StreamAudit:
 
     @property
     def status(self):
-        return FAIL if any(check.status == FAIL for check in self.checks) else PASS
+        """fail if a check failed; unknown if none failed but one could not be shown (a transcript
+        that cannot show injections never reads as a pass); else pass."""
+        statuses = {check.status for check in self.checks}
+        if FAIL in statuses:
+            return FAIL
+        return UNKNOWN if UNKNOWN in statuses else PASS
 
     def check(self, check_id):
         return next(check for check in self.checks if check.id == check_id)
@@ -172,7 +177,10 @@ class AuditResult:
 
     @property
     def status(self):
-        return FAIL if any(stream.status == FAIL for stream in self.streams) else PASS
+        statuses = {stream.status for stream in self.streams}
+        if FAIL in statuses:
+            return FAIL
+        return UNKNOWN if UNKNOWN in statuses else PASS
 
     @property
     def can_show_injections(self):

@@ -76,7 +76,8 @@ def cmd_audit(args):
         from harness.report import print_json
 
         print_json({
-            "status": "error" if errors else ("fail" if failed else "pass"),
+            "status": "error" if errors else ("fail" if failed else
+                                              ("unknown" if any(r.status == "unknown" for r in results) else "pass")),
             "exit_code": code,
             "sentinel": args.sentinel,
             "files": [result_to_dict(r) for r in results],
@@ -144,7 +145,9 @@ def _print_audit(results, errors, sentinel):
         err.print(f"memory-router: error: {escape(error['error'] if error['path'] in error['error'] else error['path'] + ': ' + error['error'])}",
                   style="red")
     failed = sum(1 for r in results if r.status == "fail")
-    out.print(f"{len(results)} file(s) audited: {len(results) - failed} pass, {failed} fail"
+    unknown = sum(1 for r in results if r.status == "unknown")
+    out.print(f"{len(results)} file(s) audited: {len(results) - failed - unknown} pass, {failed} fail"
+              + (f", {unknown} unknown (cannot show injections)" if unknown else "")
               + (f", {len(errors)} unreadable" if errors else "")
               + (f" (sentinel {escape(sentinel)!r})" if sentinel else ""))
 

@@ -73,6 +73,8 @@ def test_pre_attachment_fixture_exits_0_without_claiming_a_pass(run_cli, transcr
                               "--json").stdout)
     check_a = data["files"][0]["streams"][0]["checks"][0]
     assert check_a["id"] == "a" and check_a["status"] == "unknown"
+    assert data["files"][0]["status"] == "unknown" and data["files"][0]["streams"][0]["status"] == "unknown"
+    assert "0 pass, 0 fail, 1 unknown (cannot show injections)" in text
 
 
 def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtures):
