@@ -59,6 +59,11 @@ def main(argv=None):
         big = os.path.join(tmp, "big-clusters.md")
         with open(big, "w", encoding="utf-8") as handle:
             handle.write(generate_store(clusters=2000, members_per_cluster=5))
+        # The cache stores nothing for a file changed in the last RACY_WINDOW_NS (a same-size
+        # rewrite within one clock tick would keep its key); a real store is older than that.
+        from router.cache import RACY_WINDOW_NS
+
+        time.sleep(RACY_WINDOW_NS / 1e9 + 0.1)
         env = dict(os.environ, MEMORY_ROUTER_CACHE_DIR=os.path.join(tmp, "cache"))
         env.pop("MEMORY_ROUTER_LOG", None)
         stdin = _payload(tmp)

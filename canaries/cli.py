@@ -122,7 +122,7 @@ def cmd_run(args):
         elapsed[position] = time.perf_counter() - started
     counts = totals(suite_results)
     if counts["total"] == 0:
-        _no_cases(args.pattern)
+        _no_cases(args.pattern, suites)
 
     keys = [suite_key(s.path, bundled_dir=bundled_suite_dir()) for s in suites]
     record = build_baseline(suite_results, settings, keys,
@@ -174,12 +174,14 @@ def _write_output(path, data, what):
                          fix="pass a path in an existing, writable directory") from None
 
 
-def _no_cases(pattern):
+def _no_cases(pattern, suites):
     # Zero cases run is not a pass: a gate that checked nothing must not read as green.
     if pattern:
         raise InputError(f"-k {pattern!r} matched no case", fix="match a substring of a case id or tag")
-    raise InputError("no routing cases to run (the suites hold only behavioural cases)",
-                     fix="add cases under 'cases:'")
+    paths = [suite.path for suite in suites]
+    raise InputError("no routing cases to run (the suite holds only behavioural cases)"
+                     + (f"; nor do {', '.join(paths[1:])}" if len(paths) > 1 else ""),
+                     path=paths[0] if paths else None, fix="add cases under 'cases:'")
 
 
 def _read_baseline(path):
@@ -294,7 +296,7 @@ def cmd_eval(args):
     suite = load_suites([args.suite], cluster_path=args.clusters, facts_only=args.facts_only)[0]
     result = run_suite(suite, settings, pattern=args.pattern)
     if not result.results:
-        _no_cases(args.pattern)
+        _no_cases(args.pattern, [suite])
     metrics = suite_metrics(result.results)
     if args.json:
         from harness.report import print_json

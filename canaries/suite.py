@@ -425,11 +425,12 @@ class _Checker:
         return case_id
 
 
-def _check_defaults(checker, raw):
+def _check_defaults(checker, raw, line=None):
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        checker.add(getattr(raw, "line", None), f"'defaults' must be a mapping, got {_type_name(raw)}",
+        # A scalar carries no line of its own: report the line of the 'defaults:' value.
+        checker.add(getattr(raw, "line", None) or line, f"'defaults' must be a mapping, got {_type_name(raw)}",
                     "write 'defaults: {max_chars: 9500}'")
         return {}
     checker.unknown_keys(raw, DEFAULT_KEYS, "defaults")
@@ -660,7 +661,7 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
             index = load_index(cluster_path)
 
     description = checker.string(data, "description")
-    defaults = _check_defaults(checker, data.get("defaults"))
+    defaults = _check_defaults(checker, data.get("defaults"), data.value_lines.get("defaults"))
     seen_ids = {}
     raw_cases = _list_section(checker, data, "cases", required=True)
     raw_behavioural = _list_section(checker, data, "behavioural", required=False)

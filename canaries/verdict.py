@@ -13,7 +13,8 @@ reached the agent another way:
   (a later prompt would have been primed by the turns before it); or there is no reply;
 - the transcript's Claude Code version cannot show injections (no ``attachment`` lines: up to
   2.1.39 for certain, and 2.1.40-2.1.80 where the first such version is unknown);
-- the injection carrying the fact appears only in a sidechain (a subagent's stream);
+- the injection carrying the fact appears only in a sidechain (a subagent's stream), or only
+  after the reply had already stated the fact;
 - the fact is always loaded: its slug (or its hook text) is in the MEMORY.md the session loaded,
   in the configured ``hot_strip``, or marked ``hot: true``; or that MEMORY.md cannot be read, or
   changed after the session started (then today's file is not the one the session loaded);
@@ -370,6 +371,13 @@ def judge(entries, case, hot=HotStripEvidence(), watch_paths=(), subagent_entrie
     if other_ways:
         reasons.append(f"the fact could have arrived another way before the answer ({len(other_ways)} event(s): "
                        + "; ".join(f"line {e.line}: {e.what}" for e in other_ways[:3]) + ")")
+    if router_entry.line > first_expected:
+        # The reply stated the fact before the injection was recorded, so the injection cannot be
+        # what the reply drew on.
+        evidence.append(Evidence(router_entry.line, f"the injection carrying {slug} comes after the reply's "
+                                                    f"first expected phrase (line {first_expected})"))
+        reasons.append(f"the reply stated the fact (line {first_expected}) before the injection carrying {slug} "
+                       f"(line {router_entry.line}): it did not come from the router")
     if reasons:
         return verdict(INCONCLUSIVE, *reasons)
     return verdict(PASS, f"the router injected {slug} on the first prompt and the reply states the documented "

@@ -151,7 +151,12 @@ def cmd_verdict(args):
     record["suite"] = os.path.abspath(suite_path)
     record["memory_dir"] = memory_dir
     if args.record:
-        append_record(args.record, record)
+        try:
+            append_record(args.record, record)
+        except OSError as err:
+            # Exit 2, not a traceback (which would exit 1 and read as a FAIL verdict).
+            raise InputError(f"cannot append the verdict ({result.verdict}) to the record: {err.strerror or err}",
+                             path=args.record, fix="pass --record a file path in a writable directory") from None
     if args.json:
         from harness.report import print_json
 

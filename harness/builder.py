@@ -420,6 +420,14 @@ def _word_list(node, what, problems):
     return [(word, line) for word, line in items if "\u00b7" not in word]
 
 
+def pin_slug(text):
+    """The member slug a pin names: a slug, or a memory file's name with or without ``.md``."""
+    from harness.memorydir import normalise_slug
+
+    stem = text[:-3] if text.lower().endswith(".md") else text
+    return normalise_slug(stem)
+
+
 def parse_labels_text(text, path="<labels>"):
     """Parse a labels file; raise ``LabelsError`` listing every schema problem with its line.
 
@@ -495,7 +503,8 @@ def parse_labels_text(text, path="<labels>"):
                     continue
                 words = _word_list(field_value, name, problems)
                 if name == "pin":
-                    entry["pins"] = tuple(w for w, _l in words)
+                    # A pin may name the memory file (prefers-bun.md): slugs are its normalised stem.
+                    entry["pins"] = tuple(pin_slug(w) for w, _l in words)
                     entry["pin_lines"] = tuple(line_ for _w, line_ in words)
                     continue
                 kept = []

@@ -208,7 +208,7 @@ def write_outputs(outputs, atomic_write, write_archive):
 
     for snapshot, _data, _suffix in outputs:
         snapshot.require_unchanged()
-    archived = []
+    archived, written = [], []
     try:
         os.makedirs(os.path.dirname(os.path.abspath(outputs[0][0].path)), exist_ok=True)
         for snapshot, data, suffix in outputs:
@@ -219,11 +219,29 @@ def write_outputs(outputs, atomic_write, write_archive):
         for snapshot, data, _suffix in outputs:
             snapshot.require_unchanged()
             atomic_write(snapshot.path, data)
+            written.append(snapshot.path)
+    except RefusedError as err:
+        if not written:
+            raise
+        raise _partly_written(err.message.replace("; nothing was written", ""), outputs, written, archived) from None
     except OSError as err:
-        raise RefusedError(f"cannot write the cluster file: {err.strerror or err}",
-                           path=getattr(err, "filename", None) or outputs[0][0].path,
+        reason = f"cannot write the cluster file: {err.strerror or err}"
+        if written:
+            raise _partly_written(reason, outputs, written, archived) from None
+        raise RefusedError(reason, path=getattr(err, "filename", None) or outputs[0][0].path,
                            fix="check the directory exists and is writable") from None
     return archived
+
+
+def _partly_written(reason, outputs, written, archived):
+    """The .md may already be replaced when the .tsv cannot be: say so, and where the old ones are."""
+    from router.errors import RefusedError
+
+    pending = [snapshot.path for snapshot, _data, _suffix in outputs if snapshot.path not in written]
+    reason += f"; wrote {', '.join(written)} but not {', '.join(pending)}, so the two forms now differ"
+    if archived:
+        reason += f"; the previous files are kept in {', '.join(archived)}"
+    return RefusedError(reason, fix="fix the cause, then build again (a build rewrites both forms)")
 
 
 def print_summary(summary):

@@ -2,6 +2,7 @@
 and refusal when the file changed since it was read. Shared by every command that writes."""
 
 import hashlib
+import math
 import os
 import tempfile
 import time
@@ -57,8 +58,11 @@ def _stat_key(path):
 
 def atomic_write(path, data, mode=None):
     """Write ``data`` (bytes or str) to ``path`` via a temp file in the same directory, fsync and
-    rename, so a reader sees the old file or the new one, never a half-written one."""
-    path = os.fspath(path)
+    rename, so a reader sees the old file or the new one, never a half-written one.
+
+    Through a symlink the file it points to is replaced and the link kept: renaming over the
+    link itself would leave the real file stale and turn the link into a copy."""
+    path = os.path.realpath(os.fspath(path))
     if isinstance(data, str):
         data = data.encode("utf-8")
     directory = os.path.dirname(os.path.abspath(path))
@@ -106,8 +110,10 @@ def _fsync_dir(directory):
 def utc_stamp(now=None):
     """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z."""
     now = time.time() if now is None else now
-    millis = int(round((now - int(now)) * 1000)) % 1000
-    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + f"-{millis:03d}Z"
+    # Truncated, never rounded: rounding .9996 up to -000Z without carrying the second would
+    # name a later archive as an earlier one, and rollback picks the newest by name.
+    seconds, millis = divmod(math.floor(now * 1000), 1000)
+    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(seconds)) + f"-{millis:03d}Z"
 
 
 def write_archive(directory, stem, suffix, data):
@@ -117,6 +123,7 @@ def write_archive(directory, stem, suffix, data):
     base = os.path.join(directory, f"{stem}-{utc_stamp()}")
     candidate = base + suffix
     counter = 1
+    created = False
     try:
         while True:
             try:
@@ -125,6 +132,7 @@ def write_archive(directory, stem, suffix, data):
             except FileExistsError:
                 counter += 1
                 candidate = f"{base}-{counter}{suffix}"
+        created = True
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -132,8 +140,19 @@ def write_archive(directory, stem, suffix, data):
         with open(candidate, "rb") as handle:
             read_back = handle.read()
     except OSError as err:
+        if created:
+            _remove_quietly(candidate)
         raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing else was written",
                            fix="free space or fix permissions in that directory") from None
     if read_back != data:
+        # A truncated archive left behind would be the newest one, the one rollback restores.
+        _remove_quietly(candidate)
         raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
     return candidate
+
+
+def _remove_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -159,9 +159,12 @@ def _replace(snap, data):
 
     snap.require_unchanged()
     os.makedirs(os.path.dirname(snap.path), exist_ok=True)
+    # Through a symlink (settings.json kept in a dotfiles repository) write the file it points to:
+    # renaming over the link itself would replace it by a plain file.
+    target = os.path.realpath(snap.path) if snap.exists else snap.path
     try:
         # A new settings file gets the usual 0644, not the temp file's 0600.
-        atomic_write(snap.path, data, mode=None if snap.exists else 0o644)
+        atomic_write(target, data, mode=None if snap.exists else 0o644)
     except OSError as err:
         raise RefusedError(f"cannot write {snap.path}: {err.strerror or err}; the file is as it was",
                            fix="check its permissions") from None

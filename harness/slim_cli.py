@@ -78,7 +78,7 @@ def _warn(message):
 
 def plan_render(args):
     """Read everything and build the slim text; raises before anything could be written."""
-    from harness.memorydir import hot_slugs, parse_index_text
+    from harness.memorydir import parse_index_text, read_memory_files
     from router import config as config_mod
     from router.cli_commands import load_cli_config
     from router.clusterfile import load_cluster_file
@@ -103,8 +103,10 @@ def plan_render(args):
         sources = [("--hot", args.hot)]
     else:
         config_label = f"hot_strip in {config['source']}" if config and config.get("source") else "hot_strip"
-        sources = [(config_label, (config or {}).get("hot_strip") or []),
-                   (f"hot: true in {memory_dir}", hot_slugs(memory_dir))]
+        # One source per memory file, so an unknown slug's error names the file to fix.
+        sources = [(config_label, (config or {}).get("hot_strip") or [])]
+        sources += [(f"hot: true in {found.path}", [found.slug]) for found in read_memory_files(memory_dir)
+                    if found.hot]
     hot, origin = slim.merge_hot_slugs(*sources)
     strip = slim.build_hot_strip(index, hot, origin)
     router = slim.render_layer0_router(index)

@@ -225,6 +225,8 @@ def print_report(report):
         out.print(f"{injections['prompts']} suite prompts, {injections['injecting']} inject "
                   f"({injections['share_injecting']:.1%}); silent prompts count as 0; tokens include the "
                   "system-reminder wrapper Claude Code adds")
+        # The figures describe this store; a suite without clusters: falls back to another one.
+        print(f"suite: {injections['suite']}\nrouted with: {injections['cluster_file']}")
     session = report["session"]
     if session:
         rows = []

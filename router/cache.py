@@ -1,6 +1,8 @@
 """Caches that keep the hook within a few milliseconds of Python's own start-up.
 
-Two kinds, both keyed on the source file's path, size, mtime and inode, both stored in
+Two kinds, both keyed on the source file's path, device, inode, size, mtime and ctime (plus
+the size and mtime of the router's own code and stopword list, so an upgrade that keeps the
+version number cannot serve a table built by the old rules), both stored in
 ``$MEMORY_ROUTER_CACHE_DIR``, else ``$XDG_CACHE_HOME/memory-router``, else
 ``~/.cache/memory-router`` (``MEMORY_ROUTER_NO_CACHE=1`` turns them off; a cache that cannot
 be read or written is ignored, never fatal):
@@ -12,20 +14,36 @@ be read or written is ignored, never fatal):
   own ~10 tokens and the member lines of the one or two clusters it picks. So postings are
   split into shards by ``crc32(token)`` and clusters by position, and only the shards a prompt
   touches are read (``os.pread`` + ``marshal.loads``).
+
+Limits, stated honestly: a file rewritten in place with the same size within one tick of the
+file system's clock (up to 2 s on FAT, a jiffy on ext4) keeps its key. So a result is stored
+only when the file last changed at least ``RACY_WINDOW_NS`` before it was read ("racily clean"
+files are rebuilt until then, as git does with its index). A file system whose clock runs far
+ahead of this machine's (a network share) can still defeat that guard; set
+``MEMORY_ROUTER_NO_CACHE=1`` there.
 """
 
 import marshal
 import os
+import stat
 import struct
+import time
 import zlib
 
 from router import __version__
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 _MAGIC = b"MRTABLE3"
 _HEAD = struct.Struct("<8sQ")
 TOKENS_PER_SHARD = 64
 CLUSTERS_PER_SHARD = 16
+RACY_WINDOW_NS = 2_000_000_000
+# What a cached table or config is built by; their size and mtime join every key.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
+    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", os.path.join("data", "stopwords.txt")))
+# O_NONBLOCK: a FIFO planted in the cache dir must not hang the hook; O_BINARY: Windows.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def cache_dir():
@@ -36,9 +54,49 @@ def cache_dir():
     return os.path.join(base, "memory-router")
 
 
-def _key(path, kind):
+def _code_stamp():
+    stamp = []
+    for name in CODE_FILES:
+        try:
+            st = os.stat(name)
+            stamp.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            stamp.append(None)
+    return tuple(stamp)
+
+
+def _stat_key(path, kind):
+    """(key, stat result) of ``path``; ``_settled(stat result)`` says whether a result built
+    from what was read after this stat may be stored."""
     st = os.stat(path)
-    return (CACHE_FORMAT, __version__, kind, path, st.st_size, st.st_mtime_ns, st.st_ino)
+    key = (CACHE_FORMAT, __version__, kind, path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+           st.st_ctime_ns, _code_stamp())
+    return key, st
+
+
+def _settled(st):
+    # Changed less than RACY_WINDOW_NS ago: a same-size rewrite in the same clock tick would
+    # keep this key, so the result is not stored (it is rebuilt until the file settles).
+    return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_WINDOW_NS
+
+
+def _key(path, kind):
+    return _stat_key(path, kind)[0]
+
+
+def _read_entry(entry):
+    fd = os.open(entry, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("cache entry is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
 
 
 def _entry_path(path, kind):
@@ -52,19 +110,19 @@ def cached(path, kind, build):
     ``build``'s result must be marshal-safe (dicts, tuples, lists, sets, str, int, float, None).
     """
     path = os.path.abspath(path)
-    key = _key(path, kind)
+    key, st = _stat_key(path, kind)
     if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
         return build(path)
     entry = _entry_path(path, kind)
     try:
-        with open(entry, "rb") as handle:
-            stored_key, value = marshal.loads(handle.read())
+        stored_key, value = marshal.loads(_read_entry(entry))
         if stored_key == key:
             return value
     except (OSError, EOFError, ValueError, TypeError):
         pass
     value = build(path)
-    _store(entry, marshal.dumps((key, value)))
+    if _settled(st):
+        _store(entry, marshal.dumps((key, value)))
     return value
 
 
@@ -112,6 +170,16 @@ def serialise_table(table, key):
     return _HEAD.pack(_MAGIC, len(header)) + header + b"".join(blobs)
 
 
+def _pread(fd, length, offset):
+    if _HAS_PREAD:
+        return os.pread(fd, length, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # Windows has no os.pread; the descriptor is ours alone
+    return os.read(fd, length)
+
+
+_HAS_PREAD = hasattr(os, "pread")
+
+
 class _ShardReader:
     __slots__ = ("fd", "base", "posting_shards", "cluster_shards", "count", "spans", "loaded")
 
@@ -128,7 +196,7 @@ class _ShardReader:
         shard = self.loaded.get(number)
         if shard is None:
             offset, length = self.spans[number]
-            data = os.pread(self.fd, length, self.base + offset)
+            data = _pread(self.fd, length, self.base + offset)
             if len(data) != length:
                 raise EOFError("truncated routing-table cache")
             shard = self.loaded[number] = marshal.loads(data)
@@ -172,14 +240,16 @@ class _ClusterView:
 
 
 def _open_table(entry, key):
-    fd = os.open(entry, os.O_RDONLY)
+    fd = os.open(entry, _READ_FLAGS)
     try:
-        head = os.pread(fd, _HEAD.size, 0)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("cache entry is not a regular file")
+        head = _pread(fd, _HEAD.size, 0)
         magic, header_len = _HEAD.unpack(head)
         if magic != _MAGIC:
             raise ValueError("not a routing-table cache")
         stored_key, posting_shards, cluster_shards, count, spans = marshal.loads(
-            os.pread(fd, header_len, _HEAD.size))
+            _pread(fd, header_len, _HEAD.size))
         if stored_key != key:
             raise ValueError("stale routing-table cache")
         end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
@@ -197,7 +267,7 @@ def load_routing_table(path, build):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
     current, else ``build(path)`` (whose result is then cached). Both answer the same lookups."""
     path = os.path.abspath(path)
-    key = _key(path, "table")
+    key, st = _stat_key(path, "table")
     if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
         return build(path)
     entry = _entry_path(path, "table")
@@ -206,8 +276,9 @@ def load_routing_table(path, build):
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         pass
     table = build(path)
-    try:
-        _store(entry, serialise_table(table, key))
-    except ValueError:
-        pass
+    if _settled(st):
+        try:
+            _store(entry, serialise_table(table, key))
+        except ValueError:
+            pass
     return table

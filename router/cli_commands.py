@@ -128,7 +128,7 @@ def cmd_clusters_check(args):
 
 
 def cmd_clusters_convert(args):
-    from harness.fileops import atomic_write
+    from harness.fileops import Snapshot, atomic_write, write_archive
 
     index = load_cluster_file(args.file)
     text = render_cluster_file(index, args.to)
@@ -138,7 +138,15 @@ def cmd_clusters_convert(args):
     out = args.out or os.path.splitext(args.file)[0] + "." + args.to
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise InputError("refusing to convert a file onto itself", path=args.file, fix="pass --out")
-    atomic_write(out, text)
+    data = text.encode("utf-8")
+    snapshot = Snapshot(out)
+    if snapshot.exists and snapshot.data != data:
+        # The default output is the .md/.tsv sibling, which may be a hand-edited file of its own.
+        stem, suffix = os.path.splitext(os.path.basename(out))
+        archived = write_archive(os.path.dirname(os.path.abspath(out)), stem, suffix, snapshot.data)
+        print(f"archived the previous {out} as {archived}")
+    snapshot.require_unchanged()
+    atomic_write(out, data)
     print(f"wrote {out} ({len(index)} clusters, {len(index.members)} members)")
     return 0
 
@@ -160,7 +168,9 @@ def register(subparsers):
     check.add_argument("file", metavar="FILE")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(handler=cmd_clusters_check)
-    convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file")
+    convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file",
+                             description="Writes the other form of FILE. An existing, different output file "
+                                         "is archived first, beside it, as <name>-<UTC stamp>.<ext>.")
     convert.add_argument("file", metavar="FILE")
     convert.add_argument("--to", choices=("md", "tsv"), required=True, help="the form to write")
     convert.add_argument("--out", metavar="FILE",

@@ -31,6 +31,8 @@ _LAYER1_RE = re.compile(r"^##\s+Layer\s+1\s*" + _DASH + r"\s*Member\s+Lines\s*$"
 _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SLUG_RE = re.compile(r"^[a-z0-9_]+$")
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+# ' · ' as the format writes it; a tab or several spaces around the dot are the same separator.
+_LAYER0_SEP_RE = re.compile(r"[ \t]+\u00b7[ \t]+")
 _MEMBER_RE = re.compile(r"^-\s+(\S+)\s+" + _DASH + r"\s+([^;\s]+);\s?(.*)$")
 
 
@@ -100,7 +102,7 @@ def split_tags(text):
 
 
 def _parse_layer0_line(text, lineno, violations):
-    fields = [f.strip() for f in text[1:].strip().split(" \u00b7 ")]
+    fields = [f.strip() for f in _LAYER0_SEP_RE.split(text[1:].strip())]
     cluster_id = fields[0] if fields else ""
     if not _CLUSTER_ID_RE.match(cluster_id):
         violations.append(Violation(lineno, 3, f"invalid cluster id {cluster_id!r}",

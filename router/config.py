@@ -95,13 +95,24 @@ def parse_config_file(path):
 
     Returns ``None`` for a pyproject.toml without that table.
     """
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
+    is_pyproject = os.path.basename(path) == "pyproject.toml"
+    if is_pyproject and b"memory-router" not in raw:
+        # Not ours, whatever else it holds: someone's broken pyproject.toml must not stop routing.
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError("config file is not valid UTF-8", path=path, line=raw[: err.start].count(b"\n") + 1,
+                          fix="save the file as UTF-8") from None
     import tomllib
 
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as err:
-        raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         import re
 
@@ -111,10 +122,14 @@ def parse_config_file(path):
         message = str(err).split(" (at line")[0]
         raise ConfigError(f"invalid TOML: {message}", path=path, line=line, column=col,
                           fix="correct the TOML syntax") from None
-    if os.path.basename(path) == "pyproject.toml":
-        table = data.get("tool", {}).get("memory-router")
+    if is_pyproject:
+        tool = data.get("tool")
+        table = tool.get("memory-router") if isinstance(tool, dict) else None
         if table is None:
             return None
+        if not isinstance(table, dict):
+            raise ConfigError("tool.memory-router must be a table", path=path,
+                              fix="write it as a [tool.memory-router] section")
         return validate_config(table, path)
     return validate_config(data, path)
 

@@ -8,6 +8,7 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 
 import json
 import os
+import stat
 import sys
 
 from router import config as config_mod
@@ -16,14 +17,32 @@ from router.cache import cached, load_routing_table
 from router.score import build_routing_table, hook_output, route_prompt
 
 
+# A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
+# the parse (Claude Code's 30 s timeout discards the context anyway), so the hook refuses it.
+MAX_CLUSTER_FILE_BYTES = 16 * 1024 * 1024
+MAX_CONFIG_FILE_BYTES = 1024 * 1024
+
+
+def _check_readable(path, limit, what):
+    """Refuse what would hang or stall the hook: a FIFO, device or directory (opening a FIFO
+    blocks until a writer comes), or a file over ``limit`` bytes."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what} {path} is not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"{what} {path} is {st.st_size} bytes, over the hook's limit of {limit}")
+
+
 def _build_table(path):
     # Imported here: with a current cache the hook never parses the cluster file.
     from router.clusterfile import load_cluster_file
 
+    _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     return build_routing_table(load_cluster_file(path))
 
 
 def _parse_config(path):
+    _check_readable(path, MAX_CONFIG_FILE_BYTES, "config file")
     return config_mod.parse_config_file(path)
 
 
@@ -91,8 +110,14 @@ def run_hook(argv, stdin=None, stdout=None):
         raw = (stdin or sys.stdin.buffer).read()
         result = decide(json.loads(raw), options)
         if result is not None:
-            text = json.dumps(result)  # ASCII-only: safe on any stdout encoding
-            out = stdout or sys.stdout
+            text = json.dumps(result)  # ASCII-only
+            if stdout is None:
+                # Bytes, not text: PYTHONIOENCODING=utf-16 (or any non-ASCII-compatible stdout
+                # encoding) must not change what Claude Code reads.
+                out = sys.stdout.buffer
+                text = text.encode("ascii")
+            else:
+                out = stdout
             out.write(text)
             out.flush()
     except BaseException as err:  # noqa: BLE001 - failing open is the contract

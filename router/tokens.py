@@ -6,9 +6,10 @@ The rule (documented in the README, section "How a prompt is scored"):
    digits and ``_``). Hyphens, dots, slashes and apostrophes split; underscores do not, so
    identifiers such as ``node_extra_ca_certs``, ``setx`` and ``public_`` stay whole.
 2. An identifier that contains ``_`` also yields its parts (``node_extra_ca_certs`` gives
-   ``node``, ``extra``, ``ca``, ``certs`` too), so a slug's words match plain prose.
+   ``node``, ``extra``, ``ca``, ``cert`` too, folded by rule 4), so a slug's words match plain prose.
 3. Drop tokens shorter than two characters, tokens made only of digits (dates and counts
-   match by accident), and the shipped English stopwords (``router/data/stopwords.txt``).
+   match by accident), and the shipped English stopwords (``router/data/stopwords.txt``),
+   before and after rule 4 (so ``tells`` goes the way of ``tell``).
 4. Fold simple English plurals on plain words so ``secrets`` meets ``secret``: ``-ies`` becomes
    ``-y`` and a final ``s`` is dropped when the word is longer than three letters and does not
    end in ``ss``, ``us`` or ``is``. Identifiers (anything with ``_``) are never folded.
@@ -61,7 +62,9 @@ def tokenize(text):
                 add(word)
             for part in word.split("_"):
                 if _keep(part):
-                    add(fold_plural(part))
+                    folded = fold_plural(part)
+                    if folded not in STOPWORDS:
+                        add(folded)
         elif _keep(word):
             folded = fold_plural(word)
             if folded not in STOPWORDS:

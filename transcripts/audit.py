@@ -14,7 +14,8 @@ file line numbers that are the evidence:
 (b) nothing is re-sent: each injection hangs off its own new prompt (its ``parentUuid`` chain,
     followed through attachment/system/progress/meta lines, reaches a prompt; when there is no
     chain to follow, it must come after the latest prompt and before that turn's first assistant
-    or tool-result line), at most one per hook per prompt; and no later user, assistant or
+    or tool-result line), at most one per hook per prompt, and never the same text twice for one
+    prompt, wherever its chain points; and no later user, assistant or
     attachment line contains an injected text (compared by content, not position). The same
     text injected again for a new prompt that asks about the same topic again is legitimate;
 (c) with a sentinel, it appears in exactly one entry, and that entry is an injection at a
@@ -25,8 +26,8 @@ file line numbers that are the evidence:
 
 A transcript written before Claude Code recorded hook output as attachment lines (2.1.39 and
 older: progress lines naming the hook at most) cannot show injections: (a), (b) and (d) are then
-``unknown``, never ``pass``, as is (c) when the sentinel is absent (a sentinel found more than
-once still fails), and the audit says so.
+``unknown``, never ``pass``, as is (c) when the sentinel is absent or found once outside an
+injection (a sentinel found more than once still fails), and the audit says so.
 
 Lines searched for re-sent text and the sentinel: every user line (prompts, tool results, meta,
 summaries), assistant line (text, thinking, tool-use inputs) and attachment line, since those are
@@ -370,6 +371,7 @@ class _StreamAuditor:
                                                       "preview: the model saw only the preview"))
         digest = injection.sha256
         earlier = self.by_digest.get(digest)
+        resent_here = False
         if earlier:
             same_prompt = [line for (i, line) in earlier if i == index and index is not None]
             if index is None or same_prompt:
@@ -377,6 +379,12 @@ class _StreamAuditor:
                 why = (f"for the same prompt (line {prompt.entry_line})" if same_prompt
                        else "with no new prompt")
                 self._add(self.duplicates, Evidence(entry.line, f"repeats the text injected at line {first} {why}"))
+                if same_prompt and prompt is not None:
+                    # Compared by content: whatever its parentUuid says, the same text attached again
+                    # without a new prompt is a re-send for (b) as well (anchorless ones are added below).
+                    self._add(self.resent, Evidence(entry.line, f"the text injected at line {first} attached again "
+                                                                f"{why}: a re-send"))
+                    resent_here = True
             else:
                 self.notes.append(f"line {entry.line}: the same text as line {earlier[-1][1]} injected again for "
                                   f"a new prompt (line {prompt.entry_line}): allowed")
@@ -387,9 +395,10 @@ class _StreamAuditor:
             hook_id = (entry.hook_name, entry.hook_command) if entry.hook_command else (
                 ("router",) if clusters is not None else None)
             if hook_id is not None and hook_id in prompt.hooks:
-                self._add(self.resent, Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for the "
-                                                            f"prompt at line {prompt.entry_line} (first at line "
-                                                            f"{prompt.hooks[hook_id]})"))
+                if not resent_here:
+                    self._add(self.resent, Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for "
+                                                                f"the prompt at line {prompt.entry_line} (first at line "
+                                                                f"{prompt.hooks[hook_id]})"))
             elif hook_id is not None:
                 prompt.hooks[hook_id] = entry.line
             prompt.injections.append(injection)
@@ -507,6 +516,11 @@ class _StreamAuditor:
             return Check("c", CHECK_NAMES["c"], FAIL,
                          f"the sentinel appears in {len(hits)} entries (lines {_lines(evidence)}), not once", evidence)
         line, kind, anchored = hits[0]
+        if not anchored and not recorded:
+            # No injection can be recorded here, so "not an injection" says nothing about the sentinel.
+            return Check("c", CHECK_NAMES["c"], UNKNOWN,
+                         f"unknown: {note}; the sentinel appears once, at line {line} ({evidence[0].note})",
+                         evidence)
         if anchored or self.is_sidechain:
             return Check("c", CHECK_NAMES["c"], PASS, f"the sentinel appears once, at line {line} ({evidence[0].note})",
                          evidence)

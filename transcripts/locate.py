@@ -27,8 +27,12 @@ def config_dir(env=None):
 
 
 def project_key(project_dir):
-    """Claude Code's directory name for a project: non-alphanumerics of the absolute path -> ``-``."""
-    return _NON_ALNUM.sub("-", os.path.abspath(str(project_dir)))
+    """Claude Code's directory name for a project: non-alphanumerics of the absolute path -> ``-``.
+
+    Claude Code does this in JavaScript, whose regular expressions (without the ``u`` flag) walk
+    UTF-16 code units: a character outside the Basic Multilingual Plane (an emoji, say) is two
+    units and so becomes ``--``."""
+    return _NON_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", os.path.abspath(str(project_dir)))
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ PERSISTED_MARKERS = ("<persisted-output>", "Output too large")
 LEGACY_HOOK_TAG = "<user-prompt-submit-hook>"
 
 MAX_STORED_DIAGNOSTICS = 200
+_ATTACHMENT_BOOKKEEPING_KEYS = frozenset({"type", "hookName", "hookEvent", "toolUseID", "command"})
 
 
 class ToolUse(NamedTuple):
@@ -260,7 +261,12 @@ def _attachment_fields(att):
         hook_event = hook_name.split(":", 1)[0]
     command = att.get("command") if isinstance(att.get("command"), str) else None
     texts = []
-    _strings(att, texts)
+    for key, value in att.items():
+        # Hook bookkeeping, never model-facing: above all the hook's own command line, which for
+        # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
+        # recorded on every hook_success/hook_cancelled/error line of that hook.
+        if key not in _ATTACHMENT_BOOKKEEPING_KEYS:
+            _strings(value, texts, 1)
     content = att.get("content")
     if isinstance(content, list):
         text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
@@ -434,13 +440,14 @@ class TranscriptReader:
                     try:
                         obj = loads(raw)
                     except UnicodeDecodeError:
-                        self.invalid_utf8_lines += 1
-                        self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
                         try:
                             obj = loads(raw.decode("utf-8", errors="replace"))
                         except ValueError as err:
+                            # Unusable either way: one bad line, or a tail cut inside a character.
                             self._bad(line, raw, err)
                             continue
+                        self.invalid_utf8_lines += 1
+                        self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
                     except ValueError as err:
                         self._bad(line, raw, err)
                         continue

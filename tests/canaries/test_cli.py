@@ -256,7 +256,9 @@ def test_a_suite_with_only_behavioural_cases_is_not_a_pass(write_suite, capsys, 
     path = write_suite("cases: []\nbehavioural:\n  - id: b\n    prompt: p\n    fact: project_hot_strip\n"
                        "    expect_any: [hot strip]\n")
     assert main(["canary", command, str(path)]) == 2
-    assert "no routing cases to run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no routing cases to run" in err
+    assert f"{path}: no routing cases" in err and "fix:" in err  # names the file that lacks them
 
 
 @pytest.mark.parametrize("option", ["--junit", "--save-baseline"])

@@ -125,6 +125,8 @@ MALFORMED = [
     ("unknown-case-key", "cases:\n  - id: a\n    prompt: p\n    rout_to: layer1_04\n", 4, "unknown key 'rout_to'"),
     ("unknown-default-key", "defaults:\n  silent: true\ncases:\n  - id: a\n    prompt: p\n    silent: true\n", 2,
      "unknown key 'silent' in defaults"),
+    ("defaults-not-a-mapping", "cases:\n  - id: a\n    prompt: p\n    silent: true\ndefaults: 9500\n", 5,
+     "'defaults' must be a mapping"),
     ("wrong-type-max-lines", "cases:\n  - id: a\n    prompt: p\n    max_lines: three\n", 4, "'max_lines' must be"),
     ("negative-max-chars", "cases:\n  - id: a\n    prompt: p\n    max_chars: -1\n", 4, "'max_chars' must be"),
     ("bool-is-not-a-number", "cases:\n  - id: a\n    prompt: p\n    min_margin: true\n", 4, "'min_margin' must be"),

@@ -334,6 +334,21 @@ def test_inconclusive_when_injection_only_in_a_subagent_file(tmp_path):
     assert result.verdict == INCONCLUSIVE and "only in a sidechain" in result.reasons[0]
 
 
+def test_inconclusive_when_the_injection_comes_only_after_the_answer(tmp_path):
+    """A router injection recorded after the reply already stated the fact cannot be its source."""
+    session = Session()
+    session.prompt(CASE.prompt)
+    answer = session.reply(RIGHT)
+    late = session.injection(router_context())
+    result = verdict_of(session, tmp_path)
+    assert result.verdict == INCONCLUSIVE and result.exit_code == 3
+    assert result.details["injection"]["late"] is True
+    assert any(f"(line {answer}) before the injection" in reason for reason in result.reasons)
+    assert "comes after the reply's first expected phrase" in lines_of(result)[late]
+    # The same lines with the injection before the answer are a PASS (the control).
+    assert verdict_of(standard(), tmp_path).verdict == PASS
+
+
 def test_inconclusive_on_a_pre_attachment_transcript(tmp_path):
     session = Session(version="2.1.38")
     session.prompt(CASE.prompt)
@@ -500,6 +515,23 @@ def test_cli_input_errors(capsys, tmp_path, args, phrase):
 def test_cli_missing_transcript(capsys, tmp_path):
     code, _, err = run(capsys, "canary", "verdict", tmp_path / "none.jsonl", "--case", "cloudflare-cold")
     assert code == 2 and "none.jsonl" in err
+
+
+@pytest.mark.parametrize("where", ["a-directory", "under-a-file"])
+def test_cli_unwritable_record_is_input_error_not_a_traceback(capsys, tmp_path, where):
+    transcript = write_project_session(tmp_path, standard())
+    blocker = tmp_path / "blocker"
+    if where == "a-directory":
+        blocker.mkdir()
+        record = blocker
+    else:
+        blocker.write_text("keep me\n")
+        record = blocker / "records.jsonl"
+    code, _, err = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--record", record)
+    assert code == 2  # never 1, which would read as a FAIL verdict
+    assert f"{record}: cannot append the verdict (PASS)" in err and "fix:" in err and "Traceback" not in err
+    if where == "under-a-file":
+        assert blocker.read_text() == "keep me\n"
 
 
 def test_append_record_repairs_a_cut_last_line(tmp_path):

@@ -468,3 +468,13 @@ def test_self_routing_reports_a_line_cut_by_the_cap():
     report = builder.self_routing(index, settings)
     assert report["counts"]["capped"] == 1 and report["misses"][0]["slug"] == "b_second"
     assert report["misses"][0]["status"] == "capped"
+
+
+@pytest.mark.parametrize("written", ["feedback-no-npm", "feedback-no-npm.md", "Feedback_No_Npm", "feedback_no_npm"])
+def test_pins_name_a_memory_by_its_file_name_as_the_fix_says(written):
+    # Claude Code names memory files in kebab-case (prefers-bun.md) and the slug is that name
+    # normalised; a pin written as the file name must hold, as the unknown-pin fix tells users.
+    labels = builder.parse_labels_text(f"clusters:\n  layer1_mine:\n    pin: [{written}, user_hardware]\n",
+                                       "labels.yaml")
+    result = builder.build_clusters(small_memories(), target=4, labels=labels)
+    assert {"feedback_no_npm", "user_hardware"} <= {m.slug for m in result.index.cluster("layer1_mine").members}

@@ -257,3 +257,59 @@ def test_a_failed_write_is_refused_without_a_traceback(capsys, tmp_path, example
     monkeypatch.setattr(fileops, "atomic_write", full_disk)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", tmp_path / "c.md")
     assert code == 1 and "No space left on device" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("failure", ["tsv write fails", "tsv edited meanwhile"])
+def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_flat_index, monkeypatch, failure):
+    # The .md is replaced first; if the .tsv then cannot be, the message must not claim that
+    # nothing was written: it names what was written and the archives that were kept.
+    from harness import fileops
+
+    out = tmp_path / "c.md"
+    build_json(capsys, "--index", example_flat_index, "--out", out, "--clusters", 20)
+    old_tsv = (tmp_path / "c.tsv").read_bytes()
+    real_atomic_write = fileops.atomic_write
+
+    def md_then_trouble(path, data, mode=None):
+        if str(path).endswith(".tsv"):
+            if failure == "tsv write fails":
+                raise OSError(28, "No space left on device", str(path))
+            with open(path, "ab") as handle:
+                handle.write(b"# edited meanwhile\n")
+        return real_atomic_write(path, data, mode)
+
+    if failure == "tsv edited meanwhile":
+        real_check = fileops.Snapshot.require_unchanged
+
+        def edit_tsv_before_its_check(snapshot):
+            if snapshot.path.endswith(".tsv") and out.read_bytes() != snapshot_md[0]:
+                with open(snapshot.path, "ab") as handle:
+                    handle.write(b"# edited meanwhile\n")
+            return real_check(snapshot)
+
+        snapshot_md = [out.read_bytes()]
+        monkeypatch.setattr(fileops.Snapshot, "require_unchanged", edit_tsv_before_its_check)
+    else:
+        monkeypatch.setattr(fileops, "atomic_write", md_then_trouble)
+    code, _out, err = build(capsys, "--index", example_flat_index, "--out", out, "--clusters", 18)
+    assert code == 1
+    assert "nothing was written" not in err
+    assert f"wrote {out}" in err and str(tmp_path / "c.tsv") in err
+    archives = sorted(name for name in os.listdir(tmp_path) if ".archive" in name)
+    assert len(archives) == 2 and all(name in err for name in archives)
+    tsv_now = (tmp_path / "c.tsv").read_bytes()
+    assert tsv_now == old_tsv or tsv_now == old_tsv + b"# edited meanwhile\n"
+
+
+def test_a_symlinked_output_stays_a_link_and_its_target_gets_the_build(capsys, tmp_path, example_flat_index):
+    (tmp_path / "dotfiles").mkdir()
+    out = tmp_path / "c.md"
+    build_json(capsys, "--index", example_flat_index, "--out", out, "--clusters", 20)
+    for name in ("c.md", "c.tsv"):
+        os.replace(tmp_path / name, tmp_path / "dotfiles" / name)
+        (tmp_path / name).symlink_to(tmp_path / "dotfiles" / name)
+    build_json(capsys, "--index", example_flat_index, "--out", out, "--clusters", 18)
+    for name in ("c.md", "c.tsv"):
+        assert (tmp_path / name).is_symlink()
+    assert len(load_cluster_file(tmp_path / "dotfiles" / "c.md").clusters) == 18
+    assert len(load_cluster_file(tmp_path / "dotfiles" / "c.tsv").clusters) == 18

@@ -85,3 +85,105 @@ def test_write_archive_refuses_on_os_error(tmp_path):
 
 def test_utc_stamp_format():
     assert fileops.utc_stamp(0.5) == "1970-01-01T00-00-00-500Z"
+
+
+@pytest.mark.parametrize("now, expected", [
+    (5.9996, "1970-01-01T00-00-05-999Z"),
+    (5.9999999, "1970-01-01T00-00-05-999Z"),
+    (5.0, "1970-01-01T00-00-05-000Z"),
+])
+def test_utc_stamp_truncates_milliseconds_so_names_never_sort_backwards(now, expected):
+    # Rounding 5.9996 up to "-000Z" without carrying the second would name an archive written
+    # later than one at 5.5 ("-500Z") as the older one, and rollback would pick the wrong file.
+    assert fileops.utc_stamp(now) == expected
+
+
+def test_utc_stamp_order_follows_time():
+    times = [1_753_161_901 + i / 10_000 for i in range(0, 20_000, 7)]
+    stamps = [fileops.utc_stamp(t) for t in times]
+    assert stamps == sorted(stamps)
+
+
+@pytest.mark.parametrize("failing", ["write", "fsync"])
+def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, monkeypatch, failing):
+    # A truncated MEMORY.archive-<stamp>.md left behind would be the newest archive, and a later
+    # 'slim rollback' would restore it over the live index.
+    def no_space(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    if failing == "fsync":
+        monkeypatch.setattr(fileops.os, "fsync", no_space)
+    else:
+        real_fdopen = fileops.os.fdopen
+
+        class Failing:
+            def __init__(self, handle):
+                self.handle = handle
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.handle.close()
+
+            def write(self, data):
+                self.handle.write(data[: len(data) // 2])
+                self.handle.flush()
+                no_space()
+
+        monkeypatch.setattr(fileops.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
+    with pytest.raises(RefusedError) as info:
+        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"precious flat index\n" * 50)
+    assert "cannot write an archive" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_archive_that_reads_back_differently_is_removed(tmp_path, monkeypatch):
+    real_open = open
+
+    def corrupting_open(path, mode="r", *args, **kwargs):
+        handle = real_open(path, mode, *args, **kwargs)
+        if mode == "rb":
+            data = handle.read()
+            handle.close()
+            import io
+            return io.BytesIO(data[:-1])
+        return handle
+
+    monkeypatch.setattr("builtins.open", corrupting_open)
+    with pytest.raises(RefusedError) as info:
+        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"abc")
+    monkeypatch.undo()
+    assert "did not read back identically" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_archive_failure_keeps_an_existing_archive_of_the_same_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(fileops, "utc_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
+    first = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"one")
+
+    def no_space(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileops.os, "fsync", no_space)
+    with pytest.raises(RefusedError):
+        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"two")
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(first)]
+    assert open(first, "rb").read() == b"one"
+
+
+def test_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path):
+    # A file kept in a dotfiles repository and linked into place: renaming over the link would
+    # leave the real file stale and the link gone.
+    (tmp_path / "dotfiles").mkdir()
+    target = tmp_path / "dotfiles" / "f.md"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    link = tmp_path / "f.md"
+    link.symlink_to(target)
+    fileops.atomic_write(link, b"new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dotfiles", "f.md"]
+    assert [p.name for p in (tmp_path / "dotfiles").iterdir()] == ["f.md"]

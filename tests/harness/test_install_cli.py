@@ -82,6 +82,28 @@ def test_install_then_uninstall_restores_exact_bytes(capsys, project, name):
     assert settings_file(project).read_bytes() == original
 
 
+@pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
+def test_a_symlinked_settings_file_stays_a_link_and_its_target_gets_its_bytes_back(capsys, project, tmp_path,
+                                                                                   command):
+    """settings.json kept in a dotfiles repository and linked in: an atomic rename over the link would
+    replace the link by a plain file, silently cutting the user's file out of their repository."""
+    target = tmp_path / "dotfiles" / "claude-settings.json"
+    target.parent.mkdir()
+    target.write_bytes(FOREIGN)
+    settings_file(project).symlink_to(target)
+    code, _, _ = cli(capsys, *command, "--project", project)
+    assert code == 0
+    assert settings_file(project).is_symlink() and os.readlink(settings_file(project)) == str(target)
+    mark = inst.SENTINEL_MARK if command[0] == "sentinel" else inst.ROUTER_MARK
+    assert len(inst.find_entries(inst.parse_settings(target.read_bytes(), "t"), mark)) == 1
+    assert [b.read_bytes() for b in backups(project)] == [FOREIGN]
+    code, _, _ = cli(capsys, command[0] if command[0] != "install" else "uninstall",
+                     *(["uninstall"] if command[0] == "sentinel" else []), "--project", project)
+    assert code == 0
+    assert settings_file(project).is_symlink() and os.readlink(settings_file(project)) == str(target)
+    assert target.read_bytes() == FOREIGN
+
+
 def test_install_into_missing_file_and_uninstall_deletes_it(capsys, project):
     assert cli(capsys, "install", "--project", project)[0] == 0
     assert settings_file(project).is_file() and backups(project) == []

@@ -452,3 +452,49 @@ def test_symlinked_memory_md_is_written_through_the_link(store, tmp_path):
     assert sha(store.archives()[0]) == store.flat_sha
     assert store.rollback() == 0
     assert os.path.islink(store.live) and sha(real) == store.flat_sha
+
+
+def test_rollback_after_a_render_late_in_a_second_restores_that_render_archive(store, monkeypatch, capsys):
+    # An archive from earlier in the same second; the render's own archive, written at .9996 s,
+    # must still be the newest by name (a rounded "-000Z" stamp sorted before "-500Z").
+    import time
+    import types
+
+    second = 1_753_161_901
+    stale = store.memory_dir / f"MEMORY.archive-{fileops.utc_stamp(second + 0.5)}.md"
+    stale.write_bytes(b"an older index\n")
+    monkeypatch.setattr(fileops, "time", types.SimpleNamespace(
+        time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime))
+    assert store.render() == 0
+    monkeypatch.undo()
+    assert store.rollback() == 0
+    assert sha(store.live) == store.flat_sha
+
+
+def test_archive_write_failing_midway_leaves_no_archive_a_rollback_could_pick(store, monkeypatch, capsys):
+    assert store.render() == 0
+    slim_sha = sha(store.live)
+    capsys.readouterr()
+
+    def no_space(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileops.os, "fsync", no_space)
+    assert store.render("--hot", "env_bash_tool_env_var_caching", "--force") == 1
+    assert "No space left on device" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert sha(store.live) == slim_sha
+    [archive] = store.archives()
+    assert sha(archive) == store.flat_sha
+    assert store.rollback() == 0
+    assert sha(store.live) == store.flat_sha
+
+
+def test_unknown_hot_slug_from_front_matter_names_the_memory_file(store, capsys):
+    bad = store.memory_dir / "no-such-memory.md"
+    bad.write_text("---\nname: no-such-memory\ndescription: x\nmetadata:\n  type: feedback\n  hot: true\n---\nbody\n",
+                   encoding="utf-8")
+    assert store.render() == 1
+    err = capsys.readouterr().err
+    assert f"no_such_memory (from hot: true in {bad})" in err
+    assert sha(store.live) == store.flat_sha and store.archives() == []

@@ -298,3 +298,17 @@ def test_api_failures_are_one_line_errors(monkeypatch, failure, message):
     with pytest.raises(MemoryRouterError) as caught:
         tokens_cli.api_count_message("m", "k")("text")
     assert message in str(caught.value) and caught.value.exit_code == 1
+
+
+def test_people_see_which_cluster_file_the_injections_were_routed_with(paths, capsys, tmp_path):
+    # A suite that names no cluster file is routed with the config's or, failing that, the bundled
+    # example store: the figures are about that store, so the report must say which one it was.
+    suite = tmp_path / "no-clusters.yaml"
+    suite.write_text(paths.suite.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
+    result = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", suite)
+    used = result["injections"]["cluster_file"]
+    assert used == os.path.abspath(os.path.join(bundled_example_dir(), "memory-layer1-clusters.md"))
+    code = main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite", str(suite)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"suite: {suite}" in out and f"routed with: {used}" in out

@@ -1,8 +1,10 @@
 import os
+import subprocess
 import sys
 
 import pytest
 
+from router import cache
 from router.cache import cached, load_routing_table, serialise_table
 from router.clusterfile import load_cluster_file
 from router.config import default_settings
@@ -10,6 +12,13 @@ from router.score import build_routing_table, route_prompt
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from stores import generate_store  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_racy_window(monkeypatch):
+    """These tests write a store and want a cache hit at once; the racy-write guard (tested on
+    its own below) would otherwise rebuild until the file is two seconds old."""
+    monkeypatch.setattr(cache, "RACY_WINDOW_NS", 0, raising=False)
 
 
 @pytest.fixture
@@ -98,3 +107,127 @@ def test_unwritable_cache_dir_is_ignored(big_store, monkeypatch, tmp_path):
 def test_serialised_table_is_compact_per_shard(big_store):
     data = serialise_table(_build(big_store), ("k",))
     assert data[:8] == b"MRTABLE3"
+
+
+def _counting_build():
+    calls = []
+
+    def build(path):
+        calls.append(path)
+        return _build(path)
+
+    return build, calls
+
+
+def _same_size_rewrite_keeping_mtime(path, old, new):
+    """Rewrite ``path`` in place (same inode, same size) and put its mtime back, as ``cp -p``,
+    ``rsync -t`` or ``touch -r`` would: only the ctime can tell."""
+    st = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new) and old in text
+    with open(path, "r+b") as handle:
+        handle.write(text.replace(old, new).encode("utf-8"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def test_same_size_same_mtime_rewrite_is_not_served_stale(tmp_path, example_cluster_file):
+    store = tmp_path / "c.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    settings = default_settings()
+    prompt = "I set an env var with setx but the Bash tool still can't see it"
+    assert route_prompt(prompt, load_routing_table(store, _build), settings)["routed"]
+    assert route_prompt(prompt, load_routing_table(store, _build), settings)["routed"]  # from the cache
+    _same_size_rewrite_keeping_mtime(store, "setx", "zetq")
+    fresh = route_prompt(prompt.replace("setx", "zetq"), _build(store), settings)
+    build, calls = _counting_build()
+    assert route_prompt(prompt.replace("setx", "zetq"), load_routing_table(store, build), settings) == fresh
+    assert calls == [str(store)]
+
+
+def test_config_cache_sees_a_same_size_same_mtime_rewrite(tmp_path):
+    from router.config import parse_config_file
+
+    path = tmp_path / "memory-router.toml"
+    path.write_text("line_cap = 5\n", encoding="utf-8")
+    assert cached(path, "config", parse_config_file)["settings"]["line_cap"] == 5
+    _same_size_rewrite_keeping_mtime(path, "5", "7")
+    assert cached(path, "config", parse_config_file)["settings"]["line_cap"] == 7
+
+
+def test_racy_file_is_not_stored_until_it_settles(big_store, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_WINDOW_NS", 2_000_000_000)
+    build, calls = _counting_build()
+    load_routing_table(big_store, build)
+    load_routing_table(big_store, build)
+    assert len(calls) == 2  # written a moment ago: a same-tick rewrite could hide, so no cache
+    assert not os.path.exists(os.environ["MEMORY_ROUTER_CACHE_DIR"]) or not os.listdir(
+        os.environ["MEMORY_ROUTER_CACHE_DIR"])
+
+    real_time_ns = cache.time.time_ns
+
+    class Later:
+        @staticmethod
+        def time_ns():
+            return real_time_ns() + 3_000_000_000
+
+    monkeypatch.setattr(cache, "time", Later)
+    load_routing_table(big_store, build)   # settled: stored now
+    load_routing_table(big_store, build)   # and served
+    assert len(calls) == 3
+
+
+def test_new_router_code_invalidates_the_cache(big_store, tmp_path, monkeypatch):
+    rules = tmp_path / "stopwords.txt"
+    rules.write_text("the\n", encoding="utf-8")
+    monkeypatch.setattr(cache, "CODE_FILES", (str(rules),))
+    build, calls = _counting_build()
+    load_routing_table(big_store, build)
+    load_routing_table(big_store, build)
+    assert len(calls) == 1
+    rules.write_text("the\nand\n", encoding="utf-8")  # an upgrade that keeps __version__
+    load_routing_table(big_store, build)
+    assert len(calls) == 2
+
+
+def test_code_files_name_what_builds_a_table():
+    names = {os.path.basename(p) for p in cache.CODE_FILES}
+    assert {"tokens.py", "score.py", "clusterfile.py", "config.py", "stopwords.txt"} <= names
+    assert all(os.path.isfile(p) for p in cache.CODE_FILES)
+
+
+def test_cache_reads_without_pread(big_store, monkeypatch):
+    """Windows has no os.pread: the sharded reader must still answer from the cache."""
+    fresh = _build(big_store)
+    load_routing_table(big_store, _build)
+    monkeypatch.setattr(cache, "_HAS_PREAD", False, raising=False)
+    monkeypatch.delattr(os, "pread")
+
+    def fail(_path):
+        raise AssertionError("build called despite a valid cache")
+
+    from_cache = load_routing_table(big_store, fail)
+    settings = default_settings()
+    for prompt in _prompts(big_store, count=20):
+        assert route_prompt(prompt, from_cache, settings) == route_prompt(prompt, fresh, settings)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("kind", ["table", "config"])
+def test_fifo_in_place_of_a_cache_entry_does_not_hang(tmp_path, example_cluster_file, kind):
+    store = tmp_path / "c.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    config = tmp_path / "memory-router.toml"
+    config.write_text(f'clusters = "{store.as_posix()}"\n', encoding="utf-8")
+    target = str(store if kind == "table" else config)
+    entry = cache._entry_path(os.path.abspath(target), kind)
+    os.makedirs(os.path.dirname(entry), exist_ok=True)
+    os.mkfifo(entry)
+    code = ("import sys; from router.hook import run_hook; "
+            "sys.exit(run_hook(['--config', sys.argv[1]]))")
+    stdin = b'{"prompt": "I set an env var with setx but the Bash tool cannot see it"}'
+    result = subprocess.run([sys.executable, "-c", code, str(config)], input=stdin, capture_output=True,
+                            timeout=20)
+    assert result.returncode == 0
+    assert b"env_bash_tool_env_var_caching" in result.stdout

@@ -81,5 +81,40 @@ def test_clusters_convert_refuses_onto_itself(example_cluster_file, tmp_path, ca
     assert main(["clusters", "convert", str(copy), "--to", "md", "--out", str(copy)]) == 2
 
 
+def test_clusters_convert_archives_a_different_sibling_before_replacing_it(example_cluster_file, tmp_path, capsys):
+    source = tmp_path / "memory-layer1-clusters.md"
+    source.write_bytes(example_cluster_file.read_bytes())
+    sibling = tmp_path / "memory-layer1-clusters.tsv"
+    hand_edited = b"cluster_id\tsize\tretier\ttags\tlabel\tslug\ttype\thook\nmine\t1\t0\ta\t\tmy_fact\tenv\tkeep me\n"
+    sibling.write_bytes(hand_edited)
+    assert main(["clusters", "convert", str(source), "--to", "tsv"]) == 0
+    assert load_cluster_file(sibling) == load_cluster_file(source)
+    archives = sorted(tmp_path.glob("memory-layer1-clusters-*.tsv"))
+    assert len(archives) == 1 and archives[0].read_bytes() == hand_edited
+    assert str(archives[0]) in capsys.readouterr().out
+    # converting again writes identical bytes: nothing new to archive
+    assert main(["clusters", "convert", str(source), "--to", "tsv"]) == 0
+    assert len(sorted(tmp_path.glob("memory-layer1-clusters-*.tsv"))) == 1
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [b"tool = 5\n", b"[tool]\nmemory-router = 5\n", b"score_floor = 3 # \xff\n"],
+    ids=["tool not a table", "our key not a table", "not UTF-8"],
+)
+def test_route_with_a_malformed_config_never_crashes(tmp_path, monkeypatch, capsys, pyproject,
+                                                     example_cluster_file):
+    monkeypatch.chdir(tmp_path)
+    name = "memory-router.toml" if b"score_floor" in pyproject else "pyproject.toml"
+    (tmp_path / name).write_bytes(pyproject)
+    code = main(["route", "setx bash tool", "--clusters", str(example_cluster_file), "--json"])
+    captured = capsys.readouterr()
+    if name == "pyproject.toml" and b"memory-router" not in pyproject:
+        assert code == 0 and json.loads(captured.out)["routed"]
+    else:
+        assert code == 2
+        assert captured.err.startswith("memory-router: error: ") and len(captured.err.splitlines()) == 1
+
+
 def test_unknown_command_is_a_usage_error(capsys):
     assert main(["no-such-command"]) == 2

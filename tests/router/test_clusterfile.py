@@ -65,6 +65,50 @@ def test_dashes_in_headings_and_member_lines_are_accepted():
     assert len(parse_cluster_text(text, "c.md").members) == 3
 
 
+def _summary(index):
+    return [(c.cluster_id, c.size, c.retier, c.tags, c.label, [(m.slug, m.type, m.hook) for m in c.members])
+            for c in index.clusters]
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        pytest.param(lambda t: t.replace("## Layer 0 - ", "## Layer 0 \u2013 ").replace("## Layer 1 - ", "## Layer 1 \u2013 "),
+                     id="en dash headings"),
+        pytest.param(lambda t: t.replace("## Layer 0 - ", "## Layer 0 \u2014 ").replace("## Layer 1 - ", "## Layer 1 \u2014 "),
+                     id="em dash headings"),
+        pytest.param(lambda t: t.replace(" - env;", " \u2014 env;").replace(" - feedback;", " \u2013 feedback;"),
+                     id="dashes in member lines"),
+        pytest.param(lambda t: t.replace("\n", "\r\n"), id="CRLF"),
+        pytest.param(lambda t: "\ufeff" + t, id="BOM"),
+        pytest.param(lambda t: t.replace("\n", "  \n"), id="trailing spaces"),
+        pytest.param(lambda t: t.replace("\n", " \t\n"), id="trailing tabs"),
+        pytest.param(lambda t: t.replace("- env_bash_tool_env_var_caching - env;", "-\tenv_bash_tool_env_var_caching\t-\tenv;"),
+                     id="tabs in a member line"),
+        pytest.param(lambda t: t.replace("layer1_04 · 1 · [RETIER] · tags:", "layer1_04\t·\t1  ·\t[RETIER] \t· tags:"),
+                     id="tabs around the Layer 0 separator"),
+    ],
+)
+def test_format_variants_parse_to_the_same_index(mutate):
+    expected = _summary(parse_cluster_text(GOOD_MD, "c.md"))
+    index, violations = scan_cluster_text(mutate(GOOD_MD), "c.md")
+    assert violations == []
+    assert _summary(index) == expected
+    # the label keeps its own ' · ' in every variant
+    assert index.cluster("layer1_04").label == "how to read the ledger · with a dot"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_bom_and_crlf_files_load_from_disk_in_both_forms(tmp_path, newline):
+    expected = _summary(parse_cluster_text(GOOD_MD, "c.md"))
+    md = tmp_path / "c.md"
+    md.write_bytes(b"\xef\xbb\xbf" + GOOD_MD.replace("\n", newline).encode("utf-8"))
+    assert _summary(load_cluster_file(md)) == expected
+    tsv = tmp_path / "c.tsv"
+    tsv.write_bytes(b"\xef\xbb\xbf" + render_tsv(parse_cluster_text(GOOD_MD, "c.md")).replace("\n", newline).encode("utf-8"))
+    assert _summary(load_cluster_file(tsv)) == expected
+
+
 def _violation_lines(text, name="c.md"):
     _index, violations = scan_cluster_text(text, name)
     return [(v.line, v.message) for v in violations]

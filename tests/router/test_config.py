@@ -88,3 +88,40 @@ def test_memory_router_toml_wins_over_pyproject(tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.memory-router]\nline_cap = 8\n")
     write(tmp_path / "memory-router.toml", "line_cap = 5\n")
     assert config_mod.find_config([str(tmp_path)])["settings"]["line_cap"] == 5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('[project\nname = "x"\n', id="broken TOML that is not ours"),
+        pytest.param("tool = 5\n", id="tool is not a table"),
+        pytest.param('[tool]\nblack = "x"\n', id="other tools only"),
+        pytest.param(b'[project]\nname = "caf\xe9"\n', id="not UTF-8 and not ours"),
+    ],
+)
+def test_pyproject_without_our_table_is_not_a_config(tmp_path, text):
+    path = tmp_path / "pyproject.toml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        write(path, text)
+    assert config_mod.parse_config_file(str(path)) is None
+    assert config_mod.find_config([str(tmp_path)]) is None
+
+
+@pytest.mark.parametrize(
+    "name, data, needle, line",
+    [
+        ("pyproject.toml", b"[tool]\nmemory-router = 5\n", "tool.memory-router must be a table", None),
+        ("pyproject.toml", b"[tool.memory-router]\nline_cap = = 3\n", "invalid TOML", 2),
+        ("memory-router.toml", b"score_floor = 3\n# caf\xe9\n", "not valid UTF-8", 2),
+    ],
+)
+def test_broken_config_of_ours_is_an_input_error_not_a_crash(tmp_path, name, data, needle, line):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        config_mod.parse_config_file(str(path))
+    assert needle in str(info.value)
+    assert info.value.exit_code == 2
+    assert info.value.line == line

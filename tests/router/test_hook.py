@@ -102,15 +102,30 @@ FAIL_OPEN = {
     "binary garbage": lambda tmp, store: (["--clusters", store], bytes(range(256)) * 40),
     "invalid utf-8 in json": lambda tmp, store: (["--clusters", store], b'{"prompt": "setx \xff\xfe bash"}'),
     "unknown argument": lambda tmp, store: (["--bogus"], payload(SETX_PHRASINGS[0])),
+    "deeply nested json": lambda tmp, store: (["--clusters", store], b"[" * 200_000),
+    "deeply nested prompt object": lambda tmp, store: (["--clusters", store], b'{"prompt": ' + b"{" * 200_000),
+    "cluster file is a fifo": lambda tmp, store: (["--clusters", _fifo(tmp / "clusters.md")], payload(SETX_PHRASINGS[0])),
+    "config file is a fifo": lambda tmp, store: (["--clusters", store, "--config", _fifo(tmp / "memory-router.toml")],
+                                                 payload(SETX_PHRASINGS[0])),
+    "cluster file is a character device": lambda tmp, store: (["--clusters", os.devnull], payload(SETX_PHRASINGS[0])),
 }
+
+
+def _fifo(path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    os.mkfifo(path)
+    return path
 
 
 @pytest.mark.parametrize("case", sorted(FAIL_OPEN))
 def test_fail_open_exits_0_with_empty_stdout(run_cli, example_cluster_file, tmp_path, case):
     args, stdin = FAIL_OPEN[case](tmp_path, example_cluster_file)
     log = tmp_path / "hook.log"
-    result = run_cli("hook", *args, input=stdin, env={"MEMORY_ROUTER_LOG": str(log)})
+    # a timeout (not a hang) is what a FIFO must produce: opening one blocks until a writer comes
+    result = run_cli("hook", *args, input=stdin, env={"MEMORY_ROUTER_LOG": str(log)}, timeout=20)
     assert result.returncode == 0
+    assert result.stderr == b""
     assert result.stdout == b""
     logged = log.read_text(encoding="utf-8").splitlines()
     assert len(logged) == 1 and "memory-router hook:" in logged[0]
@@ -129,6 +144,77 @@ def test_five_megabyte_prompt(run_cli, example_cluster_file):
     assert_injection(result.stdout)
 
 
+def test_broken_pipe_on_stdout_exits_0_silently(example_cluster_file):
+    import shutil
+
+    exe = shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # Claude Code gone: every write to stdout raises EPIPE
+    try:
+        result = subprocess.run([exe, "hook", "--clusters", str(example_cluster_file)],
+                                input=payload(SETX_PHRASINGS[0]), stdout=write_end, stderr=subprocess.PIPE,
+                                timeout=60)
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-16"])
+def test_output_is_the_same_bytes_on_any_stdout_encoding(run_cli, example_cluster_file, encoding):
+    plain = run_cli("hook", "--clusters", example_cluster_file, input=payload(SETX_PHRASINGS[0]))
+    other = run_cli("hook", "--clusters", example_cluster_file, input=payload(SETX_PHRASINGS[0]),
+                    env={"PYTHONIOENCODING": encoding})
+    assert_injection(plain.stdout)
+    assert other.returncode == 0
+    assert other.stdout == plain.stdout
+
+
+def test_oversized_cluster_file_is_refused_not_parsed(monkeypatch, example_cluster_file, tmp_path):
+    import router.hook as hook
+
+    out = io.StringIO()
+    run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(SETX_PHRASINGS[0])), out)
+    assert_injection(out.getvalue())
+    monkeypatch.setattr(hook, "MAX_CLUSTER_FILE_BYTES", 1000)
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    out = io.StringIO()
+    assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(SETX_PHRASINGS[0])), out) == 0
+    assert out.getvalue() == ""
+    assert "over the hook's limit" in (tmp_path / "log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        pytest.param(b'[project\nname = "not ours, and broken"\n', id="broken TOML"),
+        pytest.param(b"tool = 5\n", id="tool not a table"),
+        pytest.param(b'[project]\nname = "x"\n', id="no table of ours"),
+        pytest.param(b'[project]\nname = "caf\xe9"\n', id="not UTF-8"),
+    ],
+)
+def test_someone_elses_pyproject_in_cwd_does_not_silence_the_hook(run_cli, example_cluster_file, tmp_path,
+                                                                    pyproject):
+    project = tmp_path / "their-project"
+    project.mkdir()
+    (project / "pyproject.toml").write_bytes(pyproject)
+    result = run_cli("hook", input=payload(SETX_PHRASINGS[0], cwd=str(project)),
+                     env={"MEMORY_ROUTER_CLUSTERS": str(example_cluster_file)})
+    assert result.returncode == 0
+    assert "env_bash_tool_env_var_caching" in assert_injection(result.stdout)
+
+
+def test_our_broken_config_in_cwd_fails_open_and_logs(run_cli, example_cluster_file, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "memory-router.toml").write_text("score_floor = \n", encoding="utf-8")
+    log = tmp_path / "hook.log"
+    result = run_cli("hook", input=payload(SETX_PHRASINGS[0], cwd=str(project)),
+                     env={"MEMORY_ROUTER_CLUSTERS": str(example_cluster_file), "MEMORY_ROUTER_LOG": str(log)})
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert "memory-router.toml:1:" in log.read_text(encoding="utf-8")
+
+
 def test_any_exception_fails_open(monkeypatch, example_cluster_file):
     import router.hook as hook
 
@@ -141,7 +227,10 @@ def test_any_exception_fails_open(monkeypatch, example_cluster_file):
     assert out.getvalue() == ""
 
 
-def test_cache_is_used_and_refreshed_when_the_file_changes(tmp_path, example_cluster_file):
+def test_cache_is_used_and_refreshed_when_the_file_changes(tmp_path, example_cluster_file, monkeypatch):
+    import router.cache
+
+    monkeypatch.setattr(router.cache, "RACY_WINDOW_NS", 0)  # the store was written a moment ago
     store = tmp_path / "c.md"
     store.write_bytes(example_cluster_file.read_bytes())
     out = io.StringIO()

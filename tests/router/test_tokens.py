@@ -16,6 +16,9 @@ from router.tokens import STOPWORDS, fold_plural, slug_words, tokenize
         ("a b c x", set(), {"a", "b", "c", "x"}),
         ("Café déjà-vu", {"café", "déjà", "vu"}, set()),
         ("_ __ __init__", {"__init__", "init"}, {"_", "__"}),
+        # an identifier's parts lose stopwords after folding too, as plain words do
+        ("feedback_tells_user others asks", {"feedback_tells_user", "feedback", "user"}, {"tell", "other", "ask"}),
+        ("x_others_y", {"x_others_y"}, {"other", "others"}),
     ],
 )
 def test_tokenize_rule(text, expected_in, expected_out):

@@ -178,6 +178,27 @@ def test_reattached_on_every_later_turn_names_every_line(tmp_path, session, bodi
     assert evidence_lines(result, "b") == resent
 
 
+@pytest.mark.parametrize("hangs_off", ["first_injection", "prompt"])
+def test_same_text_reattached_later_with_a_chain_back_to_its_prompt_fails_b(tmp_path, session, hangs_off):
+    """Compared by content, not by where its parentUuid points: the same text attached again after
+    tool results and an assistant turn is a re-send for (b) too, from a hook the audit cannot tell
+    apart from others (hook_additional_context lines carry no command)."""
+    s = session()
+    prompt = s.prompt("hello")
+    first = s.injection("context from a project hook, long enough to attribute")
+    s.assistant("Let me look.")
+    s.tool_call("Bash", {"command": "ls"}, "a b c")
+    s.assistant("Still looking.")
+    s.injection("context from a project hook, long enough to attribute",
+                parent={"first_injection": first, "prompt": prompt}[hangs_off])
+    again = s.line
+    result = run(s, tmp_path)
+    assert result.status == FAIL
+    assert statuses(result)["a"] == FAIL and evidence_lines(result, "a") == [again]
+    assert statuses(result)["b"] == FAIL and evidence_lines(result, "b") == [again]
+    assert "line 2" in result.check("b").evidence[0].note
+
+
 @pytest.mark.parametrize("where", ["assistant", "tool_result", "prompt", "attachment"])
 def test_injected_text_embedded_in_a_later_entry_fails(tmp_path, session, bodies, where):
     s = session()
@@ -207,6 +228,7 @@ def test_same_text_twice_for_one_prompt_fails_a(tmp_path, session, bodies):
     result = run(s, tmp_path)
     assert evidence_lines(result, "a") == [second]
     assert f"same prompt (line {p1})" in result.check("a").evidence[0].note
+    assert evidence_lines(result, "b") == [second]
 
 
 def test_two_router_injections_for_one_prompt_fail_b(tmp_path, session, bodies):
@@ -279,6 +301,42 @@ def test_sentinel_absent_fails_and_sentinel_outside_an_injection_fails(tmp_path,
     s.prompt(f"I paste {SENTINEL} myself")
     pasted = run(s, tmp_path, sentinel=SENTINEL, name="pasted.jsonl")
     assert statuses(pasted)["c"] == FAIL and "not an injection at a prompt" in pasted.check("c").message
+
+
+def test_the_sentinel_hooks_own_command_on_its_attachment_lines_is_not_an_appearance(tmp_path, session):
+    """Claude Code records a hook's ``command`` on hook_success/hook_cancelled/error lines; the sentinel
+    hook's command holds the sentinel (``--text``), but the model never sees it."""
+    command = (f"/venv/bin/python -P -m harness.sentinel --flag /p/.claude/memory-router/sentinel-{SENTINEL}.fired "
+               f"--text {SENTINEL} # memory-router sentinel install")
+    s = session()
+    _, injected = prompt_with_context(s, "hello", f"sentinel hook: {SENTINEL}")
+    assistant_turn(s)
+    s.prompt("second turn")
+    s.attachment({"type": "hook_cancelled", "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit",
+                  "command": command, "timedOut": True, "timeoutMs": 5000})
+    s.attachment({"type": "hook_non_blocking_error", "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit",
+                  "command": command, "stderr": "Failed with non-blocking status code: 1", "exitCode": 1})
+    assistant_turn(s)
+    s.prompt("third turn")
+    assistant_turn(s)
+    result = run(s, tmp_path, sentinel=SENTINEL)
+    assert statuses(result)["c"] == PASS and result.status == PASS
+    assert evidence_lines(result, "c") == [injected]
+
+
+def test_sentinel_once_outside_an_injection_in_a_pre_attachment_transcript_is_unknown(tmp_path, session):
+    """Such a transcript cannot record injections, so a single appearance elsewhere is no evidence
+    either way: unknown, neither pass nor fail."""
+    s = session(version="2.0.76")
+    s.prompt(f"<user-prompt-submit-hook>{SENTINEL}</user-prompt-submit-hook> hi")
+    s.assistant("hello")
+    s.prompt("again")
+    s.assistant("hi")
+    result = run(s, tmp_path, sentinel=SENTINEL)
+    check_c = result.check("c")
+    assert check_c.status == UNKNOWN and "cannot show injections" in check_c.message
+    assert [e.line for e in check_c.evidence] == [1]
+    assert result.status == UNKNOWN
 
 
 def test_sentinel_check_helper(tmp_path, session):

@@ -104,6 +104,7 @@ def test_strict_fails_on_unknown_types_and_bad_lines(tmp_path, data, reason):
 
 @pytest.mark.parametrize("data", [
     b'{"type":"mode"}\n{"type":"mo',                                                  # truncated tail: a live session
+    b'{"type":"mode"}\n{"type":"user","message":{"content":"caf\xc3',                # ... cut inside a character
     b'{"type":"attachment","attachment":{"type":"brand_new_listing"}}\n',             # open-ended, non-hook list
 ])
 def test_strict_tolerates_a_truncated_tail_and_new_non_hook_attachments(tmp_path, data):

@@ -13,6 +13,9 @@ from transcripts.locate import config_dir, locate, project_key, subagent_files
     ("/home/u/my_project.v2", "-home-u-my-project-v2"),
     ("/home/u/spotter-worktrees/spotter-dov", "-home-u-spotter-worktrees-spotter-dov"),
     ("/tmp/caf\u00e9 x", "-tmp-caf--x"),
+    # Claude Code (JavaScript) replaces UTF-16 code units: a character outside the BMP is two.
+    ("/tmp/notes \U0001F600 x", "-tmp-notes----x"),
+    ("/tmp/\U00020000", "-tmp---"),
 ])
 def test_project_key(path, key):
     assert project_key(path) == key

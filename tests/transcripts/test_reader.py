@@ -185,6 +185,39 @@ def test_truncated_last_line_is_a_warning_and_the_rest_is_read(tmp_path):
     assert [(d.line, d.kind) for d in reader.diagnostics] == [(2, "truncated_last_line")]
 
 
+def test_truncated_last_line_cut_inside_a_character_is_only_truncated(tmp_path):
+    """A live session cut mid-way through a multi-byte character is a truncated tail (a warning), not
+    a line of invalid UTF-8 (which `census --strict` fails on)."""
+    cut = '{"type":"user","message":{"role":"user","content":"caf\u00e9'.encode()[:-1]
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode","mode":"normal"}\n' + cut)
+    reader = read_session(path)
+    assert [e.line for e in reader] == [1]
+    assert (reader.truncated_last_line, reader.invalid_utf8_lines, reader.bad_lines) == (2, 0, 0)
+    assert [(d.line, d.kind) for d in reader.diagnostics] == [(2, "truncated_last_line")]
+
+
+def test_bad_line_with_invalid_utf8_is_one_bad_line(tmp_path):
+    path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode"}\n{"caf\xe9\n{"type":"mode"}\n')
+    reader = read_session(path)
+    assert [e.line for e in reader] == [1, 3]
+    assert (reader.bad_lines, reader.invalid_utf8_lines) == (1, 0)
+    assert [(d.line, d.kind) for d in reader.diagnostics] == [(2, "bad_line")]
+
+
+def test_attachment_texts_leave_out_the_hooks_own_command_line():
+    """The command line is bookkeeping, never model-facing; the sentinel hook's holds the sentinel."""
+    entry = make_entry({"type": "attachment", "attachment": {
+        "type": "hook_cancelled", "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit",
+        "command": "python -m harness.sentinel --text SENTINEL-XYZ", "timedOut": True}}, 1)
+    assert entry.hook_command == "python -m harness.sentinel --text SENTINEL-XYZ"
+    assert not any("SENTINEL-XYZ" in text for text in entry.texts)
+    blocking = make_entry({"type": "attachment", "attachment": {
+        "type": "hook_blocking_error", "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit",
+        "blockingError": {"blockingError": "no: SECRET-1", "command": "guard.sh"},
+        "content": "task text MARK-2"}}, 2)
+    assert {"no: SECRET-1", "guard.sh", "task text MARK-2"} <= set(blocking.texts)
+
+
 def test_last_line_without_newline_that_parses_is_fine(tmp_path):
     path = write_lines(tmp_path / "s.jsonl", b'{"type":"mode"}\n{"type":"mode"}')
     reader = read_session(path)
