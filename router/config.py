@@ -21,6 +21,9 @@ DEFAULTS = {
     "max_prompt_chars": 20000,
 }
 
+# Claude Code replaces hook output over this many characters with a preview and a file path.
+CLAUDE_CODE_OUTPUT_CAP = 10_000
+
 DOCS = {
     "score_floor": "a cluster fires only at or above this score",
     "tag_weight": "points per prompt token found among a cluster's tag words",
@@ -64,6 +67,9 @@ def _check_type(key, value, path):
                           path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
     if value < 0:
         raise ConfigError(f"{key} must not be negative", path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
+    if key == "max_context_chars" and value > CLAUDE_CODE_OUTPUT_CAP:
+        raise ConfigError(f"max_context_chars must be at most {CLAUDE_CODE_OUTPUT_CAP}: Claude Code replaces "
+                          "longer hook output with a preview", path=path, fix=f"set max_context_chars = {DEFAULTS[key]}")
     return value
 
 

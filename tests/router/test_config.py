@@ -45,6 +45,7 @@ def test_pyproject_table_and_absence(tmp_path):
         ("line_cap = -1\n", "must not be negative"),
         ("hot_strip = 'x'\n", "hot_strip must be a list"),
         ("clusters = 3\n", "clusters must be a path"),
+        ("max_context_chars = 10001\n", "max_context_chars must be at most 10000"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, text, needle):
