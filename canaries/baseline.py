@@ -90,21 +90,25 @@ def compare(old, new):
     """Compare two baseline dicts; returns regressions, improvements, changes, added, removed."""
     from deepdiff import DeepDiff
 
-    diff = DeepDiff(old.get("suites", {}), new.get("suites", {}), ignore_order=True, view="tree")
+    old_suites = old.get("suites", {})
+    new_suites = new.get("suites", {})
+    added = [{"suite": suite, "id": case_id} for suite, cases in new_suites.items()
+             for case_id in cases if case_id not in old_suites.get(suite, {})]
+    removed = [{"suite": suite, "id": case_id} for suite, cases in old_suites.items()
+               for case_id in cases if case_id not in new_suites.get(suite, {})]
     changed = {}
-    added, removed = [], []
-    for report_type, levels in diff.items():
-        for level in levels:
-            path = level.path(output_format="list")
-            if len(path) == 1:
-                target = added if "added" in report_type else removed
-                suite = path[0]
-                source = new if target is added else old
-                target.extend({"suite": suite, "id": case_id} for case_id in source["suites"][suite])
-            elif len(path) == 2:
-                (added if "added" in report_type else removed).append({"suite": path[0], "id": path[1]})
-            else:
-                changed.setdefault((path[0], path[1]), set()).add(path[2])
+    compared = 0
+    for suite, cases in new_suites.items():
+        for case_id, after in cases.items():
+            before = old_suites.get(suite, {}).get(case_id)
+            if before is None:
+                continue
+            compared += 1
+            # Field by field, order-insensitive (routed/injected are lists whose order means nothing).
+            fields = {key for key in set(before) | set(after)
+                      if DeepDiff(before.get(key), after.get(key), ignore_order=True)}
+            if fields:
+                changed[(suite, case_id)] = fields
     regressions, improvements, changes = [], [], []
     for (suite, case_id), fields in sorted(changed.items()):
         before = old["suites"][suite][case_id]
@@ -128,6 +132,7 @@ def compare(old, new):
                                             f"({_describe(before)} -> {_describe(after)})"))
     settings_changed = old.get("settings") != new.get("settings")
     return {
+        "compared": compared,
         "regressions": regressions,
         "improvements": improvements,
         "changes": changes,

@@ -131,8 +131,15 @@ def cmd_run(args):
     if args.baseline:
         from canaries.baseline import compare
 
-        comparison = compare(_read_baseline(args.baseline), record)
+        old = _read_baseline(args.baseline)
+        comparison = compare(old, record)
         comparison["file"] = args.baseline
+        if comparison["compared"] == 0 and any(old.get("suites", {}).values()):
+            # Nothing in common: a comparison that checked nothing must not read as "no regression".
+            raise InputError(
+                "the baseline shares no case with this run, so nothing could be compared (it keys suites "
+                f"as {', '.join(sorted(old['suites']))})", path=args.baseline,
+                fix="run from the directory the baseline was saved in, with the same suites")
 
     ok = all(r.ok for r in suite_results) and (comparison is None or comparison["ok"])
     if args.json:

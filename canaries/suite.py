@@ -489,6 +489,13 @@ def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fa
                     checker.add(line, f"unknown member slug {slug!r} in {key} (not in {cluster_label})",
                                 "use a member slug from the cluster file")
     routed_ids = {c for c, _ in routes_to or ()}
+    if len(routed_ids) > 2:
+        checker.add(raw.key_lines["routes_to"], f"routes_to names {len(routed_ids)} clusters, but the router "
+                    "injects at most two (top-1 or a clear top-2): the case could never pass",
+                    "name one or two clusters")
+    if silent is True and "min_margin" in raw:
+        checker.add(raw.key_lines["min_margin"], "'silent: true' contradicts 'min_margin' (a silent prompt's "
+                    "top score is below the floor): the case could never pass", "remove 'min_margin' or 'silent'")
     if silent is True:
         for key in ("routes_to", "injects"):
             if key in raw:

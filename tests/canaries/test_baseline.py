@@ -199,3 +199,28 @@ def test_cli_invalid_baseline_exits_2(suite, tmp_path, capsys, content, message)
 def test_cli_missing_baseline_exits_2(suite, tmp_path, capsys):
     assert main(["canary", "run", str(suite), "--baseline", str(tmp_path / "absent.json")]) == 2
     assert "cannot read baseline" in capsys.readouterr().err
+
+
+def test_cli_baseline_from_another_directory_compares_nothing_and_exits_2(write_suite, prompts, tmp_path,
+                                                                          capsys, monkeypatch):
+    """Suites are keyed by path relative to the current directory: a baseline saved in one
+    directory and compared from another shares no case, and must not read as 'no regression'."""
+    path = write_suite(f"""
+        cases:
+          - id: setx
+            prompt: "{prompts.setx}"
+            routes_to: layer1_project_memory_router
+        """)
+    baseline = tmp_path / "baseline.json"
+    monkeypatch.chdir(tmp_path)
+    assert main(["canary", "run", str(path), "--save-baseline", str(baseline)]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["canary", "run", str(path), "--baseline", str(baseline)]) == 2
+    err = capsys.readouterr().err
+    assert "shares no case with this run" in err and str(baseline) in err and "fix:" in err
+    # from the directory it was saved in, the same comparison works
+    monkeypatch.chdir(tmp_path)
+    assert main(["canary", "run", str(path), "--baseline", str(baseline)]) == 0

@@ -154,6 +154,11 @@ MALFORMED = [
      "duplicate key 'prompt'"),
     ("silent-contradicts-routes", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    routes_to: layer1_04\n",
      5, "contradicts 'routes_to'"),
+    ("routes-to-three-clusters", "cases:\n  - id: a\n    prompt: p\n"
+                                 "    routes_to: [layer1_04, layer1_db, layer1_project_memory_router]\n",
+     4, "the router injects at most two"),
+    ("silent-contradicts-min-margin", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    min_margin: 0\n",
+     5, "contradicts 'min_margin'"),
     ("inject-outside-routes", "cases:\n  - id: a\n    prompt: p\n    routes_to: layer1_04\n"
                               "    injects: reference_postgres_vacuum\n", 5, "which routes_to leaves out"),
     ("inject-and-not-inject", "cases:\n  - id: a\n    prompt: p\n    injects: project_hot_strip\n"
