@@ -230,11 +230,13 @@ def read_memory_files(directory):
         path = os.path.join(directory, name)
         if not os.path.isfile(path):
             continue
-        try:
-            with open(path, encoding="utf-8-sig", errors="replace") as handle:
-                files.append(memory_from_text(path, handle.read()))
-        except OSError as err:
-            raise InputError(f"cannot read memory file: {err.strerror or err}", path=path) from None
+        found = memory_from_text(path, read_utf8(path, "memory file", "pass your Claude Code memory directory"))
+        clash = next((f for f in files if f.slug == found.slug), None)
+        if clash is not None:
+            # foo-bar.md and foo_bar.md normalise to one slug: keeping either silently would drop a memory.
+            raise InputError(f"memory files {os.path.basename(clash.path)} and {name} both become slug "
+                             f"{found.slug!r}", path=path, fix="rename or merge one of them")
+        files.append(found)
     return files
 
 

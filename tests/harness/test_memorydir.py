@@ -180,3 +180,25 @@ def test_hot_slugs_reads_both_places(tmp_path):
     assert memorydir.hot_slugs(str(tmp_path)) == ["a_top", "b_nested"]
     assert memorydir.hot_slugs(str(tmp_path / "missing")) == []
     assert memorydir.hot_slugs(None) == []
+
+
+def test_memory_file_with_invalid_utf8_is_an_error_naming_file_and_line(tmp_path):
+    from harness.memorydir import read_memory_files
+    from router.errors import InputError
+
+    (tmp_path / "good.md").write_text("---\nname: good\ndescription: fine\ntype: user\n---\nbody\n")
+    (tmp_path / "bad.md").write_bytes(b"---\nname: bad\ndescription: caf\xe9\n---\n")
+    with pytest.raises(InputError) as info:
+        read_memory_files(tmp_path)
+    assert f"{tmp_path / 'bad.md'}:3" in str(info.value) and "UTF-8" in str(info.value)
+
+
+def test_two_files_normalising_to_one_slug_are_refused(tmp_path):
+    from harness.memorydir import read_memory_files
+    from router.errors import InputError
+
+    for name in ("prefers-bun.md", "prefers_bun.md"):
+        (tmp_path / name).write_text(f"---\nname: {name}\ndescription: d\ntype: user\n---\n")
+    with pytest.raises(InputError) as info:
+        read_memory_files(tmp_path)
+    assert "both become slug 'prefers_bun'" in str(info.value)
