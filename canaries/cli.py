@@ -428,7 +428,7 @@ def write_settings(path, values):
     import tomllib
 
     from canaries.fit import update_toml_text
-    from harness.fileops import Snapshot, atomic_write
+    from harness.fileops import Snapshot
     from router.config import validate_config
 
     snapshot = Snapshot(path)
@@ -447,12 +447,7 @@ def write_settings(path, values):
         raise RefusedError(f"could not update {path} without touching other keys; nothing was written",
                            fix="set these by hand: " + ", ".join(f"{k} = {v}" for k, v in values.items()))
     validate_config(after, path)
-    snapshot.require_unchanged()
-    try:
-        atomic_write(path, new_text)
-    except OSError as err:
-        raise RefusedError(f"cannot write {path}: {err.strerror or err}; nothing was written",
-                           fix="check the directory's permissions") from None
+    snapshot.replace(new_text)
     return {"file": path, "keys": values}
 
 

@@ -109,7 +109,7 @@ def read_labels(path):
 
 def cmd_clusters_build(args):
     from harness import builder
-    from harness.fileops import Snapshot, atomic_write, write_archive
+    from harness.fileops import Snapshot, write_archive
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
     from router.cli_commands import load_cli_config
     from router.config import default_settings
@@ -166,7 +166,7 @@ def cmd_clusters_build(args):
     written, archived = False, []
     if not args.dry_run and not unchanged:
         archived = write_outputs(((md_snapshot, md_text, ".md"), (tsv_snapshot, tsv_text, ".tsv")),
-                                 atomic_write, write_archive)
+                                 write_archive)
         written = True
 
     summary = {
@@ -201,7 +201,7 @@ def cmd_clusters_build(args):
     return 0
 
 
-def write_outputs(outputs, atomic_write, write_archive):
+def write_outputs(outputs, write_archive):
     """Archive each existing file that will change, then replace it atomically; refuse (exit 1,
     nothing written) if any of them changed since it was read. Returns the archive paths."""
     from router.errors import RefusedError
@@ -217,8 +217,7 @@ def write_outputs(outputs, atomic_write, write_archive):
                 stem = os.path.splitext(os.path.basename(snapshot.path))[0] + ".archive"
                 archived.append(write_archive(directory, stem, suffix, snapshot.data))
         for snapshot, data, _suffix in outputs:
-            snapshot.require_unchanged()
-            atomic_write(snapshot.path, data)
+            snapshot.replace(data)
             written.append(snapshot.path)
     except RefusedError as err:
         if not written:

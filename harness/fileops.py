@@ -47,6 +47,27 @@ class Snapshot:
             raise RefusedError(f"{self.path} changed since it was read; nothing was written",
                                fix="run the command again")
 
+    def replace(self, data, note=""):
+        """Write ``data`` over the file (or create it) atomically and read it back, refusing when it
+        changed since it was read. Every failure is a ``RefusedError`` after which the file is as
+        it was; ``note`` is added to its message (say, "; the archive X is kept")."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not self.unchanged():
+            raise RefusedError(f"{self.path} changed since it was read; it was not overwritten{note}",
+                               fix="look at the change, then run the command again")
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            atomic_write(self.path, data)
+            with open(self.path, "rb") as handle:
+                read_back = handle.read()
+        except OSError as err:
+            raise RefusedError(f"could not replace {self.path}: {err.strerror or err}; it is unchanged{note}",
+                               fix="check permissions and free space, then run again") from None
+        if read_back != data:
+            raise RefusedError(f"{self.path} did not read back as written{note}",
+                               fix="look at the file; an archive of what it held is beside it")
+
 
 def _stat_key(path):
     try:

@@ -154,20 +154,10 @@ def _backup(settings_path, data):
 
 
 def _replace(snap, data):
-    """Atomically replace the settings file (or create it), refusing if it changed since read."""
-    from harness.fileops import atomic_write
-
-    snap.require_unchanged()
-    os.makedirs(os.path.dirname(snap.path), exist_ok=True)
-    # Through a symlink (settings.json kept in a dotfiles repository) write the file it points to:
-    # renaming over the link itself would replace it by a plain file.
-    target = os.path.realpath(snap.path) if snap.exists else snap.path
-    try:
-        # A new settings file gets the usual 0644, not the temp file's 0600.
-        atomic_write(target, data, mode=None if snap.exists else 0o644)
-    except OSError as err:
-        raise RefusedError(f"cannot write {snap.path}: {err.strerror or err}; the file is as it was",
-                           fix="check its permissions") from None
+    """Atomically replace the settings file (or create it), refusing if it changed since read.
+    Through a symlink (settings.json kept in a dotfiles repository) the file it points to is
+    written and the link kept: ``atomic_write`` does that for every writer."""
+    snap.replace(data)
 
 
 def _utc_now():

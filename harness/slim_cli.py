@@ -36,23 +36,9 @@ def _archive(directory, stem, data):
     return fileops.write_archive(directory, stem, ".md", data)
 
 
-def _replace_live(snapshot, data, archive_path, mode=None):
+def _replace_live(snapshot, data, archive_path):
     """Re-check the snapshot, then write ``data`` atomically over the live file and read it back."""
-    kept = f"; the archive {archive_path} is kept" if archive_path else ""
-    if not snapshot.unchanged():
-        raise RefusedError(f"{snapshot.path} changed since it was read; it was not overwritten{kept}",
-                           fix="look at the change, then run the command again")
-    from harness.fileops import atomic_write
-
-    try:
-        atomic_write(snapshot.path, data, mode=mode)
-    except OSError as err:
-        raise RefusedError(f"could not replace {snapshot.path}: {err.strerror or err}; the live file is "
-                           f"unchanged{kept}", fix="check permissions and free space, then run again") from None
-    with open(snapshot.path, "rb") as handle:
-        if handle.read() != data:
-            raise RefusedError(f"{snapshot.path} did not read back as written{kept}",
-                               fix="restore it with 'memory-router slim rollback'")
+    snapshot.replace(data, note=f"; the archive {archive_path} is kept" if archive_path else "")
 
 
 def _decode(data, path):
@@ -64,9 +50,8 @@ def _decode(data, path):
 
 
 def live_memory_path(memory_dir):
-    """<DIR>/MEMORY.md, through a symlink if it is one: the atomic rename must replace the file the
-    link points at, not the link (which would leave the real file stale and the link gone)."""
-    return os.path.realpath(os.path.join(memory_dir, MEMORY_FILENAME))
+    """<DIR>/MEMORY.md (a symlink is written through by ``atomic_write``, which keeps the link)."""
+    return os.path.join(memory_dir, MEMORY_FILENAME)
 
 
 def _warn(message):
@@ -294,8 +279,7 @@ def cmd_slim_rollback(args):
     else:
         if snapshot.exists:
             result["pre_rollback_archive"] = _archive(memory_dir, slim.PRE_ROLLBACK_STEM, snapshot.data)
-        mode = None if snapshot.exists else os.stat(archive_path).st_mode & 0o777
-        _replace_live(snapshot, restored, result["pre_rollback_archive"], mode=mode)
+        _replace_live(snapshot, restored, result["pre_rollback_archive"])
         result["written"] = True
         result["status"] = "restored"
     result["sha256_after"] = result["sha256_archive"]

@@ -128,7 +128,7 @@ def cmd_clusters_check(args):
 
 
 def cmd_clusters_convert(args):
-    from harness.fileops import Snapshot, atomic_write, write_archive
+    from harness.fileops import Snapshot, write_archive
 
     index = load_cluster_file(args.file)
     text = render_cluster_file(index, args.to)
@@ -145,8 +145,7 @@ def cmd_clusters_convert(args):
         stem, suffix = os.path.splitext(os.path.basename(out))
         archived = write_archive(os.path.dirname(os.path.abspath(out)), stem, suffix, snapshot.data)
         print(f"archived the previous {out} as {archived}")
-    snapshot.require_unchanged()
-    atomic_write(out, data)
+    snapshot.replace(data)
     print(f"wrote {out} ({len(index)} clusters, {len(index.members)} members)")
     return 0
 

@@ -279,7 +279,7 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
         return real_atomic_write(path, data, mode)
 
     if failure == "tsv edited meanwhile":
-        real_check = fileops.Snapshot.require_unchanged
+        real_check = fileops.Snapshot.unchanged
 
         def edit_tsv_before_its_check(snapshot):
             if snapshot.path.endswith(".tsv") and out.read_bytes() != snapshot_md[0]:
@@ -288,7 +288,7 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
             return real_check(snapshot)
 
         snapshot_md = [out.read_bytes()]
-        monkeypatch.setattr(fileops.Snapshot, "require_unchanged", edit_tsv_before_its_check)
+        monkeypatch.setattr(fileops.Snapshot, "unchanged", edit_tsv_before_its_check)
     else:
         monkeypatch.setattr(fileops, "atomic_write", md_then_trouble)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", out, "--clusters", 18)

@@ -187,3 +187,45 @@ def test_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_link(t
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dotfiles", "f.md"]
     assert [p.name for p in (tmp_path / "dotfiles").iterdir()] == ["f.md"]
+
+
+def test_snapshot_replace_writes_and_reads_back(tmp_path):
+    path = tmp_path / "sub" / "f.md"
+    snap = fileops.Snapshot(path)
+    snap.replace("new")  # creates the directory and the file
+    assert path.read_text() == "new"
+
+
+def test_snapshot_replace_refuses_a_file_changed_since_read(tmp_path):
+    path = tmp_path / "f.md"
+    path.write_bytes(b"one")
+    snap = fileops.Snapshot(path)
+    path.write_bytes(b"edited by someone else")
+    with pytest.raises(RefusedError) as info:
+        snap.replace(b"mine", note="; the archive A is kept")
+    assert "changed since it was read; it was not overwritten; the archive A is kept" in str(info.value)
+    assert path.read_bytes() == b"edited by someone else"
+
+
+def test_snapshot_replace_turns_os_errors_into_refusals(tmp_path, monkeypatch):
+    path = tmp_path / "f.md"
+    path.write_bytes(b"precious")
+    snap = fileops.Snapshot(path)
+
+    def full_disk(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileops, "atomic_write", full_disk)
+    with pytest.raises(RefusedError) as info:
+        snap.replace(b"new")
+    assert "could not replace" in str(info.value) and "it is unchanged" in str(info.value)
+    assert path.read_bytes() == b"precious"
+
+
+def test_snapshot_replace_through_a_symlink_keeps_the_link(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_bytes(b"{}")
+    link = tmp_path / "settings.json"
+    link.symlink_to(target)
+    fileops.Snapshot(link).replace(b'{"a": 1}')
+    assert link.is_symlink() and target.read_bytes() == b'{"a": 1}'
