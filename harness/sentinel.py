@@ -12,7 +12,6 @@ because exit 2 would erase the user's prompt. It never prints without having set
 so it can never fire twice and fake a re-send. Standard library only.
 """
 
-import json
 import os
 import sys
 import time
@@ -38,7 +37,9 @@ def sentinel_context(text):
 
 
 def hook_output(text):
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": sentinel_context(text)}}
+    from router.hookio import hook_output as output_shape
+
+    return output_shape(sentinel_context(text))
 
 
 def parse_args(argv):
@@ -62,33 +63,16 @@ def claim_flag(path):
     return True
 
 
-def _log(message):
-    log_path = os.environ.get("MEMORY_ROUTER_LOG")
-    if not log_path:
-        return
-    try:
-        with open(log_path, "a", encoding="utf-8", errors="replace") as handle:
-            handle.write(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                         + " memory-router sentinel: " + message.replace("\n", " ")[:2000] + "\n")
-    except Exception:
-        pass
-
-
 def run(argv, stdin=None, stdout=None):
     """Entry point of the sentinel hook. Always returns 0."""
-    try:
+    from router.hookio import run_fail_open
+
+    def respond(_raw):
+        # The payload is read (so Claude Code never meets a closed pipe) but does not matter.
         options = parse_args(argv)
-        # Drain the payload so Claude Code never meets a closed pipe; its content does not matter.
-        (stdin or sys.stdin.buffer).read()
-        if claim_flag(options["flag"]):
-            out = stdout or sys.stdout
-            out.write(json.dumps(hook_output(options["text"])))
-            out.flush()
-    except BaseException as err:  # noqa: BLE001 - failing open is the contract
-        if isinstance(err, KeyboardInterrupt):
-            return 0
-        _log(f"{type(err).__name__}: {err}")
-    return 0
+        return hook_output(options["text"]) if claim_flag(options["flag"]) else None
+
+    return run_fail_open("sentinel", respond, stdin, stdout)
 
 
 if __name__ == "__main__":

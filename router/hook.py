@@ -9,12 +9,12 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 import json
 import os
 import stat
-import sys
 
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
-from router.score import build_routing_table, hook_output, route_prompt
+from router.hookio import hook_output, run_fail_open
+from router.score import build_routing_table, route_prompt
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -89,39 +89,6 @@ def decide(payload, options):
     return hook_output(decision["additional_context"])
 
 
-def _log(message):
-    log_path = os.environ.get("MEMORY_ROUTER_LOG")
-    if not log_path:
-        return
-    try:
-        import time
-
-        line = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + " memory-router hook: " + message
-        with open(log_path, "a", encoding="utf-8", errors="replace") as handle:
-            handle.write(line.replace("\n", " ")[:2000] + "\n")
-    except Exception:
-        pass
-
-
 def run_hook(argv, stdin=None, stdout=None):
     """Entry point of ``memory-router hook``. Always returns 0."""
-    try:
-        options = _hook_args(argv)
-        raw = (stdin or sys.stdin.buffer).read()
-        result = decide(json.loads(raw), options)
-        if result is not None:
-            text = json.dumps(result)  # ASCII-only
-            if stdout is None:
-                # Bytes, not text: PYTHONIOENCODING=utf-16 (or any non-ASCII-compatible stdout
-                # encoding) must not change what Claude Code reads.
-                out = sys.stdout.buffer
-                text = text.encode("ascii")
-            else:
-                out = stdout
-            out.write(text)
-            out.flush()
-    except BaseException as err:  # noqa: BLE001 - failing open is the contract
-        if isinstance(err, KeyboardInterrupt):
-            return 0
-        _log(f"{type(err).__name__}: {err}")
-    return 0
+    return run_fail_open("hook", lambda raw: decide(json.loads(raw), _hook_args(argv)), stdin, stdout)

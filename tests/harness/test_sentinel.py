@@ -117,3 +117,12 @@ def test_hook_imports_only_the_standard_library():
             "('router', 'canaries', 'transcripts', 'yaml', 'rich', 'deepdiff', 'jsonlines', 'secrets')))")
     result = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=30)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_output_is_ascii_json_bytes_on_any_stdout_encoding(tmp_path):
+    # The sentinel shares the router hook's fail-open runner (router.hookio), so a UTF-16 stdout
+    # cannot turn its answer into bytes Claude Code cannot parse.
+    result = run_module("--flag", str(tmp_path / "f.fired"), "--text", "MEMORY-ROUTER-SENTINEL-e9",
+                        env={"PYTHONIOENCODING": "utf-16"})
+    assert result.returncode == 0
+    assert json.loads(result.stdout.decode("ascii"))["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
