@@ -38,10 +38,10 @@ def _display(path):
 
 def _settings_from(args):
     from router.cli_commands import load_cli_config
-    from router.config import default_settings
+    from router.config import settings_of
 
     config = load_cli_config(getattr(args, "config", None))
-    return config, (dict(config["settings"]) if config else default_settings())
+    return config, settings_of(config)
 
 
 def expand_suite_args(paths):

@@ -49,10 +49,10 @@ def _settings(config):
     cached = getattr(config, "_memory_router_canary_settings", None)
     if cached is None:
         from router.cli_commands import load_cli_config
-        from router.config import default_settings
+        from router.config import settings_of
 
         found = load_cli_config(config.getoption("canary_config"))
-        cached = found["settings"] if found else default_settings()
+        cached = settings_of(found)
         config._memory_router_canary_settings = cached
     return cached
 

@@ -112,11 +112,11 @@ def cmd_clusters_build(args):
     from harness.fileops import Snapshot, write_archive
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
     from router.cli_commands import load_cli_config
-    from router.config import default_settings
+    from router.config import settings_of
     from router.errors import InputError
 
     config = load_cli_config(args.config)
-    settings = config["settings"] if config else default_settings()
+    settings = settings_of(config)
     memories, source, warnings = read_memories(args, config or {})
     labels = read_labels(args.labels) if args.labels else None
 

@@ -386,11 +386,9 @@ def resolve_memory_dir(explicit, config, project_dir):
 
 
 def project_config(project_dir, explicit=None):
-    from router import config as config_mod
+    from router.cli_commands import load_cli_config
 
-    if explicit:
-        return config_mod.parse_config_file(explicit)
-    return config_mod.find_config([project_dir])
+    return load_cli_config(explicit, dirs=[project_dir])
 
 
 def _read_memory_index(memory_dir):
@@ -534,7 +532,7 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
     from router import config as config_mod
     from router.score import build_routing_table, route_prompt
 
-    settings = config["settings"] if config else config_mod.default_settings()
+    settings = config_mod.settings_of(config)
     table = build_routing_table(index)
     probe = None
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
@@ -784,7 +782,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     cluster_path = cluster_path or suite.cluster_path
     decision, hook_text = None, None
     try:
-        settings = config["settings"] if config else config_mod.default_settings()
+        settings = config_mod.settings_of(config)
         index = load_cluster_file(cluster_path)
         decision = route_prompt(case.prompt, build_routing_table(index), settings)
         member = next((m for m in index.members if m.slug == case.fact), None)

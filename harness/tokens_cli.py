@@ -131,7 +131,7 @@ def first_call_in(path):
 
 def build_report(args, counter):
     from router.cli_commands import load_cli_config, resolve_cli_clusters
-    from router.config import default_settings
+    from router.config import settings_of
 
     flat_text = _read_text(args.flat, "flat index")
     slim_text = _read_text(args.slim, "slim index")
@@ -151,7 +151,7 @@ def build_report(args, counter):
 
     if args.suite:
         config = load_cli_config(args.config)
-        settings = config["settings"] if config else default_settings()
+        settings = settings_of(config)
         prompts, suite_clusters = suite_prompts_and_clusters(args.suite)
         cluster_path = args.clusters or suite_clusters or resolve_cli_clusters(None, config, quiet=True)
         decisions = route_suite(prompts, cluster_path, settings)

@@ -26,14 +26,16 @@ def add_clusters_option(parser):
                              "pyproject.toml, in $CLAUDE_PROJECT_DIR or the current directory)")
 
 
-def load_cli_config(explicit_config=None):
+def load_cli_config(explicit_config=None, dirs=None):
+    """The config a command uses: ``explicit_config``, else the first found in ``dirs`` (default:
+    $CLAUDE_PROJECT_DIR, then the current directory); ``None`` when there is none."""
     if explicit_config:
         config = config_mod.parse_config_file(explicit_config)
         if config is None:
             raise InputError("no [tool.memory-router] table in this pyproject.toml", path=explicit_config,
                              fix="add the table, or pass a memory-router.toml")
         return config
-    return config_mod.find_config(config_mod.project_dirs())
+    return config_mod.find_config(config_mod.project_dirs() if dirs is None else dirs)
 
 
 def resolve_cli_clusters(explicit=None, config=None, quiet=False):
@@ -62,7 +64,7 @@ class RouterContext:
 
 def context_from_args(args, quiet=False):
     config = load_cli_config(getattr(args, "config", None))
-    settings = config["settings"] if config else config_mod.default_settings()
+    settings = config_mod.settings_of(config)
     path = resolve_cli_clusters(getattr(args, "clusters", None), config, quiet=quiet)
     return RouterContext(path, settings, config)
 

@@ -58,6 +58,11 @@ def default_settings():
     return dict(DEFAULTS)
 
 
+def settings_of(config):
+    """The routing settings of a parsed config (a fresh dict), or the defaults when there is none."""
+    return dict(config["settings"]) if config else default_settings()
+
+
 def _check_type(key, value, path):
     expected = type(DEFAULTS[key])
     if expected is float and isinstance(value, int) and not isinstance(value, bool):

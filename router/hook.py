@@ -82,7 +82,7 @@ def decide(payload, options):
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
     table = load_routing_table(path, _build_table)
-    settings = config["settings"] if config else config_mod.default_settings()
+    settings = config_mod.settings_of(config)
     decision = route_prompt(prompt, table, settings)
     if decision["additional_context"] is None:
         return None

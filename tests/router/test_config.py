@@ -126,3 +126,16 @@ def test_broken_config_of_ours_is_an_input_error_not_a_crash(tmp_path, name, dat
     assert needle in str(info.value)
     assert info.value.exit_code == 2
     assert info.value.line == line
+
+
+def test_settings_of_gives_a_fresh_dict(tmp_path):
+    assert config_mod.settings_of(None) == config_mod.DEFAULTS
+    path = write(tmp_path / "memory-router.toml", "line_cap = 5\n")
+    config = config_mod.parse_config_file(str(path))
+    settings = config_mod.settings_of(config)
+    settings["line_cap"] = 99  # a caller tuning its copy (canary fit does) must not change the config
+    assert settings_of_again(config) == 5
+
+
+def settings_of_again(config):
+    return config_mod.settings_of(config)["line_cap"]
