@@ -171,6 +171,11 @@ class Suite:
     # The parsed cluster file the cases were validated against (not part of equality).
     index: object = field(default=None, compare=False, repr=False)
 
+    @property
+    def prompts(self):
+        """Every prompt, routing cases then behavioural cases, in file order."""
+        return [c.prompt for c in self.cases] + [b.prompt for b in self.behavioural]
+
     def case(self, case_id):
         for case in self.cases:
             if case.id == case_id:
@@ -687,17 +692,12 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
 
 
 def read_suite_text(path):
+    from router.errors import read_utf8
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise SuiteError(path, [Problem(None, None, f"cannot read suite file: {err.strerror or err}",
-                                        "pass an existing YAML suite file")]) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise SuiteError(path, [Problem(line, None, "suite file is not valid UTF-8", "save it as UTF-8")]) from None
+        return read_utf8(path, "suite file", "pass an existing YAML suite file")
+    except InputError as err:
+        raise SuiteError(path, [Problem(err.line, None, err.message, err.fix)]) from None
 
 
 def load_suite(path, cluster_path=None, facts_only=False):
@@ -706,15 +706,16 @@ def load_suite(path, cluster_path=None, facts_only=False):
     return parse_suite_text(read_suite_text(path), path, cluster_override=cluster_path, facts_only=facts_only)
 
 
-def suite_prompts(path):
-    """Every prompt of a suite (routing cases, then behavioural cases), in file order.
-
-    Validates the suite's structure but not against its cluster file, so a token report can use a
-    suite's prompts with any store.
-    """
+def load_suite_unchecked(path):
+    """The suite validated for structure but not against its cluster file, so a token report can
+    use a suite's prompts with any store."""
     path = os.fspath(path)
-    suite = parse_suite_text(read_suite_text(path), path, load_index=False)
-    return [c.prompt for c in suite.cases] + [b.prompt for b in suite.behavioural]
+    return parse_suite_text(read_suite_text(path), path, load_index=False)
+
+
+def suite_prompts(path):
+    """Every prompt of a suite (routing cases, then behavioural cases), in file order."""
+    return load_suite_unchecked(path).prompts
 
 
 def bundled_suite_dir():

@@ -53,11 +53,11 @@ def output_paths(out):
 def read_memories(args, config):
     """``(memories, source dict, warnings)`` from --memory-dir, --index or the config's memory_dir."""
     from harness import memorydir
-    from router.errors import InputError
+    from router.errors import InputError, read_utf8
 
     if args.index:
         index_path = args.index
-        text = memorydir.read_utf8(index_path, "index", "pass a flat MEMORY.md")
+        text = read_utf8(index_path, "index", "pass a flat MEMORY.md")
         _refuse_slim_index(text, index_path)
         entries = memorydir.parse_index_text(text)
         memories = memorydir.memories_from_index(entries, index_path)
@@ -75,7 +75,7 @@ def read_memories(args, config):
         index_path = os.path.join(directory, "MEMORY.md")
         entries = []
         if os.path.isfile(index_path):
-            entries = memorydir.parse_index_text(memorydir.read_utf8(index_path, "index", "repair MEMORY.md"))
+            entries = memorydir.parse_index_text(read_utf8(index_path, "index", "repair MEMORY.md"))
         memories = memorydir.merge_memories(entries, memorydir.read_memory_files(directory), index_path)
         source = {"kind": "memory_dir", "path": os.path.abspath(directory)}
         if not memories:
@@ -102,7 +102,7 @@ def _refuse_slim_index(text, path):
 
 def read_labels(path):
     from harness.builder import parse_labels_text
-    from harness.memorydir import read_utf8
+    from router.errors import read_utf8
 
     return parse_labels_text(read_utf8(path, "labels file", "pass an existing YAML labels file"), path)
 
@@ -113,7 +113,7 @@ def cmd_clusters_build(args):
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
     from router.cli_commands import load_cli_config
     from router.config import settings_of
-    from router.errors import InputError
+    from router.errors import InputError, decode_utf8
 
     config = load_cli_config(args.config)
     settings = settings_of(config)
@@ -135,11 +135,8 @@ def cmd_clusters_build(args):
         previous, previous_path = load_cluster_file(args.previous), args.previous
     elif md_snapshot.exists or tsv_snapshot.exists:
         snapshot = md_snapshot if md_snapshot.exists else tsv_snapshot
-        try:
-            text = snapshot.data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise InputError("the existing cluster file is not valid UTF-8; nothing was written",
-                             path=snapshot.path, fix="repair it or move it aside, then build again") from None
+        text = decode_utf8(snapshot.data, snapshot.path, "the existing cluster file (nothing was written)",
+                           fix="repair it or move it aside, then build again")
         try:
             previous = parse_cluster_text(text, snapshot.path)
         except InputError as err:

@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from router.errors import InputError
+from router.errors import InputError, read_utf8
 
 _LINK_LINE_RE = re.compile(
     r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+)\)\s*(?:(?:[\u2014\u2013:]|\s-)\s*(?P<hook>.*))?$")
@@ -95,19 +95,6 @@ def parse_index_text(text):
             slug, hook, title, file = parsed
             entries.append(IndexEntry(slug, hook, lineno, title, file))
     return entries
-
-
-def read_utf8(path, what, fix):
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(f"cannot read {what}: {err.strerror or err}", path=path, fix=fix) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(f"{what} is not valid UTF-8", path=path, line=line, fix="save it as UTF-8") from None
 
 
 def read_index(path):

@@ -42,11 +42,9 @@ def _replace_live(snapshot, data, archive_path):
 
 
 def _decode(data, path):
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError("MEMORY.md is not valid UTF-8", path=path, line=line, fix="save it as UTF-8") from None
+    from router.errors import decode_utf8
+
+    return decode_utf8(data, path, "MEMORY.md")
 
 
 def live_memory_path(memory_dir):

@@ -16,6 +16,10 @@ the history, so every later call of the session re-sends it (../shared/spec/READ
 
 import math
 
+# claude-code-formats.md §4.1: what Claude Code loads of MEMORY.md; one definition for the slim
+# warnings, doctor, the checklist and this report.
+from harness.slim import CLAUDE_CODE_BYTE_LIMIT, CLAUDE_CODE_LINE_LIMIT
+
 METHODS = ("measured", "api", "offline", "estimate")
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 
@@ -23,10 +27,6 @@ ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 REMINDER_PREFIX = "<system-reminder>\nUserPromptSubmit hook additional context: "
 REMINDER_SUFFIX = "\n</system-reminder>"
 
-# claude-code-formats.md §4.1: only this much of MEMORY.md is loaded at session start (25 KB read
-# as 25,000 bytes, as in harness.slim).
-LOADED_LINE_LIMIT = 200
-LOADED_BYTE_LIMIT = 25_000
 
 
 def estimate_tokens(text):
@@ -111,10 +111,10 @@ def loaded_portion(text):
     Returns ``(loaded_text, truncated)``.
     """
     lines = text.splitlines(keepends=True)
-    loaded = "".join(lines[:LOADED_LINE_LIMIT])
+    loaded = "".join(lines[:CLAUDE_CODE_LINE_LIMIT])
     data = loaded.encode("utf-8")
-    if len(data) > LOADED_BYTE_LIMIT:
-        loaded = data[:LOADED_BYTE_LIMIT].decode("utf-8", "ignore")
+    if len(data) > CLAUDE_CODE_BYTE_LIMIT:
+        loaded = data[:CLAUDE_CODE_BYTE_LIMIT].decode("utf-8", "ignore")
     return loaded, loaded != text
 
 

@@ -90,18 +90,17 @@ def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=Non
 
 
 def _read_text(path, what):
-    from harness.memorydir import read_utf8
+    from router.errors import read_utf8
 
     return read_utf8(path, what, f"pass an existing {what}")
 
 
 def suite_prompts_and_clusters(path):
-    """The suite's prompts (canaries.suite.suite_prompts) and the cluster file it names."""
-    from canaries.suite import parse_suite_text, read_suite_text, suite_prompts
+    """The suite's prompts and the cluster file it names, from one parse."""
+    from canaries.suite import load_suite_unchecked
 
-    prompts = suite_prompts(path)
-    suite = parse_suite_text(read_suite_text(path), path, load_index=False)
-    return prompts, suite.cluster_path
+    suite = load_suite_unchecked(path)
+    return suite.prompts, suite.cluster_path
 
 
 def route_suite(prompts, cluster_path, settings):

@@ -11,7 +11,7 @@ import os
 import re
 from collections import namedtuple
 
-from router.errors import ClusterFileError
+from router.errors import ClusterFileError, read_utf8
 
 Member = namedtuple("Member", "slug type hook line")
 Member.__doc__ = "One memory: its slug, type, one-line hook and the source line it came from."
@@ -347,19 +347,8 @@ def parse_cluster_text(text, path="<clusters>", fmt=None):
 
 
 def read_text(path):
-    """Read a UTF-8 text file, turning OS and decoding errors into ``ClusterFileError``."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise ClusterFileError(f"cannot read cluster file: {err.strerror or err}", path=path,
-                               fix="pass an existing file with --clusters") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise ClusterFileError("cluster file is not valid UTF-8", path=path, line=line,
-                               fix="save the file as UTF-8") from None
+    """Read a UTF-8 cluster file, turning OS and decoding errors into ``ClusterFileError``."""
+    return read_utf8(path, "cluster file", "pass an existing file with --clusters", ClusterFileError)
 
 
 def load_cluster_file(path):

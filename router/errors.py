@@ -51,3 +51,23 @@ class RefusedError(MemoryRouterError):
     """A write the tool refused in order not to lose data (exit 1, nothing written)."""
 
     exit_code = 1
+
+
+def decode_utf8(data, path, what, error=InputError, fix="save it as UTF-8"):
+    """``data`` as text (a leading BOM dropped), or ``error`` naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(f"{what} is not valid UTF-8", path=path, line=data[: err.start].count(b"\n") + 1,
+                    fix=fix) from None
+
+
+def read_utf8(path, what, fix, error=InputError):
+    """The text of a UTF-8 file; an unreadable file or a bad byte is one ``error`` naming the file
+    (and the line), with ``fix`` for the unreadable case."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise error(f"cannot read {what}: {err.strerror or err}", path=path, fix=fix) from None
+    return decode_utf8(data, path, what, error)
