@@ -2,7 +2,7 @@
 their backend (the ``ctok`` module, an API call) as arguments; nothing here touches the network,
 the file system or argv.
 
-Every token figure carries how it was obtained (``METHODS``):
+Every token figure carries how it was obtained:
 
 - ``measured``: read from the ``usage`` of a real transcript (API-reported);
 - ``api``: Anthropic's count_tokens endpoint;
@@ -20,7 +20,6 @@ import math
 # warnings, doctor, the checklist and this report.
 from harness.slim import CLAUDE_CODE_BYTE_LIMIT, CLAUDE_CODE_LINE_LIMIT
 
-METHODS = ("measured", "api", "offline", "estimate")
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 
 # claude-code-formats.md §2.4: Claude Code hands additionalContext to the model wrapped like this.

@@ -80,10 +80,6 @@ def _settled(st):
     return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_WINDOW_NS
 
 
-def _key(path, kind):
-    return _stat_key(path, kind)[0]
-
-
 def _read_entry(entry):
     fd = os.open(entry, _READ_FLAGS)
     try:

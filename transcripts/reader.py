@@ -406,7 +406,6 @@ class TranscriptReader:
         self.truncated_last_line = None
         self.diagnostics = []
         self.dropped_diagnostics = 0
-        self.finished = False
 
     def _note(self, line, kind, message):
         if len(self.diagnostics) < MAX_STORED_DIAGNOSTICS:
@@ -462,7 +461,6 @@ class TranscriptReader:
             finally:
                 # Also when a consumer stops early (first_turn): lines read so far.
                 self.lines = line
-        self.finished = True
         if self.entries == 0 and self.bad_lines > 0:
             raise InputError("no line is a JSON object: not a Claude Code transcript", path=self.path,
                              line=self.diagnostics[0].line if self.diagnostics else None)
@@ -483,6 +481,8 @@ class TranscriptReader:
             "lines": self.lines, "entries": self.entries, "blank_lines": self.blank_lines,
             "bad_lines": self.bad_lines, "invalid_utf8_lines": self.invalid_utf8_lines,
             "truncated_last_line": self.truncated_last_line,
+            # Warnings past the first MAX_STORED_DIAGNOSTICS are counted, not kept: say how many.
+            "unlisted_warnings": self.dropped_diagnostics,
         }
 
 

@@ -298,3 +298,15 @@ def test_synthetic_session_uses_the_real_line_shape(transcript_fixtures, session
     built = json.loads(builder.lines[1])
     assert list(built) == list(real)
     assert list(built["attachment"]) == list(real["attachment"])
+
+
+def test_warnings_past_the_stored_limit_are_counted_not_lost(tmp_path):
+    from transcripts.reader import MAX_STORED_DIAGNOSTICS, read_session
+
+    path = tmp_path / "s.jsonl"
+    good = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "u"})
+    path.write_text(good + "\n" + "not json\n" * (MAX_STORED_DIAGNOSTICS + 5))
+    reader = read_session(path)
+    assert len(list(reader)) == 1
+    assert len(reader.diagnostics) == MAX_STORED_DIAGNOSTICS
+    assert reader.summary()["unlisted_warnings"] == 5 and reader.summary()["bad_lines"] == MAX_STORED_DIAGNOSTICS + 5
