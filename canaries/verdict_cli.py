@@ -120,7 +120,8 @@ def _subagent_entries(transcript):
 def cmd_verdict(args):
     from canaries.suite import load_suite
     from canaries.verdict import EXIT_CODES, first_turn_entries, judge, record_line
-    from harness.install_cli import project_config, default_suite_path
+    from harness.checklist_cli import default_suite_path
+    from harness.install_cli import project_config
     from transcripts.reader import read_session
 
     suite_path = args.suite or default_suite_path()

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "harness.slim_cli",          # slim render/rollback
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall, doctor, sentinel
+    "harness.checklist_cli",     # checklist
 )
 
 EXIT_CODES = """exit codes:
