@@ -9,7 +9,8 @@ import os
 import sys
 
 from harness import install as inst
-from harness.install_cli import _project_dir, _read_memory_index, project_config, resolve_memory_dir, scan_settings
+from harness.install_cli import scan_settings
+from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
 from router.errors import InputError
 
 LEAK_SCAN_MAX_FILES = 20000
@@ -85,7 +86,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
 
     config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
-    memory_path, memory_text = _read_memory_index(memory_dir)
+    memory_path, memory_text = read_memory_index(memory_dir)
     facts = cl.memory_index_facts(memory_text, case.fact) if memory_text is not None else None
 
     locations = scan_settings(project_dir)
@@ -139,7 +140,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
 def cmd_checklist(args):
     from harness import checklist as cl
 
-    project_dir = _project_dir(args)
+    project_dir = project_dir_of(args)
     suite_path = args.suite or default_suite_path()
     suite = _load_behavioural_suite(suite_path, args.clusters)
     cases = pick_cases(suite, args.case)

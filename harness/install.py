@@ -249,7 +249,8 @@ def _shell_tokens(command):
 
 
 def runs_router_hook(command):
-    """True when ``command`` runs ``memory-router hook`` (or ``python -m router hook``) as a
+    """True when ``command`` runs ``memory-router hook`` (or ``python -m harness hook``,
+    or ``python -m router hook`` as installs before the CLI moved to ``harness`` wrote it) as a
     command, however it was written (``cd x && memory-router hook``, ``env A=1 memory-router
     hook``): what doctor looks for, and what a second install must not duplicate."""
     if not isinstance(command, str):
@@ -274,7 +275,8 @@ def runs_router_hook(command):
             flags = 0
             while flags < len(rest) and rest[flags].startswith("-") and rest[flags] != "-m":
                 flags += 1
-            if rest[flags:flags + 3] == ["-m", "router", "hook"]:
+            if rest[flags:flags + 1] == ["-m"] and rest[flags + 1:flags + 3] in (["harness", "hook"],
+                                                                                   ["router", "hook"]):
                 return True
     return False
 

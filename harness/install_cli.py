@@ -18,6 +18,12 @@ import tempfile
 import time
 
 from harness import install as inst
+from harness.project import (
+    project_config,
+    project_dir_of,
+    read_memory_index,
+    resolve_memory_dir,
+)
 from router.errors import InputError, RefusedError
 
 ROUTER_ROLE = "router"
@@ -29,14 +35,10 @@ DOCTOR_TIMEOUT_CAP = 30
 # --------------------------------------------------------------------------- locations
 
 
-def _project_dir(args):
-    return os.path.abspath(os.path.expanduser(getattr(args, "project", None) or os.getcwd()))
-
-
 def _target_settings(args):
     if getattr(args, "user", False):
         return inst.user_settings_path(), "user"
-    project = _project_dir(args)
+    project = project_dir_of(args)
     if not os.path.isdir(project):
         raise InputError("project directory does not exist", path=project,
                          fix="pass --project with an existing directory (or --user)")
@@ -47,8 +49,8 @@ def router_executable():
     """The argv that runs memory-router from anywhere, without an activated venv.
 
     The console script beside this interpreter (a venv's bin/ or Scripts\\), else the script this
-    process was started as, else one on PATH, else this interpreter with ``-P -m router`` (``-P``:
-    a project's own ``router/`` directory must not shadow ours). ``sys.executable`` is kept as
+    process was started as, else one on PATH, else this interpreter with ``-P -m harness`` (``-P``:
+    a project's own ``harness/`` directory must not shadow ours). ``sys.executable`` is kept as
     is, never resolved: a venv's python is a symlink whose target has no access to the venv."""
     names = ("memory-router.exe", "memory-router") if os.name == "nt" else ("memory-router",)
     bindir = os.path.dirname(os.path.abspath(sys.executable))
@@ -62,7 +64,7 @@ def router_executable():
     found = shutil.which("memory-router")
     if found:
         return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-P", "-m", "router"]
+    return [os.path.abspath(sys.executable), "-P", "-m", "harness"]
 
 
 # --------------------------------------------------------------------------- reading and writing settings
@@ -265,7 +267,7 @@ def cmd_install(args):
     _report_write(action, detail, backup, settings_path, "the memory-router hook")
     if action in ("added", "updated"):
         print(f"command: {command}")
-        print("check it with: memory-router doctor" + (f" --project {inst.quote_for_shell(_project_dir(args))}"
+        print("check it with: memory-router doctor" + (f" --project {inst.quote_for_shell(project_dir_of(args))}"
                                                       if not args.user else ""))
     return 0
 
@@ -350,53 +352,6 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
         ok = False
         message += "; but it failed open: " + logged.splitlines()[-1][:300]
     return {"ok": ok, "message": message, "seconds": seconds, "exit_code": proc.returncode, "context": context}
-
-
-def _git_root(path):
-    current = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-def default_memory_dir(project_dir):
-    """Claude Code's auto-memory directory for a project (claude-code-formats.md §4.1):
-    ``<config dir>/projects/<slug of the git root, else the project dir>/memory``."""
-    from transcripts.locate import project_key
-
-    root = _git_root(project_dir) or os.path.abspath(project_dir)
-    return os.path.join(inst.claude_config_dir(), "projects", project_key(root), "memory")
-
-
-def resolve_memory_dir(explicit, config, project_dir):
-    """``(directory, how)``: --memory-dir, then the config's memory_dir, then Claude Code's default."""
-    if explicit:
-        return os.path.abspath(os.path.expanduser(explicit)), "--memory-dir"
-    if config and config.get("memory_dir"):
-        return config["memory_dir"], f"memory_dir in {config.get('source')}"
-    return default_memory_dir(project_dir), "Claude Code's default location"
-
-
-def project_config(project_dir, explicit=None):
-    from router.cli_commands import load_cli_config
-
-    return load_cli_config(explicit, dirs=[project_dir])
-
-
-def _read_memory_index(memory_dir):
-    path = os.path.join(memory_dir, "MEMORY.md")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return path, None
-    except OSError as err:
-        raise InputError(f"cannot read MEMORY.md: {err.strerror or err}", path=path) from None
-    return path, data.decode("utf-8", errors="replace")
 
 
 def _check(name, status, message, **details):
@@ -507,7 +462,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
                 checks.append(_routing_probe(command, project_dir, timeout, index, config, cluster_path))
 
     directory, how = resolve_memory_dir(memory_dir, config, project_dir)
-    path, text = _read_memory_index(directory)
+    path, text = read_memory_index(directory)
     if text is None:
         checks.append(_check("MEMORY.md size", "warn", f"no MEMORY.md at {path} ({how})", memory_md=path))
     else:
@@ -554,7 +509,7 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
 def cmd_doctor(args):
     from harness.report import console, print_json, table
 
-    project_dir = _project_dir(args)
+    project_dir = project_dir_of(args)
     checks = doctor_report(project_dir, args.memory_dir)
     failed = [c for c in checks if c["status"] == "fail"]
     if args.json:
@@ -581,7 +536,7 @@ def cmd_sentinel_install(args):
 
     args.user = False
     settings_path, _level = _target_settings(args)
-    project_dir = _project_dir(args)
+    project_dir = project_dir_of(args)
     previous = _read_record(settings_path, SENTINEL_ROLE)
     if not args.text and previous and not previous.get("uninstalled_at") and os.path.isfile(settings_path):
         _snap, settings = _read_settings(settings_path)
@@ -613,7 +568,7 @@ def cmd_sentinel_install(args):
 
 
 def cmd_sentinel_uninstall(args):
-    settings_path = inst.project_settings_path(_project_dir(args))
+    settings_path = inst.project_settings_path(project_dir_of(args))
     action, backup = apply_remove(settings_path, SENTINEL_ROLE, inst.SENTINEL_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
@@ -628,7 +583,7 @@ def cmd_sentinel_uninstall(args):
 def cmd_sentinel_check(args):
     text = args.sentinel
     if not text:
-        settings_path = inst.project_settings_path(_project_dir(args))
+        settings_path = inst.project_settings_path(project_dir_of(args))
         record = _read_record(settings_path, SENTINEL_ROLE)
         if not record or not record.get("text"):
             raise InputError("no sentinel recorded for this project", path=_record_path(settings_path, SENTINEL_ROLE),

@@ -129,7 +129,7 @@ def first_call_in(path):
 
 
 def build_report(args, counter):
-    from router.cli_commands import load_cli_config, resolve_cli_clusters
+    from harness.cliconfig import load_cli_config, resolve_cli_clusters
     from router.config import settings_of
 
     flat_text = _read_text(args.flat, "flat index")

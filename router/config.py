@@ -1,8 +1,10 @@
 """Configuration: one file, documented defaults, unknown keys refused.
 
 The file is ``memory-router.toml`` in the project (top-level keys) or the
-``[tool.memory-router]`` table of the project's ``pyproject.toml``. ``tomllib`` costs ~9 ms to
-import here, so it is imported only when a file is actually parsed (the hook caches the result).
+``[tool.memory-router]`` table of the project's ``pyproject.toml``. This module holds the
+settings, their defaults and validation, and where files are looked for; reading a config file
+(``tomllib``, ~9 ms to import) is in ``router.configfile``, which the hook imports only when its
+cache misses.
 """
 
 import os
@@ -101,66 +103,9 @@ def validate_config(table, path):
     return config
 
 
-def parse_config_file(path):
-    """Parse ``memory-router.toml`` or the ``[tool.memory-router]`` table of a pyproject.toml.
-
-    Returns ``None`` for a pyproject.toml without that table.
-    """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
-    is_pyproject = os.path.basename(path) == "pyproject.toml"
-    if is_pyproject and b"memory-router" not in raw:
-        # Not ours, whatever else it holds: someone's broken pyproject.toml must not stop routing.
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError("config file is not valid UTF-8", path=path, line=raw[: err.start].count(b"\n") + 1,
-                          fix="save the file as UTF-8") from None
-    import tomllib
-
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        import re
-
-        # Python 3.11's TOMLDecodeError has no lineno attribute; the position is in the text.
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        line, col = (int(found.group(1)), int(found.group(2))) if found else (None, None)
-        message = str(err).split(" (at line")[0]
-        raise ConfigError(f"invalid TOML: {message}", path=path, line=line, column=col,
-                          fix="correct the TOML syntax") from None
-    if is_pyproject:
-        tool = data.get("tool")
-        table = tool.get("memory-router") if isinstance(tool, dict) else None
-        if table is None:
-            return None
-        if not isinstance(table, dict):
-            raise ConfigError("tool.memory-router must be a table", path=path,
-                              fix="write it as a [tool.memory-router] section")
-        return validate_config(table, path)
-    return validate_config(data, path)
-
-
 def config_candidates(project_dir):
     """Config files to look for in ``project_dir``, in order."""
     return (os.path.join(project_dir, CONFIG_FILENAME), os.path.join(project_dir, "pyproject.toml"))
-
-
-def find_config(project_dirs):
-    """The first config file found among ``project_dirs`` (memory-router.toml before pyproject)."""
-    for project_dir in project_dirs:
-        if not project_dir:
-            continue
-        for candidate in config_candidates(project_dir):
-            if os.path.isfile(candidate):
-                config = parse_config_file(candidate)
-                if config is not None:
-                    return config
-    return None
 
 
 def project_dirs(cwd=None):

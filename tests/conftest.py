@@ -9,6 +9,11 @@ import sys
 
 import pytest
 
+# Fixtures shared by a library's tests and the tests of its command in harness/ (a canary store
+# and suite writer; sessions in the 2.1.293 transcript shape), loaded as plugins so both see them.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+pytest_plugins = ["support.canary_store", "support.transcript_sessions"]
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 TRANSCRIPT_FIXTURES = SHARED_FIXTURES / "transcripts"

@@ -27,8 +27,8 @@ from canaries.verdict import (
     judge,
     member_line,
 )
-from canaries.verdict_cli import append_record
-from router.cli import main
+from harness.verdict_cli import append_record
+from harness.cli import main
 from router.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file, default_settings
 from router.score import build_routing_table, route_prompt

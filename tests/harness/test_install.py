@@ -167,6 +167,8 @@ def test_sentinel_and_router_marks_do_not_collide():
     ("'/a b/memory-router' hook --clusters /c.md # memory-router install", True),
     ("C:/Users/me/venv/Scripts/memory-router.exe hook", True),
     ("/usr/bin/python3 -P -m router hook", True),
+    ("/usr/bin/python3 -P -m harness hook", True),
+    ("/usr/bin/python3 -m harness slim", False),
     ("memory-router route 'x'", False),
     ("my-memory-router-wrapper hook", False),
     ("echo memory-router hook", False),

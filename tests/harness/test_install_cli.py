@@ -10,7 +10,7 @@ import pytest
 
 from harness import install as inst
 from harness import install_cli
-from router.cli import main
+from harness.cli import main
 
 FOREIGN = (
     b'{\n'

@@ -11,9 +11,10 @@ import pytest
 import harness.tokens_cli as tokens_cli
 from harness import slim
 from harness import tokens as tk
-from router.cli import main
+from harness.cli import main
 from router.clusterfile import load_cluster_file
-from router.config import bundled_example_dir, parse_config_file
+from router.config import bundled_example_dir
+from router.configfile import parse_config_file
 from router.config import default_settings
 from router.score import build_routing_table, route_prompt
 

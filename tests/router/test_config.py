@@ -1,6 +1,7 @@
 import pytest
 
 from router import config as config_mod
+from router import configfile
 from router.errors import ConfigError
 
 
@@ -21,7 +22,7 @@ def test_memory_router_toml(tmp_path):
     (tmp_path / "brain").mkdir()
     path = write(tmp_path / "memory-router.toml",
                  'clusters = "brain/c.md"\nscore_floor = 4\nsecond_ratio = 1\nhot_strip = ["a_b"]\n')
-    config = config_mod.parse_config_file(str(path))
+    config = configfile.parse_config_file(str(path))
     assert config["settings"]["score_floor"] == 4
     assert config["settings"]["second_ratio"] == 1.0
     assert config["settings"]["tag_weight"] == 3
@@ -31,9 +32,9 @@ def test_memory_router_toml(tmp_path):
 
 def test_pyproject_table_and_absence(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.memory-router]\nline_cap = 8\n')
-    assert config_mod.parse_config_file(str(path))["settings"]["line_cap"] == 8
+    assert configfile.parse_config_file(str(path))["settings"]["line_cap"] == 8
     write(path, '[project]\nname = "x"\n')
-    assert config_mod.parse_config_file(str(path)) is None
+    assert configfile.parse_config_file(str(path)) is None
 
 
 @pytest.mark.parametrize(
@@ -51,7 +52,7 @@ def test_pyproject_table_and_absence(tmp_path):
 def test_bad_config_names_the_key(tmp_path, text, needle):
     path = write(tmp_path / "memory-router.toml", text)
     with pytest.raises(ConfigError) as info:
-        config_mod.parse_config_file(str(path))
+        configfile.parse_config_file(str(path))
     assert needle in str(info.value)
     assert str(path) in str(info.value)
     assert info.value.exit_code == 2
@@ -60,7 +61,7 @@ def test_bad_config_names_the_key(tmp_path, text, needle):
 def test_invalid_toml_points_at_line(tmp_path):
     path = write(tmp_path / "memory-router.toml", "score_floor = 3\nline_cap = = 4\n")
     with pytest.raises(ConfigError) as info:
-        config_mod.parse_config_file(str(path))
+        configfile.parse_config_file(str(path))
     assert f"{path}:2:" in str(info.value)
 
 
@@ -88,7 +89,7 @@ def test_project_dirs_prefers_claude_project_dir(monkeypatch, tmp_path):
 def test_memory_router_toml_wins_over_pyproject(tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.memory-router]\nline_cap = 8\n")
     write(tmp_path / "memory-router.toml", "line_cap = 5\n")
-    assert config_mod.find_config([str(tmp_path)])["settings"]["line_cap"] == 5
+    assert configfile.find_config([str(tmp_path)])["settings"]["line_cap"] == 5
 
 
 @pytest.mark.parametrize(
@@ -106,8 +107,8 @@ def test_pyproject_without_our_table_is_not_a_config(tmp_path, text):
         path.write_bytes(text)
     else:
         write(path, text)
-    assert config_mod.parse_config_file(str(path)) is None
-    assert config_mod.find_config([str(tmp_path)]) is None
+    assert configfile.parse_config_file(str(path)) is None
+    assert configfile.find_config([str(tmp_path)]) is None
 
 
 @pytest.mark.parametrize(
@@ -122,7 +123,7 @@ def test_broken_config_of_ours_is_an_input_error_not_a_crash(tmp_path, name, dat
     path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(ConfigError) as info:
-        config_mod.parse_config_file(str(path))
+        configfile.parse_config_file(str(path))
     assert needle in str(info.value)
     assert info.value.exit_code == 2
     assert info.value.line == line
@@ -131,7 +132,7 @@ def test_broken_config_of_ours_is_an_input_error_not_a_crash(tmp_path, name, dat
 def test_settings_of_gives_a_fresh_dict(tmp_path):
     assert config_mod.settings_of(None) == config_mod.DEFAULTS
     path = write(tmp_path / "memory-router.toml", "line_cap = 5\n")
-    config = config_mod.parse_config_file(str(path))
+    config = configfile.parse_config_file(str(path))
     settings = config_mod.settings_of(config)
     settings["line_cap"] = 99  # a caller tuning its copy (canary fit does) must not change the config
     assert settings_of_again(config) == 5

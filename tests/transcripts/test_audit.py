@@ -1,4 +1,4 @@
-"""The injection audit over sessions built in the 2.1.293 shape (tests/transcripts/conftest.py),
+"""The injection audit over sessions built in the 2.1.293 shape (tests/support/transcript_sessions.py),
 and over the real fixtures. Every check is fed its failing case as well as its passing one."""
 
 import json

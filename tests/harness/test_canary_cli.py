@@ -5,10 +5,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from router.cli import main
+from harness.cli import main
 
 # One passing and one deliberately failing case per expectation kind, on the test store
-# (see conftest.prompts for what each prompt routes to).
+# (see tests/support/canary_store.py prompts for what each prompt routes to).
 KINDS = [
     ("routes_to", "routes_to: layer1_project_memory_router", "routes_to: layer1_04",
      "routes_to: expected layer1_04 got layer1_project_memory_router"),

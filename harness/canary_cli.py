@@ -1,4 +1,4 @@
-"""``memory-router canary run|eval|fit`` (and ``verdict``, registered by canaries.verdict_cli).
+"""``memory-router canary run|eval|fit`` (and ``verdict``, registered by harness.verdict_cli).
 
 The thin edge over canaries.suite (schema), canaries.runner (verdicts), canaries.metrics,
 canaries.fit, canaries.baseline and canaries.junit: argv, files and output live here only.
@@ -37,7 +37,7 @@ def _display(path):
 
 
 def _settings_from(args):
-    from router.cli_commands import load_cli_config
+    from harness.cliconfig import load_cli_config
     from router.config import settings_of
 
     config = load_cli_config(getattr(args, "config", None))
@@ -556,10 +556,6 @@ def register(subparsers):
     fit_parser.add_argument("--json", action="store_true", help="machine-readable output")
     fit_parser.set_defaults(handler=cmd_fit)
 
-    try:
-        from canaries.verdict_cli import register_verdict
-    except ModuleNotFoundError as err:
-        if err.name != "canaries.verdict_cli":
-            raise
-    else:
-        register_verdict(sub)
+    from harness.verdict_cli import register_verdict
+
+    register_verdict(sub)

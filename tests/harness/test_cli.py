@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from router.cli import COMMAND_MODULES, build_parser, main
+from harness.cli import COMMAND_MODULES, build_parser, main
 from router.clusterfile import load_cluster_file
 
 SPEC_PROMPT = "I set an env var with setx but the Bash tool still can't see it, why?"

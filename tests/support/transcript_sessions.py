@@ -14,7 +14,7 @@ import uuid as uuid_mod
 
 import pytest
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
+FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "transcripts"
 REAL_INJECTION_FILE = FIXTURES / "v2.1.293-userpromptsubmit-additional-context-line.jsonl"
 
 AUTO = object()

@@ -10,9 +10,10 @@ message and its exit code here, and only here.
 import sys
 
 COMMAND_MODULES = (
-    "router.cli_commands",       # route, clusters check/convert/build
-    "canaries.cli",              # canary run/eval/fit/verdict, checklist
-    "transcripts.cli",           # transcript audit/locate/census
+    "harness.route_cli",         # route
+    "harness.clusters_cli",      # clusters check/convert (build: harness.builder_cli)
+    "harness.canary_cli",        # canary run/eval/fit (verdict: harness.verdict_cli)
+    "harness.transcript_cli",    # transcript audit/locate/census
     "harness.slim_cli",          # slim render/rollback
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall, doctor, sentinel

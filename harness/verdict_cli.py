@@ -62,7 +62,7 @@ def resolve_verdict_memory_dir(explicit, config, transcript, session_cwd):
     if os.path.isdir(beside):
         return beside
     if session_cwd:
-        from harness.install_cli import default_memory_dir
+        from harness.project import default_memory_dir
 
         return default_memory_dir(session_cwd)
     return None
@@ -121,7 +121,7 @@ def cmd_verdict(args):
     from canaries.suite import load_suite
     from canaries.verdict import EXIT_CODES, first_turn_entries, judge, record_line
     from harness.checklist_cli import default_suite_path
-    from harness.install_cli import project_config
+    from harness.project import project_config
     from transcripts.reader import read_session
 
     suite_path = args.suite or default_suite_path()
