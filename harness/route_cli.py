@@ -3,7 +3,7 @@
 import os
 
 from harness.cliconfig import add_clusters_option, context_from_args
-from router.score import hook_output
+from router.hookio import hook_output
 
 
 def cmd_route(args):
