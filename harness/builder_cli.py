@@ -101,7 +101,7 @@ def _refuse_slim_index(text, path):
 
 
 def read_labels(path):
-    from harness.builder import parse_labels_text
+    from harness.labels import parse_labels_text
     from router.errors import read_utf8
 
     return parse_labels_text(read_utf8(path, "labels file", "pass an existing YAML labels file"), path)
