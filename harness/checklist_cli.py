@@ -1,7 +1,7 @@
 """``memory-router checklist``: the fresh-session behavioural canary checklist (spec §6.2, §11).
 
 The checks and the Markdown are pure (``harness.checklist``); this module gathers their inputs from
-disk: the project's settings (``harness.install_cli.scan_settings``), its config, MEMORY.md, the
+disk: the project's settings (``harness.doctor.scan_settings``), its config, MEMORY.md, the
 cluster file the installed hook reads, and a scan of the project for the fact's slug.
 """
 
@@ -9,7 +9,7 @@ import os
 import sys
 
 from harness import install as inst
-from harness.install_cli import scan_settings
+from harness.doctor import scan_settings
 from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
 from router.errors import InputError
 

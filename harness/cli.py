@@ -16,7 +16,9 @@ COMMAND_MODULES = (
     "harness.transcript_cli",    # transcript audit/locate/census
     "harness.slim_cli",          # slim render/rollback
     "harness.tokens_cli",        # tokens report
-    "harness.install_cli",       # install, uninstall, doctor, sentinel
+    "harness.install_cli",       # install, uninstall
+    "harness.doctor_cli",        # doctor
+    "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
     "harness.checklist_cli",     # checklist
 )
 

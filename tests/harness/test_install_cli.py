@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from harness import install as inst
-from harness import install_cli
+from harness import install_cli, settingsfile
 from harness.cli import main
 
 FOREIGN = (
@@ -204,14 +204,14 @@ def test_hand_written_router_hook_refused(capsys, project):
 
 def test_file_changed_during_install_is_refused(capsys, project, monkeypatch):
     settings_file(project).write_bytes(FOREIGN)
-    real_backup = install_cli._backup
+    real_backup = settingsfile._backup
 
     def backup_then_someone_edits(path, data):
         result = real_backup(path, data)
         pathlib.Path(path).write_bytes(b'{"edited": "meanwhile"}')
         return result
 
-    monkeypatch.setattr(install_cli, "_backup", backup_then_someone_edits)
+    monkeypatch.setattr(settingsfile, "_backup", backup_then_someone_edits)
     code, _, err = cli(capsys, "install", "--project", project)
     assert code == 1 and "changed since it was read" in err
     assert settings_file(project).read_bytes() == b'{"edited": "meanwhile"}'
