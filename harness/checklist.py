@@ -168,7 +168,8 @@ def verdict_commands(case_id, project_dir, record=None, suite=None):
     reads (each record names the fact's slug)."""
     import os
 
-    from harness.install import quote_for_shell, state_dir_for
+    from harness.hookcommand import quote_for_shell
+    from harness.install import state_dir_for
 
     if record is None:
         base = project_dir or "."

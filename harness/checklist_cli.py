@@ -8,6 +8,7 @@ cluster file the installed hook reads, and a scan of the project for the fact's 
 import os
 import sys
 
+from harness import hookcommand
 from harness import install as inst
 from harness.doctor import scan_settings
 from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
@@ -98,7 +99,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     cluster_path = cluster_override
     hook_blind = False
     if cluster_path is None and router_command is not None:
-        cluster_path = config_mod.resolve_cluster_path(inst.command_option(router_command, "clusters"), config,
+        cluster_path = config_mod.resolve_cluster_path(hookcommand.command_option(router_command, "clusters"), config,
                                                        [project_dir])
         hook_blind = cluster_path is None
     cluster_path = cluster_path or suite.cluster_path

@@ -9,12 +9,53 @@ import subprocess
 import tempfile
 import time
 
+from harness import hookcommand
 from harness import install as inst
 from harness.project import project_config, read_memory_index, resolve_memory_dir
 from harness.settingsfile import read_settings
 from router.errors import InputError
 
 DOCTOR_TIMEOUT_CAP = 30
+
+
+def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore"):
+    """A neutral UserPromptSubmit payload (claude-code-formats.md §1.3) for a trial run."""
+    return {
+        "session_id": "00000000-0000-4000-8000-memoryrouter0",
+        "transcript_path": "",
+        "cwd": os.path.abspath(project_dir),
+        "permission_mode": "default",
+        "hook_event_name": inst.EVENT,
+        "prompt": prompt,
+    }
+
+
+def judge_hook_output(returncode, stdout, stderr=b""):
+    """``(ok, message)`` for one trial run of a UserPromptSubmit command.
+
+    Passes on exit 0 with no output, or with the JSON shape Claude Code honours; fails on any
+    other exit code, on plain text (Claude Code would add it to every prompt's context) and on
+    JSON without ``hookSpecificOutput.hookEventName`` (a bare ``additionalContext`` is ignored)."""
+    err = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    err_hint = f": {err[0][:200]}" if err else ""
+    if returncode != 0:
+        meaning = {2: " (exit 2 would erase the user's prompt)", 127: " (command not found)",
+                   126: " (not executable)"}.get(returncode, "")
+        return False, f"exited {returncode}{meaning}{err_hint}"
+    text = stdout.decode("utf-8", errors="replace").strip()
+    if not text:
+        return True, "exit 0, printed nothing"
+    if not text.startswith("{"):
+        return False, f"exit 0 but printed plain text, which Claude Code adds to the context: {text[:120]!r}"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False, "exit 0 but printed invalid JSON (Claude Code would add it as plain text)"
+    out = data.get("hookSpecificOutput") if isinstance(data, dict) else None
+    if not isinstance(out, dict) or out.get("hookEventName") != inst.EVENT or not isinstance(out.get("additionalContext"), str):
+        return False, ("exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"UserPromptSubmit\" with a "
+                       "string additionalContext, so Claude Code ignores it")
+    return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
 
 
 def settings_locations(project_dir):
@@ -39,7 +80,7 @@ def scan_settings(project_dir):
             except InputError as err:
                 item["error"] = str(err)
             else:
-                item["router"] = inst.find_entries(settings, inst.ROUTER_MARK, also=inst.runs_router_hook)
+                item["router"] = inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_router_hook)
                 item["sentinel"] = inst.find_entries(settings, inst.SENTINEL_MARK)
                 item["disable_all_hooks"] = inst.disable_all_hooks(settings)
         found.append(item)
@@ -50,7 +91,7 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
     """One trial run of a hook command as Claude Code runs it: through the shell, in the project
     directory, with ``CLAUDE_PROJECT_DIR`` set and a payload on stdin (a neutral prompt unless
     ``prompt``). The router's fail-open diagnostics are captured through ``MEMORY_ROUTER_LOG``."""
-    payload = inst.probe_payload(project_dir)
+    payload = probe_payload(project_dir)
     if prompt is not None:
         payload["prompt"] = prompt
     payload = json.dumps(payload).encode()
@@ -65,7 +106,7 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
             return {"ok": False, "message": f"timed out after {timeout} s (Claude Code would discard its context)",
                     "seconds": timeout}
         seconds = round(time.perf_counter() - started, 3)
-        ok, message = inst.judge_hook_output(proc.returncode, proc.stdout, proc.stderr)
+        ok, message = judge_hook_output(proc.returncode, proc.stdout, proc.stderr)
         context = None
         if ok and proc.stdout.strip():
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -138,7 +179,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         if os.path.abspath(default_user) != os.path.abspath(inst.user_settings_path()) and os.path.isfile(default_user):
             try:
                 _snap, other = read_settings(default_user)
-                if inst.find_entries(other, inst.ROUTER_MARK, also=inst.runs_router_hook):
+                if inst.find_entries(other, inst.ROUTER_MARK, also=hookcommand.runs_router_hook):
                     status = "warn"
                     message += f"; the hook in {default_user} is ignored by such a session"
             except InputError:
@@ -150,8 +191,8 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
 
     # The cluster file, resolved as the (first) hook will: its --clusters/--config, then the
     # environment, the config file and brain/ under the project directory.
-    explicit = inst.command_option(distinct[0], "clusters") if distinct else None
-    config_file = inst.command_option(distinct[0], "config") if distinct else None
+    explicit = hookcommand.command_option(distinct[0], "clusters") if distinct else None
+    config_file = hookcommand.command_option(distinct[0], "config") if distinct else None
     config = None
     try:
         config = project_config(project_dir, config_file)

@@ -7,6 +7,7 @@ the pure transforms). ``doctor`` is in ``harness.doctor_cli``, ``sentinel`` in
 import os
 import sys
 
+from harness import hookcommand
 from harness import install as inst
 from harness.project import project_dir_of
 from harness.settingsfile import (
@@ -31,16 +32,16 @@ def cmd_install(args):
         from router.clusterfile import load_cluster_file
 
         load_cluster_file(args.clusters)  # refuse to wire a hook that would only ever fail open
-    command = inst.router_hook_command(router_executable(), clusters=args.clusters, config=args.config)
+    command = hookcommand.router_hook_command(router_executable(), clusters=args.clusters, config=args.config)
     action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command,
-                                       dry_run=args.dry_run, conflicts=inst.runs_router_hook)
+                                       dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
         return 0
     report_write(action, detail, backup, settings_path, "the memory-router hook")
     if action in ("added", "updated"):
         print(f"command: {command}")
-        print("check it with: memory-router doctor" + (f" --project {inst.quote_for_shell(project_dir_of(args))}"
+        print("check it with: memory-router doctor" + (f" --project {hookcommand.quote_for_shell(project_dir_of(args))}"
                                                       if not args.user else ""))
     return 0
 
@@ -54,7 +55,7 @@ def cmd_uninstall(args):
     report_write(action, "", backup, settings_path, "the memory-router hook")
     if action == "absent" and os.path.isfile(settings_path):
         _snap, settings = read_settings(settings_path)
-        manual = [e for e in inst.find_entries(settings, inst.ROUTER_MARK, also=inst.runs_router_hook) if not e.marked]
+        manual = [e for e in inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_router_hook) if not e.marked]
         for entry in manual:
             print(f"note: {entry.where} runs the router but was not added by memory-router install; left as is: "
                   f"{entry.command}")

@@ -4,6 +4,7 @@
 import os
 import sys
 
+from harness import hookcommand
 from harness import install as inst
 from harness.project import project_dir_of
 from harness.settingsfile import (
@@ -37,7 +38,7 @@ def cmd_sentinel_install(args):
         raise InputError("the sentinel text must be one non-empty line", fix="pass --text WORD")
     state_dir = inst.state_dir_for(settings_path)
     flag = sentinel.flag_path_for(state_dir, text)
-    command = inst.sentinel_hook_command(os.path.abspath(sys.executable), flag, text)
+    command = hookcommand.sentinel_hook_command(os.path.abspath(sys.executable), flag, text)
     action, detail, backup = apply_add(settings_path, SENTINEL_ROLE, inst.SENTINEL_MARK, command,
                                        dry_run=args.dry_run, extra={"text": text, "flag": flag})
     if action == "dry-run":
@@ -50,8 +51,8 @@ def cmd_sentinel_install(args):
         print("note: that flag already exists, so this sentinel will not fire; pass a new --text", file=sys.stderr)
     print("next: start a fresh Claude Code session in the project, send three or more prompts, then run")
     print(f"  memory-router sentinel check \"$(memory-router transcript locate --project "
-          f"{inst.quote_for_shell(project_dir)})\" --project {inst.quote_for_shell(project_dir)}")
-    print("and finally: memory-router sentinel uninstall --project " + inst.quote_for_shell(project_dir))
+          f"{hookcommand.quote_for_shell(project_dir)})\" --project {hookcommand.quote_for_shell(project_dir)}")
+    print("and finally: memory-router sentinel uninstall --project " + hookcommand.quote_for_shell(project_dir))
     return 0
 
 

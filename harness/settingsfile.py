@@ -13,6 +13,7 @@ import shutil
 import sys
 import time
 
+from harness import jsonedit
 from harness import install as inst
 from harness.project import project_dir_of
 from router.errors import InputError, RefusedError
@@ -158,9 +159,9 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     if change.action == "unchanged":
         return "unchanged", change.detail, None
     if snap.exists:
-        new = inst.render_change(snap.data, settings, change.settings)
+        new = jsonedit.render_change(snap.data, settings, change.settings)
     else:
-        new = inst.render_settings(change.settings, inst.JsonStyle())
+        new = jsonedit.render_settings(change.settings, jsonedit.JsonStyle())
     if dry_run:
         out.write(inst.unified_diff(snap.data, new, settings_path))
         return "dry-run", change.detail, None

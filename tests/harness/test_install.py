@@ -7,6 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness import doctor
+from harness import hookcommand
+from harness import jsonedit
 from harness import install as inst
 from harness.fileops import sha256_bytes
 from router.errors import InputError
@@ -65,16 +68,16 @@ def test_empty_file_reads_as_empty_object(data):
 
 
 @pytest.mark.parametrize("data, style", [
-    (b'{\n  "a": 1\n}\n', inst.JsonStyle(indent=2)),
-    (b'{\n    "a": 1\n}', inst.JsonStyle(indent=4, trailing_newline=False)),
-    (b'{\n\t"a": 1\n}\n', inst.JsonStyle(indent="\t")),
-    (b'{"a": 1}\n', inst.JsonStyle(indent=None)),
-    (b'{\r\n  "a": 1\r\n}\r\n', inst.JsonStyle(indent=2, newline="\r\n")),
-    (b'\xef\xbb\xbf{\n  "a": 1\n}\n', inst.JsonStyle(indent=2, bom=True)),
-    (b'{\n  "a": "\\u00e9"\n}\n', inst.JsonStyle(indent=2, ascii_only=True)),
+    (b'{\n  "a": 1\n}\n', jsonedit.JsonStyle(indent=2)),
+    (b'{\n    "a": 1\n}', jsonedit.JsonStyle(indent=4, trailing_newline=False)),
+    (b'{\n\t"a": 1\n}\n', jsonedit.JsonStyle(indent="\t")),
+    (b'{"a": 1}\n', jsonedit.JsonStyle(indent=None)),
+    (b'{\r\n  "a": 1\r\n}\r\n', jsonedit.JsonStyle(indent=2, newline="\r\n")),
+    (b'\xef\xbb\xbf{\n  "a": 1\n}\n', jsonedit.JsonStyle(indent=2, bom=True)),
+    (b'{\n  "a": "\\u00e9"\n}\n', jsonedit.JsonStyle(indent=2, ascii_only=True)),
 ])
 def test_detect_style(data, style):
-    assert inst.detect_style(data) == style
+    assert jsonedit.detect_style(data) == style
 
 
 # --------------------------------------------------------------------------- add / remove
@@ -85,7 +88,7 @@ def test_add_to_settings_without_hooks_appends_hooks_last_and_keeps_key_order():
     change = inst.add_entry(original, OURS, inst.ROUTER_MARK)
     assert change.action == "added"
     assert list(change.settings) == ["model", "permissions", "hooks"]
-    assert change.settings["hooks"] == {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}]}
+    assert change.settings["hooks"] == {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}]}
     assert original == {"model": "opus", "permissions": {"allow": []}}  # pure: input untouched
 
 
@@ -117,15 +120,15 @@ def test_add_with_another_command_updates_in_place():
 
 
 def test_duplicate_own_handlers_collapse_to_one_on_update():
-    doubled = {"hooks": {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}, {"hooks": [inst.handler(OURS)]}]}}
+    doubled = {"hooks": {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}, {"hooks": [hookcommand.handler(OURS)]}]}}
     change = inst.add_entry(doubled, OURS, inst.ROUTER_MARK)
     assert change.action == "updated"
-    assert change.settings == {"hooks": {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}]}}
+    assert change.settings == {"hooks": {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}]}}
 
 
 def test_hand_written_router_hook_is_a_conflict():
     manual = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memory-router hook"}]}]}}
-    change = inst.add_entry(manual, OURS, inst.ROUTER_MARK, conflicts=inst.runs_router_hook)
+    change = inst.add_entry(manual, OURS, inst.ROUTER_MARK, conflicts=hookcommand.runs_router_hook)
     assert change.action == "conflict"
     assert "hooks.UserPromptSubmit[0].hooks[0]" in change.detail
     assert change.settings is manual
@@ -133,7 +136,7 @@ def test_hand_written_router_hook_is_a_conflict():
 
 def test_remove_takes_exactly_our_handler():
     shared_group = settings_with_foreign_hooks()
-    shared_group["hooks"]["UserPromptSubmit"][0]["hooks"].append(inst.handler(OURS))
+    shared_group["hooks"]["UserPromptSubmit"][0]["hooks"].append(hookcommand.handler(OURS))
     change = inst.remove_entries(shared_group, inst.ROUTER_MARK)
     assert change.action == "removed"
     assert change.settings == settings_with_foreign_hooks()
@@ -179,32 +182,32 @@ def test_sentinel_and_router_marks_do_not_collide():
     ("'unbalanced", False),
 ])
 def test_runs_router_hook(command, expected):
-    assert inst.runs_router_hook(command) is expected
+    assert hookcommand.runs_router_hook(command) is expected
 
 
 # --------------------------------------------------------------------------- commands
 
 
 def test_router_command_survives_spaces_and_quotes():
-    command = inst.router_hook_command(["/home/o'neil/my venv/bin/memory-router"], clusters="/data/it's here.md",
+    command = hookcommand.router_hook_command(["/home/o'neil/my venv/bin/memory-router"], clusters="/data/it's here.md",
                                        windows=False)
     assert command.endswith(" # memory-router install")
     assert shlex.split(command, comments=True) == [
         "/home/o'neil/my venv/bin/memory-router", "hook", "--clusters", "/data/it's here.md"]
-    assert inst.command_option(command, "clusters") == "/data/it's here.md"
-    assert inst.runs_router_hook(command) and inst.has_mark(command, inst.ROUTER_MARK)
+    assert hookcommand.command_option(command, "clusters") == "/data/it's here.md"
+    assert hookcommand.runs_router_hook(command) and hookcommand.has_mark(command, inst.ROUTER_MARK)
 
 
 def test_windows_paths_get_forward_slashes():
-    command = inst.router_hook_command([r"C:\Users\me\venv\Scripts\memory-router.exe"], windows=True)
+    command = hookcommand.router_hook_command([r"C:\Users\me\venv\Scripts\memory-router.exe"], windows=True)
     assert command.startswith("C:/Users/me/venv/Scripts/memory-router.exe hook")
 
 
 def test_sentinel_command_runs_module_with_safe_path():
-    command = inst.sentinel_hook_command("/v/bin/python", "/p/.claude/memory-router/f.fired", "S-1", windows=False)
+    command = hookcommand.sentinel_hook_command("/v/bin/python", "/p/.claude/memory-router/f.fired", "S-1", windows=False)
     assert shlex.split(command, comments=True) == [
         "/v/bin/python", "-P", "-m", "harness.sentinel", "--flag", "/p/.claude/memory-router/f.fired", "--text", "S-1"]
-    assert inst.has_mark(command, inst.SENTINEL_MARK) and not inst.has_mark(command, inst.ROUTER_MARK)
+    assert hookcommand.has_mark(command, inst.SENTINEL_MARK) and not hookcommand.has_mark(command, inst.ROUTER_MARK)
 
 
 def test_user_settings_path_honours_claude_config_dir(tmp_path):
@@ -235,8 +238,8 @@ def test_install_edit_keeps_every_untouched_line(fmt):
     original = FORMATS[fmt](settings_with_foreign_hooks())
     before = inst.parse_settings(original, "s")
     change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
-    assert inst.same_data(inst.parse_settings(new, "s"), change.settings)
+    new = jsonedit.render_change(original, before, change.settings)
+    assert jsonedit.same_data(inst.parse_settings(new, "s"), change.settings)
     # The bytes before our group are the original's, byte for byte, up to the list's last item.
     head = original[: original.index(b"inject.sh")]
     assert new.startswith(head)
@@ -250,10 +253,10 @@ def test_install_edit_keeps_every_untouched_line(fmt):
 def test_update_edits_only_the_command_line():
     original = dumps(settings_with_foreign_hooks(), 2)
     before = inst.parse_settings(original, "s")
-    installed = inst.render_change(original, before, inst.add_entry(before, OURS, inst.ROUTER_MARK).settings)
+    installed = jsonedit.render_change(original, before, inst.add_entry(before, OURS, inst.ROUTER_MARK).settings)
     current = inst.parse_settings(installed, "s")
     moved = "/moved/memory-router hook # memory-router install"
-    updated = inst.render_change(installed, current, inst.add_entry(current, moved, inst.ROUTER_MARK).settings)
+    updated = jsonedit.render_change(installed, current, inst.add_entry(current, moved, inst.ROUTER_MARK).settings)
     old_lines, new_lines = installed.splitlines(), updated.splitlines()
     assert len(old_lines) == len(new_lines)
     assert [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b] == \
@@ -264,7 +267,7 @@ def test_render_change_falls_back_on_duplicate_keys():
     original = b'{"a": 1, "a": 2}'
     before = inst.parse_settings(original, "s")
     change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
+    new = jsonedit.render_change(original, before, change.settings)
     assert json.loads(new) == change.settings
 
 
@@ -296,11 +299,11 @@ def test_install_then_structural_uninstall_round_trips(obj, indent, crlf):
         original = original.replace(b"\n", b"\r\n")
     before = inst.parse_settings(original, "s")
     change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
-    assert inst.same_data(inst.parse_settings(new, "s"), change.settings)
+    new = jsonedit.render_change(original, before, change.settings)
+    assert jsonedit.same_data(inst.parse_settings(new, "s"), change.settings)
     action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), inst.ROUTER_MARK, None, [])
     assert action == "write"
-    assert inst.same_data(inst.parse_settings(data, "s"), before) or not before.get("hooks")
+    assert jsonedit.same_data(inst.parse_settings(data, "s"), before) or not before.get("hooks")
     emptied = isinstance(before.get("hooks"), dict) and (not before["hooks"])
     if not emptied:
         assert data == original
@@ -313,8 +316,8 @@ def installed_bytes(original):
     before = inst.parse_settings(original, "s") if original is not None else {}
     change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
     if original is None:
-        return inst.render_settings(change.settings)
-    return inst.render_change(original, before, change.settings)
+        return jsonedit.render_settings(change.settings)
+    return jsonedit.render_change(original, before, change.settings)
 
 
 def test_plan_restores_backup_bytes_when_file_is_what_install_wrote():
@@ -386,6 +389,6 @@ def test_record_notes_hashes():
     (1, b"", False, "exited 1"),
 ])
 def test_judge_hook_output(code, stdout, ok, phrase):
-    result, message = inst.judge_hook_output(code, stdout, b"boom\n")
+    result, message = doctor.judge_hook_output(code, stdout, b"boom\n")
     assert result is ok
     assert phrase in message

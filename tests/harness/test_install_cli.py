@@ -8,6 +8,8 @@ import subprocess
 
 import pytest
 
+from harness import doctor as doctor_checks
+from harness import hookcommand
 from harness import install as inst
 from harness import install_cli, settingsfile
 from harness.cli import main
@@ -73,7 +75,7 @@ def test_install_then_uninstall_restores_exact_bytes(capsys, project, name):
     installed = settings_file(project).read_bytes()
     entries = inst.find_entries(inst.parse_settings(installed, "s"), inst.ROUTER_MARK)
     assert len(entries) == 1 and entries[0].timeout == 5
-    words = inst.command_words(entries[0].command)
+    words = hookcommand.command_words(entries[0].command)
     assert os.path.isabs(words[0]) and words[1:] == ["hook"]
     assert [b.read_bytes() for b in backups(project)] == [original]
 
@@ -187,7 +189,7 @@ def test_reinstall_with_new_options_then_uninstall_restores_original(capsys, pro
     code, out, _ = cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
     assert code == 0 and "updated" in out
     entries = inst.find_entries(json.loads(settings_file(project).read_text()), inst.ROUTER_MARK)
-    assert inst.command_option(entries[0].command, "clusters") == str(example_cluster_file)
+    assert hookcommand.command_option(entries[0].command, "clusters") == str(example_cluster_file)
     cli(capsys, "uninstall", "--project", project)
     assert settings_file(project).read_bytes() == FOREIGN
 
@@ -233,7 +235,7 @@ def test_missing_clusters_option_file_is_input_error(capsys, project, tmp_path):
 def test_installed_command_works_without_an_activated_venv(capsys, project, example_cluster_file, isolated_env):
     cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
     command = inst.find_entries(json.loads(settings_file(project).read_text()), inst.ROUTER_MARK)[0].command
-    payload = json.dumps(inst.probe_payload(str(project), "why doesn't the Bash tool pick up env vars I set "
+    payload = json.dumps(doctor_checks.probe_payload(str(project), "why doesn't the Bash tool pick up env vars I set "
                                                           "with setx? I even rebooted")).encode()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(isolated_env)}
     result = subprocess.run(command, shell=True, input=payload, capture_output=True, env=env, cwd=project, timeout=60)
@@ -347,7 +349,7 @@ def test_doctor_names_claude_config_dir(capsys, project, tmp_path, monkeypatch, 
     home_settings = isolated_env / ".claude"
     home_settings.mkdir()
     (home_settings / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
-        {"hooks": [{"type": "command", "command": inst.router_hook_command(install_cli.router_executable(),
+        {"hooks": [{"type": "command", "command": hookcommand.router_hook_command(install_cli.router_executable(),
                                                                             clusters=str(example_cluster_file))}]}]}}))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     code, checks, _ = doctor(capsys, "--project", project)
@@ -394,7 +396,7 @@ def test_sentinel_install_uninstall_round_trip(capsys, project):
     record = json.loads((project / ".claude" / "memory-router" / "sentinel.json").read_text())
     assert record["text"].startswith("MEMORY-ROUTER-SENTINEL-") and record["text"] in out
     entries = inst.find_entries(json.loads(settings_file(project).read_text()), inst.SENTINEL_MARK)
-    assert len(entries) == 1 and record["flag"] in inst.command_words(entries[0].command)
+    assert len(entries) == 1 and record["flag"] in hookcommand.command_words(entries[0].command)
     code, out, _ = cli(capsys, "sentinel", "install", "--project", project)
     assert code == 0 and "already installed" in out
     assert cli(capsys, "sentinel", "uninstall", "--project", project)[0] == 0
@@ -414,7 +416,7 @@ def test_sentinel_and_router_uninstalled_in_either_order(capsys, project):
 def test_installed_sentinel_fires_once(capsys, project):
     cli(capsys, "sentinel", "install", "--project", project, "--text", "MEMORY-ROUTER-SENTINEL-once")
     command = inst.find_entries(json.loads(settings_file(project).read_text()), inst.SENTINEL_MARK)[0].command
-    payload = json.dumps(inst.probe_payload(str(project))).encode()
+    payload = json.dumps(doctor_checks.probe_payload(str(project))).encode()
     runs = [subprocess.run(command, shell=True, input=payload, capture_output=True, cwd=project, timeout=60)
             for _ in range(2)]
     assert b"MEMORY-ROUTER-SENTINEL-once" in runs[0].stdout and runs[1].stdout == b""
