@@ -12,7 +12,7 @@ import sys
 COMMAND_MODULES = (
     "harness.route_cli",         # route
     "harness.clusters_cli",      # clusters check/convert (build: harness.builder_cli)
-    "harness.canary_cli",        # canary run/eval/fit (verdict: harness.verdict_cli)
+    "harness.canary_cli",        # canary run (eval/fit: harness.canary_fit_cli, verdict: harness.verdict_cli)
     "harness.transcript_cli",    # transcript audit/locate/census
     "harness.slim_cli",          # slim render/rollback
     "harness.tokens_cli",        # tokens report
