@@ -3,7 +3,7 @@ per-stream and per-file results, and whether a transcript can show injections at
 
 from dataclasses import dataclass
 
-from transcripts.reader import (
+from transcripts.entries import (
     ASSISTANT,
     ATTACHMENT,
     COMPACT_SUMMARY,
@@ -13,8 +13,8 @@ from transcripts.reader import (
     TASK_NOTIFICATION,
     TOOL_RESULT,
     USER_KINDS,
-    version_tuple,
 )
+from transcripts.reader import version_tuple
 
 SIZE_LIMIT = 10_000
 MIN_RESEND_CHARS = 24

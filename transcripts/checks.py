@@ -2,7 +2,7 @@
 each judged from one stream's assembled state (``transcripts.streams.StreamAuditor``)."""
 
 from transcripts.auditmodel import CHECK_NAMES, FAIL, MAX_EVIDENCE, NA, PASS, UNKNOWN, Check, Evidence
-from transcripts.reader import INJECTION
+from transcripts.entries import INJECTION
 
 
 def unknown(stream, check_id, note):

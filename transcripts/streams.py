@@ -23,7 +23,7 @@ from transcripts.auditmodel import (
     RECENT_TURN_ENTRIES,
 )
 from transcripts.checks import check_a, check_b, check_c, check_d, check_e
-from transcripts.reader import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, PROGRESS, PROMPT, UPS
+from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, PROGRESS, PROMPT, UPS
 
 
 def _digest(text):

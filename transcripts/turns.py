@@ -4,7 +4,7 @@ the reply and its tool calls (for the behavioural verdict), and where a text occ
 from dataclasses import dataclass, field
 
 from transcripts.auditmodel import SEARCHED_KINDS, TURN_ADVANCING, capability_of
-from transcripts.reader import ASSISTANT, INJECTION, PROMPT
+from transcripts.entries import ASSISTANT, INJECTION, PROMPT
 
 
 @dataclass(frozen=True)
