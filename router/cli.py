@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall, doctor, sentinel
     "harness.checklist_cli",     # checklist
+    "harness.mcp_cli",           # mcp (the MCP server)
 )
 
 EXIT_CODES = """exit codes:
