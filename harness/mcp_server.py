@@ -59,6 +59,7 @@ def cap_lists(result, keys, max_chars):
     its JSON fits ``max_chars``; a ``truncated`` entry says what was cut, from how many."""
     if _json_size(result) <= max_chars:
         return result
+    note = f"cut to fit the server's result cap of {max_chars} characters (memory-router mcp --max-result-chars)"
     result = dict(result)
     truncated = {}
     for key in keys:
@@ -66,20 +67,22 @@ def cap_lists(result, keys, max_chars):
         if not isinstance(items, list) or not items:
             continue
         total = len(items)
+
+        def trial(count):
+            return dict(result, **{key: items[:count]},
+                        truncated=dict(truncated, **{key: {"shown": count, "of": total}}, note=note))
+
         low, high = 0, total
         while low < high:  # the longest prefix that fits, by bisection
             mid = (low + high + 1) // 2
-            result[key] = items[:mid]
-            if _json_size(dict(result, truncated={**truncated, key: {"shown": mid, "of": total}})) <= max_chars:
+            if _json_size(trial(mid)) <= max_chars:
                 low = mid
             else:
                 high = mid - 1
-        result[key] = items[:low]
-        truncated[key] = {"shown": low, "of": total}
-        result["truncated"] = dict(truncated, note=f"cut to fit the server's result cap of {max_chars} characters "
-                                                  "(memory-router mcp --max-result-chars)")
+        result = trial(low)
+        truncated = {k: v for k, v in result["truncated"].items() if k != "note"}
         if _json_size(result) <= max_chars:
-            return result
+            break
     return result
 
 
