@@ -104,7 +104,10 @@ class MemoryStore:
     # ----------------------------------------------------------------------- loading
 
     def _load(self):
-        """``(context, tag words per cluster, words per member)``, rebuilt when the file changes."""
+        """What the tools need of the cluster file, rebuilt when it changes: ``context`` (index,
+        routing table, settings), ``tag_words`` per cluster position, ``member_words`` and
+        ``position`` (cluster position, member number) per slug, ``postings`` (word -> positions)
+        and ``hand_tags`` (every tag word)."""
         from router.cli_commands import RouterContext
         from router.tokens import slug_words, tokenize
 
@@ -121,14 +124,23 @@ class MemoryStore:
         if self._state is None or self._state[0] != key:
             ctx = RouterContext(self.cluster_path, self.settings, self.config)
             tag_words = [set().union(*(tokenize(t) for t in c.tags)) for c in ctx.index.clusters]
-            # As the scorer counts them: a word that is one of its cluster's tags scores as a tag only.
-            member_words = {m.slug: (slug_words(m.slug) | tokenize(m.hook)) - tag_words[position]
-                            for position, c in enumerate(ctx.index.clusters) for m in c.members}
-            self._state = (key, ctx, tag_words, member_words)
-        return self._state[1:]
-
+            member_words = {}
+            where = {}
+            postings = {}
+            for position, cluster in enumerate(ctx.index.clusters):
+                for number, member in enumerate(cluster.members):
+                    # As the scorer counts them: a word that is one of its cluster's tags scores as a tag only.
+                    words = (slug_words(member.slug) | tokenize(member.hook)) - tag_words[position]
+                    member_words[member.slug] = words
+                    where[member.slug] = (position, number)
+                    for word in words:
+                        postings.setdefault(word, []).append((position, number))
+            self._state = (key, {"context": ctx, "tag_words": tag_words, "member_words": member_words,
+                                 "position": where, "postings": postings,
+                                 "hand_tags": set().union(*tag_words) if tag_words else set()})
+        return self._state[1]
     def context(self):
-        return self._load()[0]
+        return self._load()["context"]
 
     @property
     def learning(self):
@@ -162,23 +174,32 @@ class MemoryStore:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise InputError(f"limit must be an integer from 1 to {SEARCH_MAX_LIMIT}, got {limit!r}",
                              fix=f"pass limit between 1 and {SEARCH_MAX_LIMIT} (default {SEARCH_DEFAULT_LIMIT})")
-        ctx, tag_words, member_words = self._load()
+        loaded = self._load()
+        ctx, tag_words, member_words = loaded["context"], loaded["tag_words"], loaded["member_words"]
         learned = self._learned_terms()
         tokens = tokenize(query[: self.settings["max_prompt_chars"]])
         tag_weight, member_weight = self.settings["tag_weight"], self.settings["member_weight"]
+        clusters = ctx.index.clusters
+        # Only members a query word can reach: by their own words, their cluster's tags, or learned words.
+        candidates = set()
+        for token in tokens:
+            candidates.update(loaded["postings"].get(token, ()))
+            for position in ctx.table["tag_postings"].get(token, ()):
+                candidates.update((position, number) for number in range(len(clusters[position].members)))
+        where = loaded["position"]
+        candidates.update(where[slug] for slug, terms in learned.items() if slug in where and tokens & terms)
         matches = []
-        for position, cluster in enumerate(ctx.index.clusters):
+        for position, number in candidates:
+            cluster = clusters[position]
+            member = cluster.members[number]
             tag_hits = tokens & tag_words[position]
-            for number, member in enumerate(cluster.members):
-                own = tokens & member_words[member.slug]
-                taught = (tokens & learned.get(member.slug, frozenset())) - own - tag_hits
-                if not (own or tag_hits or taught):
-                    continue
-                score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught))
-                matches.append((-score, -len(own), position, number, {
-                    "slug": member.slug, "cluster_id": cluster.cluster_id, "type": member.type,
-                    "hook": member.hook, "score": score, "tag_hits": sorted(tag_hits),
-                    "member_hits": sorted(own), "learned_hits": sorted(taught)}))
+            own = tokens & member_words[member.slug]
+            taught = (tokens & learned.get(member.slug, frozenset())) - own - tag_hits
+            score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught))
+            matches.append((-score, -len(own), position, number, {
+                "slug": member.slug, "cluster_id": cluster.cluster_id, "type": member.type,
+                "hook": member.hook, "score": score, "tag_hits": sorted(tag_hits),
+                "member_hits": sorted(own), "learned_hits": sorted(taught)}))
         matches.sort(key=lambda row: row[:4])
         result = {
             "query_tokens": sorted(tokens),
@@ -272,8 +293,9 @@ class MemoryStore:
             raise InputError(f"{slug!r} is not a memory slug: slugs are a-z, 0-9 and _",
                              fix="pass a slug from the route or search_memory results")
         ctx = self.context()
+        hand_tags = self._load()["hand_tags"]
         return add_feedback(self.learned_path(), prompt, slug, useful, index=ctx.index,
-                            cap=self.config["learned_cap"], source="mcp")
+                            cap=self.config["learned_cap"], source="mcp", hand_tags=hand_tags)
 
     def cluster_index(self):
         """The cluster index as Markdown: one line per cluster (id, size, tags, label)."""

@@ -166,11 +166,13 @@ def prompt_terms(prompt):
     return ordered
 
 
-def apply_feedback(rows, prompt, slug, useful, *, index, cap, now, source="mcp"):
+def apply_feedback(rows, prompt, slug, useful, *, index, cap, now, source="mcp", hand_tags=None):
     """Pure: ``(new rows, report)`` for one feedback on ``rows`` (see the module docstring).
 
     ``index`` is the store's ``ClusterIndex``; ``slug`` must be one of its members (else
-    ``InputError``). ``report`` says what was added, refreshed, removed, skipped and evicted."""
+    ``InputError``). ``hand_tags`` is ``hand_tag_words(index)``, for a caller that keeps it
+    between calls (on a 10,000-member store it costs more than the rest). ``report`` says what
+    was added, refreshed, removed, skipped and evicted."""
     found = index.find_member(slug)
     if found is None:
         raise InputError(f"memory {slug!r} is not in the store", fix="pass a slug from the cluster file")
@@ -178,9 +180,14 @@ def apply_feedback(rows, prompt, slug, useful, *, index, cap, now, source="mcp")
         raise InputError(f"the learned-terms cap must be a positive integer, got {cap!r}",
                          fix="set learned_cap = 24 in memory-router.toml")
     cluster, member = found
-    cluster_of = {m.slug: c.cluster_id for c in index.clusters for m in c.members}
-    # Rows whose memory moved to another cluster count against the cluster it is in now.
-    rows = [r._replace(cluster_id=cluster_of.get(r.slug, r.cluster_id)) for r in rows]
+
+    def current_cluster(row):
+        # A memory that moved to another cluster counts against the cluster it is in now.
+        owner = index.find_member(row.slug)
+        return row if owner is None or owner[0].cluster_id == row.cluster_id else row._replace(
+            cluster_id=owner[0].cluster_id)
+
+    rows = [current_cluster(r) for r in rows]
     terms = prompt_terms(prompt)
     report = {"slug": slug, "cluster_id": cluster.cluster_id, "useful": bool(useful), "added": [],
               "refreshed": [], "removed": [], "evicted": [],
@@ -192,7 +199,7 @@ def apply_feedback(rows, prompt, slug, useful, *, index, cap, now, source="mcp")
         rows = [r for r in rows if not (r.slug == slug and r.term in drop)]
         report["terms_in_cluster"] = sum(1 for r in rows if r.cluster_id == cluster.cluster_id)
         return rows, report
-    tags = hand_tag_words(index)
+    tags = hand_tag_words(index) if hand_tags is None else hand_tags
     own = slug_words(member.slug) | tokenize(member.hook)
     limit = min(MAX_TERMS_PER_FEEDBACK, cap)
     chosen = []
@@ -219,7 +226,7 @@ def apply_feedback(rows, prompt, slug, useful, *, index, cap, now, source="mcp")
     return rows, report
 
 
-def add_feedback(path, prompt, slug, useful, *, index, cap, now=None, source="mcp"):
+def add_feedback(path, prompt, slug, useful, *, index, cap, now=None, source="mcp", hand_tags=None):
     """Record one feedback in the learned-terms file at ``path`` (created when missing) and
     return the report of ``apply_feedback`` with ``path`` added. Nothing is written when
     nothing changes; an unreadable file is refused (``LearnedFileError``), never overwritten."""
@@ -227,7 +234,8 @@ def add_feedback(path, prompt, slug, useful, *, index, cap, now=None, source="mc
     directory = os.path.dirname(os.path.abspath(path)) or "."
     with _DirectoryLock(directory):
         before = read_learned(path)
-        rows, report = apply_feedback(before, prompt, slug, useful, index=index, cap=cap, now=now, source=source)
+        rows, report = apply_feedback(before, prompt, slug, useful, index=index, cap=cap, now=now, source=source,
+                                      hand_tags=hand_tags)
         report["path"] = os.path.abspath(path)
         changed = report["added"] or report["refreshed"] or report["removed"] or report["evicted"]
         if changed:

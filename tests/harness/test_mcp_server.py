@@ -373,3 +373,30 @@ def test_mcp_without_the_sdk_says_which_extra_to_install(monkeypatch, capsys):
 def test_bad_command_lines_exit_2_before_serving(args, message, capsys):
     assert main(args) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("query", ["windows", "setx bash tool", "tidepool wrangler d1 migrations", "ledger",
+                                   "quirk", "polars duckdb windows ci", "nothing matches zzqx"])
+def test_search_finds_exactly_what_a_scan_of_every_member_finds(tmp_path, query):
+    from router.learned import add_feedback
+    from router.tokens import slug_words, tokenize
+
+    clusters = tmp_path / "c.md"
+    shutil.copy(bundled_cluster_file(), clusters)
+    config = {"learning": True, "learned_cap": 24, "source": "t", "settings": dict(mcp_server.config_mod.DEFAULTS)}
+    store = MemoryStore(clusters, config)
+    index = store.context().index
+    add_feedback(store.learned_path(), "quirk gremlin", "feedback_polars_not_pandas", True, index=index, cap=24)
+    learned = store._learned_terms()
+    tokens = tokenize(query)
+    expected = set()
+    for cluster in index.clusters:
+        tags = set().union(*(tokenize(t) for t in cluster.tags))
+        for member in cluster.members:
+            own = tokens & ((slug_words(member.slug) | tokenize(member.hook)) - tags)
+            if own or tokens & tags or tokens & learned.get(member.slug, frozenset()):
+                expected.add(member.slug)
+    found = store.search(query, mcp_server.SEARCH_MAX_LIMIT)
+    assert len(expected) <= mcp_server.SEARCH_MAX_LIMIT  # so every match is listed and compared
+    assert found["total_matches"] == len(expected)
+    assert {r["slug"] for r in found["results"]} == expected
