@@ -235,8 +235,11 @@ class MemoryStore:
             raise InputError(f"memory {slug!r} is not in the store", path=self.cluster_path,
                              fix="pass a slug from the route or search_memory results")
         path = self._memory_file(slug)
-        limit = max(0, self.max_result_chars - 2_000)  # room for the fields around the body
-        data, size = _read_inside(path, self.memory_dir, limit * 4)
+        # JSON escapes at most ~6 characters per byte, and a body past the cap is cut anyway.
+        data, size = _read_inside(path, self.memory_dir, self.max_result_chars * 4)
+        cut = len(data) < size
+        if cut:
+            data = _without_partial_char(data)  # the read may end inside a multi-byte character
         text = decode_utf8(data, path, "memory file")
         meta, body = parse_front_matter(text)
         result = {
@@ -246,15 +249,19 @@ class MemoryStore:
             "description": " ".join(str(meta.get("description") or "").split()),
             "body": body,
         }
-        cut = len(data) < size
-        while _json_size(result) > self.max_result_chars and result["body"]:
-            cut = True
-            excess = _json_size(result) - self.max_result_chars
-            result["body"] = result["body"][: max(0, len(result["body"]) - max(excess, 64))]
-        if cut:
-            result["truncated"] = {"body": {"shown_chars": len(result["body"]), "file_bytes": size},
-                                   "note": f"the body was cut to fit the server's result cap of "
-                                           f"{self.max_result_chars} characters; read {path} for the rest"}
+
+        def note():
+            return {"body": {"shown_chars": len(result["body"]), "file_bytes": size},
+                    "note": f"cut to fit the server's result cap of {self.max_result_chars} characters; "
+                            f"read {path} for the rest"}
+
+        if cut or _json_size(result) > self.max_result_chars:
+            result["truncated"] = note()
+            for field in ("body", "description"):  # the body first; a huge description only if it must
+                while _json_size(result) > self.max_result_chars and result[field]:
+                    excess = _json_size(result) - self.max_result_chars
+                    result[field] = result[field][: max(0, len(result[field]) - max(excess, 64))]
+                    result["truncated"] = note()
         return result
 
     def _memory_file(self, slug):
@@ -336,6 +343,16 @@ def _check_prompt(prompt, what="prompt"):
     if len(prompt) > MAX_PROMPT_CHARS:
         raise InputError(f"{what} is {len(prompt)} characters, over the server's limit of {MAX_PROMPT_CHARS}",
                          fix=f"pass the part of the {what} that matters")
+
+
+def _without_partial_char(data):
+    """``data`` (UTF-8 cut at an arbitrary byte) without a multi-byte character cut in two."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # the last lead byte (or ASCII): is its character complete?
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+            return data[:-back] if need > back else data
+    return data
 
 
 def _read_inside(path, directory, max_bytes):

@@ -400,3 +400,31 @@ def test_search_finds_exactly_what_a_scan_of_every_member_finds(tmp_path, query)
     assert len(expected) <= mcp_server.SEARCH_MAX_LIMIT  # so every match is listed and compared
     assert found["total_matches"] == len(expected)
     assert {r["slug"] for r in found["results"]} == expected
+
+
+@pytest.mark.parametrize("text, cut, expected", [
+    ("abc", 3, "abc"),
+    ("ab\u00e9", 3, "ab"),          # é is 2 bytes: cut after its first
+    ("ab\u00e9", 4, "ab\u00e9"),
+    ("a\u20ac", 2, "a"),            # € is 3 bytes
+    ("a\u20ac", 3, "a"),
+    ("a\U0001f600", 4, "a"),        # 4-byte emoji cut after 3
+    ("a\U0001f600", 5, "a\U0001f600"),
+])
+def test_a_cut_read_drops_only_a_partial_character(text, cut, expected):
+    assert mcp_server._without_partial_char(text.encode("utf-8")[:cut]).decode("utf-8") == expected
+
+
+@pytest.mark.parametrize("front, body_unit", [("", "\u00e9t\u00e9 \u20ac "), ("description: " + "d" * 5000 + "\n", "x")])
+def test_get_memory_caps_non_ascii_and_long_front_matter(tmp_path, front, body_unit):
+    clusters = tmp_path / "c.md"
+    shutil.copy(bundled_cluster_file(), clusters)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    slug = "env_git_autocrlf_false"
+    (memory / f"{slug}.md").write_text(f"---\n{front}type: env\n---\n" + body_unit * 20_000, encoding="utf-8")
+    store = MemoryStore(clusters, memory_dir=memory, max_result_chars=3000)
+    got = store.get_memory(slug)
+    assert mcp_server._json_size(got) <= 3000
+    assert got["truncated"]["body"]["shown_chars"] == len(got["body"]) < len(body_unit * 20_000)
+    assert (body_unit * 20_000).startswith(got["body"])
