@@ -145,6 +145,7 @@ class MemoryStore:
                                  "position": where, "postings": postings,
                                  "hand_tags": set().union(*tag_words) if tag_words else set()})
         return self._state[1]
+
     def context(self):
         return self._load()["context"]
 
