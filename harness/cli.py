@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall
     "harness.doctor_cli",        # doctor
+    "harness.mcp_cli",           # mcp (the MCP server)
     "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
     "harness.checklist_cli",     # checklist
 )

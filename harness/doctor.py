@@ -228,6 +228,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
             if result["ok"] and index is not None and command == distinct[0]:
                 checks.append(_routing_probe(command, project_dir, timeout, index, config, cluster_path))
 
+    from harness.mcp_install import doctor_checks as mcp_doctor_checks
+
+    checks.extend(mcp_doctor_checks(project_dir, run=run_commands))
+
     directory, how = resolve_memory_dir(memory_dir, config, project_dir)
     path, text = read_memory_index(directory)
     if text is None:

@@ -23,6 +23,10 @@ from router.errors import InputError
 
 
 def cmd_install(args):
+    if getattr(args, "mcp", False):
+        from harness.mcp_install import cmd_install_mcp
+
+        return cmd_install_mcp(args)
     settings_path, _level = target_settings(args)
     for option in ("clusters", "config"):
         value = getattr(args, option, None)
@@ -47,6 +51,10 @@ def cmd_install(args):
 
 
 def cmd_uninstall(args):
+    if getattr(args, "mcp", False):
+        from harness.mcp_install import cmd_uninstall_mcp
+
+        return cmd_uninstall_mcp(args)
     settings_path, _level = target_settings(args)
     action, backup = apply_remove(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, dry_run=args.dry_run)
     if action == "dry-run":
@@ -84,6 +92,9 @@ def register(subparsers):
     install.add_argument("--clusters", metavar="FILE", help="cluster file the hook reads (written into the command)")
     install.add_argument("--config", metavar="FILE", help="config file the hook reads (written into the command)")
     install.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
+    install.add_argument("--mcp", action="store_true",
+                         help="instead of the hook, add the MCP server (memory-router mcp) to the project's .mcp.json "
+                              "(docs/mcp.md)")
     install.set_defaults(handler=cmd_install)
 
     uninstall = subparsers.add_parser(
@@ -99,4 +110,6 @@ def register(subparsers):
     where.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
     where.add_argument("--user", action="store_true", help="the user settings")
     uninstall.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
+    uninstall.add_argument("--mcp", action="store_true",
+                           help="instead of the hook, remove the MCP server that install --mcp added to .mcp.json")
     uninstall.set_defaults(handler=cmd_uninstall)

@@ -37,6 +37,17 @@ DOCS = {
     "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
 }
 
+# The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.
+LEARNING_DEFAULTS = {
+    "learning": False,
+    "learned_cap": 24,
+}
+
+LEARNING_DOCS = {
+    "learning": "record feedback (MCP record_feedback) as learned terms in <cluster file stem>.learned.tsv",
+    "learned_cap": "most learned terms kept per cluster; the oldest leave first",
+}
+
 # Keys that are not routing settings.
 OTHER_KEYS = {
     "clusters": "path of the cluster file (.md or .tsv), relative to the config file",
@@ -53,7 +64,9 @@ DEFAULT_CLUSTER_RELPATHS = (
 
 def describe_defaults():
     """One line per setting, for --help epilogs."""
-    return "\n".join(f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items())
+    lines = [f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items()]
+    lines += [f"  {key} = {str(value).lower()}: {LEARNING_DOCS[key]}" for key, value in LEARNING_DEFAULTS.items()]
+    return "\n".join(lines)
 
 
 def default_settings():
@@ -83,7 +96,8 @@ def _check_type(key, value, path):
 def validate_config(table, path):
     """Turn a parsed TOML table into the config dict, refusing unknown keys by name."""
     settings = default_settings()
-    config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path}
+    config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path,
+              **LEARNING_DEFAULTS}
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     for key, value in table.items():
         if key in DEFAULTS:
@@ -97,8 +111,18 @@ def validate_config(table, path):
                 raise ConfigError("hot_strip must be a list of slugs", path=path,
                                   fix='set hot_strip = ["slug_one", "slug_two"]')
             config["hot_strip"] = list(value)
+        elif key == "learning":
+            if not isinstance(value, bool):
+                raise ConfigError(f"learning must be true or false, got {value!r}", path=path,
+                                  fix="set learning = true (or false)")
+            config[key] = value
+        elif key == "learned_cap":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"learned_cap must be a positive integer, got {value!r}", path=path,
+                                  fix=f"set learned_cap = {LEARNING_DEFAULTS['learned_cap']}")
+            config[key] = value
         else:
-            known = ", ".join(sorted(list(DEFAULTS) + list(OTHER_KEYS)))
+            known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)))
             raise ConfigError(f"unknown config key {key!r}", path=path, fix=f"use one of: {known}")
     return config
 

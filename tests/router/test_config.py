@@ -47,3 +47,8 @@ def test_settings_of_gives_a_fresh_dict(tmp_path):
 
 def settings_of_again(config):
     return config_mod.settings_of(config)["line_cap"]
+
+
+def test_learning_defaults_are_in_the_help_text():
+    text = config_mod.describe_defaults()
+    assert "learning = false:" in text and "learned_cap = 24:" in text
