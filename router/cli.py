@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall, doctor, sentinel
     "harness.checklist_cli",     # checklist
+    "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
 )
 
 EXIT_CODES = """exit codes:
@@ -74,6 +75,11 @@ def main(argv=None):
         from router.hook import run_hook
 
         return run_hook(argv[1:])
+    if argv[:1] == ["gate"] and all(arg.startswith("--") and arg != "--help" for arg in argv[1:]):
+        # The PreToolUse citation gate: a hook like `hook`, so no argparse on its path either.
+        from router.gate import run_gate
+
+        return run_gate(argv[1:])
     from router.errors import MemoryRouterError
 
     parser = build_parser()
