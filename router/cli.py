@@ -75,7 +75,7 @@ def main(argv=None):
         from router.hook import run_hook
 
         return run_hook(argv[1:])
-    if argv[:1] == ["gate"] and all(arg.startswith("--") and arg != "--help" for arg in argv[1:]):
+    if argv[:1] == ["gate"] and argv[1:2] != ["check"] and "-h" not in argv and "--help" not in argv:
         # The PreToolUse citation gate: a hook like `hook`, so no argparse on its path either.
         from router.gate import run_gate
 

@@ -99,6 +99,22 @@ def check_texts(path, texts, options, cwd=None):
     return result
 
 
+def payload_project_dir(payload, path):
+    """The directory a write belongs to: Claude Code's ``cwd``, else Cursor's first
+    ``workspace_roots`` entry, else the git root above an absolute ``path`` (``None``: unknown)."""
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        return cwd
+    roots = payload.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
+        return roots[0]
+    if path and os.path.isabs(path):
+        from router.memorystore import git_root
+
+        return git_root(os.path.dirname(path))
+    return None
+
+
 def notice(text):
     """A visible, non-blocking message: the user sees ``systemMessage``, the model the context."""
     return {"systemMessage": text,
@@ -125,8 +141,7 @@ def respond(raw, argv):
         return None
     try:
         options = parse_long_options(argv, OPTION_NAMES, HOOK_NAME)
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
-        result = check_texts(path, texts, options, cwd)
+        result = check_texts(path, texts, options, payload_project_dir(payload, path))
     except Exception as err:  # noqa: BLE001 - the write goes ahead, visibly unchecked
         message = f"{type(err).__name__}: {err}"
         log_diagnostic(HOOK_NAME, f"internal error, write let through unchecked: {message}")
