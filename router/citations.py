@@ -28,16 +28,17 @@ OWNER_RULING_RE = re.compile(r"\bowner[ \t]+ruling[ \t,:]*(?:(?:of|on|dated)[ \t
 _MEMORY_RE = re.compile(
     r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*`?(?P<slug>[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])", re.I)
 # A Markdown heading or list marker before a ledger entry's id, and emphasis around it.
-_ENTRY_LEAD_RE = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]+|(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|__|`)?")
-_ENTRY_SEP_RE = re.compile(r"(?:\*\*|__|`)?[ \t]*(?:[:|.\u2013\u2014-]+[ \t]*)?")
+_ENTRY_LEAD_RE = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]+|(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|`)?")
+_ENTRY_SEP_RE = re.compile(r"(?:\*\*|`)?[ \t]*(?:[:|.\u2013\u2014-]+[ \t]*)?")
 _FENCE_RE = re.compile(r"[ \t]{0,3}(```|~~~)")
 # An id written without its separator or with the wrong one (D030, D_030, D 030, D–030).
 _NEAR_ID_RE = re.compile(r"([A-Za-z]+)[-_ \u2013\u2014]?(\d+)(?![\w])")
 _OPENING_WORD_RE = re.compile(r"[^A-Za-z0-9]*([A-Za-z0-9]+)")
 # What may follow an entry's id: a separator, emphasis, whitespace or the end of the line (not
 # ``'s``: a line opening with a possessive is prose about the entry, not the entry).
-_ENTRY_END_RE = re.compile(r"(?:\*\*|__|`)?(?:[\s:|.\u2013\u2014]|$)")
-_WORDISH_RE = re.compile(r"[\w-]+")
+_ENTRY_END_RE = re.compile(r"(?:\*\*|`)?(?:[\s:|.\u2013\u2014]|$)")
+# A first token that is an id glued to other word characters, hyphens or heading marks.
+_WORDISH_RE = re.compile(r"[\w#-]+")
 
 
 # --- payloads ---------------------------------------------------------------------------------
@@ -213,6 +214,8 @@ def _opening_word(body):
 def _near_entry(rest, pattern):
     """Why a line whose first token looks like a ledger id does not parse as an entry, or ``None``."""
     token = rest.split(None, 1)[0].rstrip(":.,;|*_`") if rest.strip() else ""
+    if id_regexes(pattern)[0].fullmatch(token):
+        return None  # a well-formed id where no entry can start (an indented code line)
     if _WORDISH_RE.fullmatch(token) and id_regexes(pattern)[1].search(token):
         return f"{token!r} looks like a ledger entry but is not an id followed by a separator (write '## D-030: title')"
     near = _NEAR_ID_RE.match(rest)
