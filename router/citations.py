@@ -26,9 +26,10 @@ PATH_FIELDS = ("file_path", "notebook_path")
 _DATE = r"\d{4}-\d{2}-\d{2}"
 OWNER_RULING_RE = re.compile(r"\bowner[ \t]+ruling[ \t,:]*(?:(?:of|on|dated)[ \t]+)?(" + _DATE + r")", re.I)
 _MEMORY_RE = re.compile(
-    r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*`?(?P<slug>[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])", re.I)
+    r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*`?(?P<slug>[a-z][a-z0-9_.-]*[a-z0-9])", re.I | re.A)
 # A Markdown heading or list marker before a ledger entry's id, and emphasis around it.
-_ENTRY_LEAD_RE = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]+|(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|`)?")
+_ENTRY_LEAD = r"[ \t]{0,3}(?:#{1,6}[ \t]+|(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|`)?"
+_ENTRY_LEAD_RE = re.compile(_ENTRY_LEAD)
 _ENTRY_SEP_RE = re.compile(r"(?:\*\*|`)?[ \t]*(?:[:|.\u2013\u2014-]+[ \t]*)?")
 _FENCE_RE = re.compile(r"[ \t]{0,3}(```|~~~)")
 # An id written without its separator or with the wrong one (D030, D_030, D 030, D–030).
@@ -36,7 +37,7 @@ _NEAR_ID_RE = re.compile(r"([A-Za-z]+)[-_ \u2013\u2014]?(\d+)(?![\w])")
 _OPENING_WORD_RE = re.compile(r"[^A-Za-z0-9]*([A-Za-z0-9]+)")
 # What may follow an entry's id: a separator, emphasis, whitespace or the end of the line (not
 # ``'s``: a line opening with a possessive is prose about the entry, not the entry).
-_ENTRY_END_RE = re.compile(r"(?:\*\*|`)?(?:[\s:|.\u2013\u2014]|$)")
+_ENTRY_END = r"(?:\*\*|`)?(?:[\s:|.\u2013\u2014]|$)"
 # A first token that is an id glued to other word characters, hyphens or heading marks.
 _WORDISH_RE = re.compile(r"[\w#-]+")
 
@@ -47,7 +48,7 @@ def _as_text(value):
     """A field's text: a string as is; anything else serialised, so no shape can hide text."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _edit_texts(edits, where):
@@ -94,24 +95,27 @@ def payload_texts(payload):
 
 # --- citations ---------------------------------------------------------------------------------
 
-def id_regexes(pattern):
-    """``(citation_re, loose_re)`` for an id pattern. The citation regex is case-insensitive and
-    never matches inside a hyphenated identifier (``abc-D-030-x``) or a longer word (``D-030s``);
-    a possessive ``D-030's`` counts. The loose one finds the pattern anywhere."""
-    cached = _REGEXES.get(pattern)
-    if cached is None:
-        cached = (re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.I), re.compile(pattern, re.I))
-        _REGEXES[pattern] = cached
-    return cached
+def citation_regex(pattern):
+    """The citation regex for an id pattern: case-insensitive, never inside a hyphenated
+    identifier (``abc-D-030-x``) or a longer word (``D-030s``); a possessive ``D-030's`` counts.
+    (``re`` caches compiled patterns, so building it per call costs a dict lookup.)"""
+    return re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.I)
 
 
-_REGEXES = {}
+def _loose_regex(pattern):
+    """The id pattern anywhere, any case: for spotting ids glued to other text."""
+    return re.compile(pattern, re.I)
+
+
+def _entry_regex(pattern):
+    """A ledger line opening an entry: lead, the id, then a separator, whitespace or the end."""
+    return re.compile(_ENTRY_LEAD + r"(?P<id>(?:" + pattern + r"))(?=" + _ENTRY_END + ")", re.I)
 
 
 def cited_ids(text, pattern):
     """Decision ids cited in ``text``, upper-cased, in first-seen order."""
     found = []
-    for match in id_regexes(pattern)[0].finditer(text):
+    for match in citation_regex(pattern).finditer(text):
         entry_id = match.group(0).upper()
         if entry_id not in found:
             found.append(entry_id)
@@ -129,7 +133,7 @@ def cited_memories(text):
         raw = match.group("slug")
         if "_" not in raw and "-" not in raw:
             continue
-        slug = re.sub(r"[^a-z0-9_]+", "_", raw.lower()).strip("_")
+        slug = re.sub(r"[^a-z0-9_]+", "_", raw.lower())  # starts and ends alphanumeric already
         if slug not in found:
             found.append(slug)
     return found
@@ -171,7 +175,7 @@ def parse_ledger(text, pattern, source="<ledger>"):
     text. ``problems`` lists ``(source, line, message)`` for lines that look like an entry but
     do not parse (``D030:``, ``D-030a:``) and for an id entered twice in one file. Lines inside
     fenced code blocks are ignored."""
-    id_re = id_regexes(pattern)[0]
+    entry_re = _entry_regex(pattern)
     entries = []
     problems = []
     seen = {}
@@ -186,10 +190,9 @@ def parse_ledger(text, pattern, source="<ledger>"):
         if fenced:
             fence = fenced.group(1)
             continue
-        lead = _ENTRY_LEAD_RE.match(line).end()
-        match = id_re.match(line, lead)
-        if match and _ENTRY_END_RE.match(line, match.end()):
-            entry_id = match.group(0).upper()
+        match = entry_re.match(line)
+        if match:
+            entry_id = match.group("id").upper()
             rest = line[_ENTRY_SEP_RE.match(line, match.end()).end():]
             if entry_id in seen:
                 problems.append((source, lineno, f"{entry_id} is entered again (first at line {seen[entry_id]})"))
@@ -198,7 +201,7 @@ def parse_ledger(text, pattern, source="<ledger>"):
             current = [entry_id, rest, lineno]
             entries.append(current)
             continue
-        problem = _near_entry(line[lead:], pattern)
+        problem = _near_entry(line[_ENTRY_LEAD_RE.match(line).end():], pattern)
         if problem:
             problems.append((source, lineno, problem))
         if current is not None:
@@ -213,15 +216,18 @@ def _opening_word(body):
 
 def _near_entry(rest, pattern):
     """Why a line whose first token looks like a ledger id does not parse as an entry, or ``None``."""
-    token = rest.split(None, 1)[0].rstrip(":.,;|*_`") if rest.strip() else ""
-    if id_regexes(pattern)[0].fullmatch(token):
+    words = rest.split()
+    if not words:
+        return None
+    token = words[0].rstrip(":.,;|*_`")
+    if citation_regex(pattern).fullmatch(token):
         return None  # a well-formed id where no entry can start (an indented code line)
-    if _WORDISH_RE.fullmatch(token) and id_regexes(pattern)[1].search(token):
+    if _WORDISH_RE.fullmatch(token) and _loose_regex(pattern).search(token):
         return f"{token!r} looks like a ledger entry but is not an id followed by a separator (write '## D-030: title')"
     near = _NEAR_ID_RE.match(rest)
-    if near and not id_regexes(pattern)[0].match(rest):
+    if near and not _loose_regex(pattern).match(rest):
         guess = f"{near.group(1)}-{near.group(2)}"
-        if id_regexes(pattern)[0].fullmatch(guess):
+        if _loose_regex(pattern).fullmatch(guess):
             return f"{near.group(0)!r} looks like ledger id {guess.upper()} written without its separator"
     return None
 
@@ -253,19 +259,19 @@ def highest_id(ids):
 
 # --- skip list and decision -------------------------------------------------------------------
 
-def skip_reason(path, ledger_names, fixtures_dir=""):
+def skip_reason(path, ledger_names, fixtures_dir):
     """Why a write to ``path`` is not checked (``"ledger file"`` or ``"fixtures directory"``), or
-    ``None``. The one skip list: the hook and ``gate check`` both call it."""
+    ``None``. ``ledger_names`` are relative (the config refuses absolute ones); ``fixtures_dir``
+    ``""`` means none. The one skip list: the hook and ``gate check`` both call it."""
     if not path:
         return None
-    normalised = os.path.normpath(os.path.abspath(path)).replace(os.sep, "/")
+    normalised = os.path.abspath(path)
     for name in ledger_names:
-        tail = "/" + os.path.normpath(name).replace(os.sep, "/").lstrip("/")
-        if normalised.endswith(tail):
+        if normalised.endswith(os.sep + os.path.normpath(name)):
             return "ledger file"
     if fixtures_dir:
-        root = os.path.normpath(os.path.abspath(fixtures_dir)).replace(os.sep, "/").rstrip("/") + "/"
-        if normalised.startswith(root):
+        root = os.path.abspath(fixtures_dir)
+        if normalised != root and os.path.commonpath([normalised, root]) == root:
             return "fixtures directory"
     return None
 
@@ -280,7 +286,7 @@ def _unknown_id_message(entry_id, ledger):
 
 
 def _unknown_memory_message(slug, memory):
-    near = difflib.get_close_matches(slug, sorted(memory["slugs"]), n=3, cutoff=0.6)
+    near = difflib.get_close_matches(slug, sorted(memory["slugs"]))  # difflib's defaults: 3, ratio >= 0.6
     nearest = ("nearest existing: " + ", ".join(near)) if near else "no existing slug is close"
     return (f"memory {slug} is in neither the memory directory nor the cluster file "
             f"(read: {', '.join(memory['sources'])}); {nearest}. Cite a memory that exists, or "

@@ -47,7 +47,8 @@ def test_every_shape_yields_the_added_text_and_the_path(shape, payloads):
     ({"tool_input": {"edits": [{"new_string": ["a", "b"]}]}}, [("tool_input.edits[1].new_string", '["a", "b"]')]),
     ({"tool_input": {"edits": "not a list D-9"}}, [("tool_input.edits", "not a list D-9")]),
     ({"tool_input": {"edits": {"new_string": "D-9"}}}, [("tool_input.edits", '{"new_string": "D-9"}')]),
-    ({"tool_input": {"edits": [["D-9"], {"old_string": "only old"}]}}, [("tool_input.edits[1]", '["D-9"]')]),
+    ({"tool_input": {"edits": [["D-9"], {"old_string": "only old"}, {"new_string": "third"}]}},
+     [("tool_input.edits[1]", '["D-9"]'), ("tool_input.edits[3].new_string", "third")]),
     ({"tool_input": {"content": None, "new_string": None}}, []),
     ({"tool_input": {"file_path": "/f"}}, []),
     ({"tool_input": "not an object", "content": "top-level content is not a write field"}, []),
@@ -59,9 +60,9 @@ def test_payload_texts_reads_every_source(payload, expected):
     assert ct.payload_texts(payload)[1] == expected
 
 
-def test_non_ascii_survives_serialisation():
+def test_non_ascii_is_escaped_in_serialised_fields():
     assert ct.payload_texts({"tool_input": {"content": {"k": "caf\u00e9"}}})[1] == [("tool_input.content",
-                                                                                    '{"k": "caf\u00e9"}')]
+                                                                                    '{"k": "caf\\u00e9"}')]
 
 
 def test_serialised_keys_are_sorted_so_the_text_is_stable():
@@ -131,8 +132,9 @@ def test_configured_pattern_with_alternation_keeps_its_boundaries():
     assert ct.cited_ids("x-ADR-1-y RFC-2", r"ADR-\d|RFC-\d") == ["RFC-2"]
 
 
-def test_id_regexes_are_built_once_per_pattern():
-    assert ct.id_regexes(PATTERN) is ct.id_regexes(PATTERN)
+def test_citation_regex_is_the_one_cited_ids_uses():
+    assert ct.citation_regex(PATTERN).fullmatch("d-030")
+    assert not ct.citation_regex(PATTERN).search("x-D-030")
 
 
 # --- memory citations ---------------------------------------------------------------------------
@@ -147,6 +149,9 @@ def test_id_regexes_are_built_once_per_pattern():
     ("memory:\tenv_bash_tool", ["env_bash_tool"]),
     ("memory: a_b and memory: a_b and memory: c-d", ["a_b", "c_d"]),
     ("memory: a.b_c", ["a_b_c"]),
+    ("memory: low, then memory: feedback_x", ["feedback_x"]),
+    ("memory: \u212aelvin_sign", []),
+    ("memory: \u017fhort_s", []),
     ("Memory: 4GB", []),
     ("memory: low", []),
     ("memory: _leading", []),
@@ -227,6 +232,7 @@ def test_lines_that_are_not_entries(line):
     ("## D\u2013030: Retention", "ledger id D-030"),
     ("- d030 \u2014 Retention", "ledger id D-030"),
     ("## D-030a: Retention", "'D-030a' looks like a ledger entry but is not an id"),
+    ("## D-030X: Retention", "'D-030X' looks like a ledger entry but is not an id"),
     ("## D-030-draft: Retention", "'D-030-draft' looks like a ledger entry"),
     ("## xD-030: Retention", "'xD-030' looks like a ledger entry"),
     ("D-030s: plural", "'D-030s' looks like a ledger entry"),
@@ -382,6 +388,10 @@ def test_skip_reason(path, fixtures, reason):
     assert ct.skip_reason(path, LEDGER_NAMES, fixtures) == reason
 
 
+def test_fixtures_dir_at_the_root_skips_everything():
+    assert ct.skip_reason("/repo/a.md", LEDGER_NAMES, "/") == "fixtures directory"
+
+
 def test_skip_reason_resolves_a_relative_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert ct.skip_reason("fixtures/x.md", LEDGER_NAMES, str(tmp_path / "fixtures")) == "fixtures directory"
@@ -415,6 +425,18 @@ def test_fabricated_id_blocks_with_the_full_refusal(fixture_ledger_loaded, ledge
     assert "refresh the ledger from main" in message
     assert "Do not substitute a lower id" in message
     assert ct.BYPASS_MARKER in message
+
+
+def test_unknown_id_message_in_full(tmp_path):
+    (tmp_path / "a.md").write_text("## D-001: a\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("## D-007: b\n", encoding="utf-8")
+    ledger = ct.load_ledgers([str(tmp_path / "a.md"), str(tmp_path / "b.md")], PATTERN)
+    assert decide_text("per D-030", ledger)["blocks"] == [
+        f"D-030 is not in the decision ledger (read: {tmp_path / 'a.md'}, {tmp_path / 'b.md'}; highest id visible "
+        "here: D-007). If it was minted recently, refresh the ledger from main (merge or pull main into this "
+        "checkout) and retry. Do not substitute a lower id that happens to exist: citing a different decision is "
+        "itself a fabrication. To write about an unknown id on purpose (a post-mortem, a bug log), include the "
+        f"literal {ct.BYPASS_MARKER}."]
 
 
 def test_each_fabricated_id_gets_its_own_block(fixture_ledger_loaded, ledger_ids):
@@ -482,11 +504,14 @@ def test_every_text_of_a_write_is_audited(fixture_ledger_loaded, ledger_ids):
     assert ct.decide(texts, fixture_ledger_loaded, None, PATTERN, DEAD)["verdict"] == "block"
 
 
-def test_texts_are_joined_so_ids_cannot_fuse():
-    # "D-" + "12" across two edits is not a citation of D-12.
-    texts = [("a", "prefix D-"), ("b", "12 suffix")]
-    assert ct.decide(texts, {"ids": {}, "text": "", "sources": [], "problems": []}, None, PATTERN, DEAD)["verdict"] \
-        == "pass"
+@pytest.mark.parametrize("texts, verdict", [
+    ([("a", "prefix D-"), ("b", "12 suffix")], "pass"),       # "D-" + "12" is not a citation of D-12
+    ([("a", "per D-12"), ("b", "3 more")], "block"),          # nor is "D-12" + "3" a citation of D-123 only
+    ([("a", "per D-12"), ("b", "x")], "block"),               # an id at the end of one text is still cited
+])
+def test_texts_are_joined_with_a_line_break(texts, verdict):
+    empty = {"ids": {}, "text": "", "sources": [], "problems": []}
+    assert ct.decide(texts, empty, None, PATTERN, DEAD)["verdict"] == verdict
 
 
 def test_ledger_problems_are_warned_when_ids_are_checked(tmp_path):
@@ -498,10 +523,11 @@ def test_ledger_problems_are_warned_when_ids_are_checked(tmp_path):
 
 
 def test_no_ledger_warns_that_ids_were_not_checked():
-    result = decide_text("Per D-030 and owner ruling 2026-01-01.")
+    result = decide_text("Per D-030, D-031 and owner ruling 2026-01-01, owner ruling 2026-01-02.")
     assert result["verdict"] == "warn"
-    assert result["warnings"] == ["not checked: D-030 cited but no decision ledger was found",
-                                  "not checked: owner ruling 2026-01-01 cited but no decision ledger was found"]
+    assert result["warnings"] == [
+        "not checked: D-030, D-031 cited but no decision ledger was found",
+        "not checked: owner ruling 2026-01-01, 2026-01-02 cited but no decision ledger was found"]
 
 
 def test_text_without_citations_passes_without_a_ledger():
@@ -526,9 +552,18 @@ def test_unknown_memory_blocks_naming_the_nearest_slugs():
     assert ct.BYPASS_MARKER in message
 
 
+def test_unknown_memory_message_in_full():
+    memory = {"slugs": {"feedback_tabs_a", "feedback_tabs_b", "zzz"}, "sources": ["/mem", "/c.md"]}
+    assert decide_text("memory: feedback_tabs_c", memory=memory)["blocks"] == [
+        "memory feedback_tabs_c is in neither the memory directory nor the cluster file (read: /mem, /c.md); "
+        "nearest existing: feedback_tabs_b, feedback_tabs_a. Cite a memory that exists, or write the memory "
+        f"first. To write about a missing memory on purpose, include the literal {ct.BYPASS_MARKER}."]
+
+
 def test_unknown_memory_with_nothing_close():
     result = decide_text("memory: zzz_qqq_www", memory=MEMORY)
-    assert "no existing slug is close" in result["blocks"][0]
+    assert result["blocks"][0].startswith("memory zzz_qqq_www is in neither the memory directory nor the cluster "
+                                          "file (read: /mem, /clusters.md); no existing slug is close. Cite")
 
 
 def test_nearest_slugs_are_at_most_three():
@@ -538,10 +573,10 @@ def test_nearest_slugs_are_at_most_three():
 
 
 def test_no_memory_store_warns_that_memories_were_not_checked():
-    result = decide_text("memory: feedback_x_y")
+    result = decide_text("memory: feedback_x_y, memory: feedback_z")
     assert result == {"verdict": "warn", "blocks": [], "bypassed": False,
-                      "warnings": ["not checked: memory feedback_x_y cited but no memory directory or cluster file "
-                                   "was found"]}
+                      "warnings": ["not checked: memory feedback_x_y, feedback_z cited but no memory directory or "
+                                   "cluster file was found"]}
 
 
 def test_bypass_lets_the_write_through_and_announces_it(fixture_ledger_loaded, ledger_ids):
@@ -579,4 +614,4 @@ def test_decision_is_json_serialisable(fixture_ledger_loaded, ledger_ids):
 
 def test_skip_reason_uses_os_separators(monkeypatch):
     # The ledger names use "/" whatever the platform; a path is compared in "/" form.
-    assert ct.skip_reason(os.path.join(os.sep, "r", ".wolf", "decisions.md"), LEDGER_NAMES) == "ledger file"
+    assert ct.skip_reason(os.path.join(os.sep, "r", ".wolf", "decisions.md"), LEDGER_NAMES, "") == "ledger file"
