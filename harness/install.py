@@ -436,7 +436,7 @@ def new_record(settings_path, role, original, written, backup, command, extra=No
     return record
 
 
-def plan_uninstall(current, settings, mark, record, backups):
+def plan_uninstall(current, settings, mark, record, backups, remove=None):
     """Decide what uninstall writes. Returns ``(action, data)``:
 
     - ``("absent", None)``: none of our handlers is there; nothing to do;
@@ -448,11 +448,12 @@ def plan_uninstall(current, settings, mark, record, backups):
       in the file's own style.
 
     ``record`` is the install record (or ``None``); ``backups`` a list of ``(path, bytes)``,
-    newest first, of earlier versions of this settings file.
+    newest first, of earlier versions of this settings file. ``remove`` replaces ``remove_entries``
+    for another event's handler (the citation gate's, ``harness.gate_install``).
     """
     from harness.fileops import sha256_bytes
 
-    change = remove_entries(settings, mark)
+    change = (remove or remove_entries)(settings, mark)
     if change.action == "absent":
         return "absent", None
     if record and record.get("written_sha256") == sha256_bytes(current):

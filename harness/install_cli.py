@@ -160,11 +160,12 @@ def _utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None):
-    """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
+def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None, add=None):
+    """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``.
+    ``add`` replaces ``inst.add_entry`` for another event's handler (``harness.gate_install``)."""
     out = out or sys.stdout
     snap, settings = _read_settings(settings_path)
-    change = inst.add_entry(settings, command, mark, conflicts=conflicts)
+    change = (add or inst.add_entry)(settings, command, mark, conflicts=conflicts)
     if change.action == "conflict":
         raise RefusedError(f"{settings_path} already runs the router from a hook memory-router did not add "
                            f"({change.detail}); a second one would inject twice per prompt. Nothing was written",
@@ -197,14 +198,14 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     return change.action, change.detail, backup
 
 
-def apply_remove(settings_path, role, mark, dry_run=False, out=None):
+def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None):
     """Remove our handler. Returns ``(action, backup)``; action as in ``install.plan_uninstall``."""
     out = out or sys.stdout
     snap, settings = _read_settings(settings_path)
     if not snap.exists:
         return "absent", None
     record = _read_record(settings_path, role)
-    action, data = inst.plan_uninstall(snap.data, settings, mark, record, _backups(settings_path))
+    action, data = inst.plan_uninstall(snap.data, settings, mark, record, _backups(settings_path), remove=remove)
     if action == "absent":
         return action, None
     if dry_run:
@@ -257,12 +258,21 @@ def cmd_install(args):
 
         load_cluster_file(args.clusters)  # refuse to wire a hook that would only ever fail open
     command = inst.router_hook_command(router_executable(), clusters=args.clusters, config=args.config)
+    if getattr(args, "gate", False):
+        from harness import gate_install
+
+        gate_install.check_installable(settings_path)
     action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command,
                                        dry_run=args.dry_run, conflicts=inst.runs_router_hook)
+    if action != "dry-run":
+        _report_write(action, detail, backup, settings_path, "the memory-router hook")
+    if getattr(args, "gate", False):
+        from harness import gate_install
+
+        gate_install.install_gate(args, settings_path)  # beside the router's entry, in the same file
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
         return 0
-    _report_write(action, detail, backup, settings_path, "the memory-router hook")
     if action in ("added", "updated"):
         print(f"command: {command}")
         print("check it with: memory-router doctor" + (f" --project {inst.quote_for_shell(_project_dir(args))}"
@@ -271,7 +281,13 @@ def cmd_install(args):
 
 
 def cmd_uninstall(args):
+    from harness import gate_install
+
     settings_path, _level = _target_settings(args)
+    if getattr(args, "gate", False):
+        gate_install.uninstall_gate(args, settings_path)
+    elif gate_install.note_if_left(settings_path):
+        print(gate_install.note_if_left(settings_path))
     action, backup = apply_remove(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
@@ -518,6 +534,9 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         checks.append(_check("MEMORY.md size", "pass" if ok else "fail",
                              f"{path} ({how}): {size}" + ("" if ok else "; lines past the limit are never loaded"),
                              memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"]))
+    from harness import gate_install
+
+    checks.extend(gate_install.doctor_checks(project_dir, run_commands))
     return checks
 
 
@@ -745,6 +764,9 @@ def register(subparsers):
                              "~/.claude/projects/<project>/memory)")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.set_defaults(handler=cmd_doctor)
+    from harness import gate_install
+
+    gate_install.add_arguments(install, uninstall)
 
     sentinel = subparsers.add_parser("sentinel", help="the spec \u00a73 one-shot sentinel test")
     sub = sentinel.add_subparsers(dest="sentinel_command", metavar="ACTION", required=True)
