@@ -25,7 +25,8 @@ EXIT_CODES = """exit codes:
   1  a check failed, or a write was refused to protect your data
   2  invalid input: a cluster, suite, config or transcript file that cannot be read or parsed,
      or a bad command line
-  memory-router hook always exits 0 (exit 2 would erase the user's prompt)"""
+  memory-router hook always exits 0 (exit 2 would erase the user's prompt); so does memory-router gate,
+  which refuses a write through PreToolUse JSON (see memory-router gate --help)"""
 
 
 def build_parser():
