@@ -43,6 +43,9 @@ def _config(options, dirs):
 
 def _cluster_slugs(path):
     from router.clusterfile import load_cluster_file
+    from router.hook import MAX_CLUSTER_FILE_BYTES, _check_readable
+
+    _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
 
     return sorted({member.slug for cluster in load_cluster_file(path) for member in cluster.members})
 

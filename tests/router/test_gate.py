@@ -289,3 +289,14 @@ def test_gate_help_is_argparse_not_the_hook(run_cli):
     result = run_cli("gate", "--help")
     assert result.returncode == 0
     assert b"citation_id_pattern" in result.stdout and b"PreToolUse" in result.stdout
+
+
+def test_a_corrupt_cluster_file_lets_memory_citations_through_visibly(run_cli, memory_project, payloads, tmp_path):
+    (memory_project / "brain" / "memory-layer1-clusters.md").write_text("## Layer 0 - Cluster Router\n- broken\n",
+                                                                        encoding="utf-8")
+    log = tmp_path / "gate.log"
+    output = run_gate(run_cli, payloads("memory: feedback_not_there", memory_project / "docs" / "a.md",
+                                        cwd=memory_project)["claude-write"], env={"MEMORY_ROUTER_LOG": str(log)})
+    assert verdict(output) == "notice"
+    assert "internal error, this write was NOT checked" in message(output)
+    assert "memory-layer1-clusters.md" in log.read_text(encoding="utf-8")
