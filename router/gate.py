@@ -133,7 +133,7 @@ def respond(raw, argv):
     """The object the hook prints for one raw payload, or ``None`` for no output."""
     try:
         payload = json.loads(raw)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: JSON nested too deep
         log_diagnostic(HOOK_NAME, f"payload is not JSON: {err}")
         return notice(f"memory-router gate: this write was NOT checked for citations: the hook payload is not "
                       f"JSON ({err})")

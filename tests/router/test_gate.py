@@ -170,8 +170,9 @@ def test_bad_or_unknown_payloads_never_block(run_cli, raw, tmp_path):
     assert len(log.read_text(encoding="utf-8").splitlines()) == 1
 
 
-def test_unparseable_payload_is_announced(run_cli, tmp_path):
-    output = run_gate(run_cli, b"not json", env={"MEMORY_ROUTER_LOG": str(tmp_path / "log")})
+@pytest.mark.parametrize("raw", [b"not json", b"[" * 100_000])
+def test_unparseable_payload_is_announced(run_cli, tmp_path, raw):
+    output = run_gate(run_cli, raw, env={"MEMORY_ROUTER_LOG": str(tmp_path / "log")})
     assert verdict(output) == "notice"
     assert "NOT checked" in message(output)
 
