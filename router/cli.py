@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall, doctor, sentinel
     "harness.checklist_cli",     # checklist
+    "harness.lab_cli",           # lab run/report/serve/client
 )
 
 EXIT_CODES = """exit codes:
