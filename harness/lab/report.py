@@ -187,3 +187,43 @@ def print_report(report, show_calls=True):
         out.print(f"last call's memory: flat {_kb(last['flat'])}, slim + router {_kb(last['slim'])}; slim + router's "
                   "running total " + (f"passes flat's at prompt {crossing}" if crossing else
                                       "stays at or below flat's over the whole session"))
+
+
+# --------------------------------------------------------------------------- for `tokens report --lab`
+
+
+def tokens_section(run_dir):
+    """(e) of ``tokens report``: the lab run's sessions in bytes, measured from the requests."""
+    report = build_report(run_dir)
+    sessions = []
+    for session in report["sessions"]:
+        totals = session["measured"]["totals"]
+        first_md = session["measured"].get("memory_md") or {}
+        sessions.append({"memory": session["memory"], "hook": session["hook"], "prompts": len(session["prompts"]),
+                         "calls": totals["calls"], "request_bytes": totals["request_bytes"],
+                         "memory_bytes": totals["memory_bytes"], "memory_md_bytes_per_call": first_md.get("bytes", 0),
+                         "routed_bytes": totals["routed_bytes"],
+                         "last_call_memory_bytes": totals["last_call_memory_bytes"],
+                         "memory_md_truncation": first_md.get("truncation"),
+                         "audit_agrees": session["agreement"]["agree"]})
+    return {"run_dir": report["run_dir"], "method": "measured", "label": MEASURED_LABEL,
+            "client_version": next((s["client_version"] for s in report["sessions"]), None),
+            "sessions": sessions, "comparison": report["comparison"] and {
+                k: report["comparison"][k] for k in ("prompts", "checkpoints", "crossing_prompt",
+                                                     "last_call_memory_bytes")}}
+
+
+def print_tokens_section(section):
+    from harness.report import console, table
+
+    rows = [(s["memory"] + (" + router" if s["hook"] else ""), s["prompts"], s["calls"], f"{s['request_bytes']:,}",
+             f"{s['memory_md_bytes_per_call']:,}", f"{s['memory_bytes']:,}", _kb(s["last_call_memory_bytes"]))
+            for s in section["sessions"]]
+    out = console()
+    out.print(table(f"(e) lab session, {section['label']} (Claude Code {section['client_version']})",
+                    ["session", "prompts", "calls", "request B", "MEMORY.md B/call", "memory B", "last call"], rows))
+    comparison = section["comparison"]
+    if comparison:
+        ratios = ", ".join(f"{c['prompts']}: {c['ratio']:.2f}x" for c in comparison["checkpoints"] if c["ratio"])
+        out.print(f"slim + router / flat, cumulative memory bytes by prompt count: {ratios}")
+    print(f"lab run: {section['run_dir']}")
