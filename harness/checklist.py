@@ -78,11 +78,13 @@ def memory_index_facts(text, slug, hook=None):
         "hook_lines": hook_lines,
         "lines": slim.line_count(text),
         "bytes": len(data),
+        "loaded_lines": len(slim.claude_code_loaded(text)[0].splitlines()),
+        "truncated": slim.claude_code_loaded(text)[1],
     }
 
 
 def within_load_limit(facts):
-    return facts["lines"] <= slim.CLAUDE_CODE_LINE_LIMIT and facts["bytes"] <= slim.CLAUDE_CODE_BYTE_LIMIT
+    return not facts["truncated"]
 
 
 # --------------------------------------------------------------------------- the checks

@@ -31,10 +31,31 @@ ROUTER_TAG_CAP = 2
 
 # Spec §11: "Slimmed MEMORY.md <= ~5.5k bytes". Read as 5,500 bytes, the stricter reading.
 SLIM_TARGET_BYTES = 5500
-# claude-code-formats.md §4.1: only the first 200 lines or 25 KB are loaded. 25 KB is read as
-# 25,000 bytes (the smaller of 25,000 and 25,600) so the warning fires before truncation can.
+# What Claude Code loads of MEMORY.md, measured with the real client 2.1.328 (memory-router lab,
+# tests/harness/lab/test_realclient.py): whole lines only, at most 200 of them, and no more than
+# fit in 25,000 characters counted as JavaScript does (UTF-16 code units), the kept lines joined by
+# newlines. The docs' "25KB" is characters, not bytes: a file of accented text loads twice the
+# bytes a byte limit would allow.
 CLAUDE_CODE_LINE_LIMIT = 200
-CLAUDE_CODE_BYTE_LIMIT = 25_000
+CLAUDE_CODE_CHAR_LIMIT = 25_000
+
+
+def utf16_units(text):
+    """The length JavaScript gives ``text`` (characters outside the BMP count twice)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def claude_code_loaded(text):
+    """``(loaded_text, truncated)``: the whole lines of a MEMORY.md that Claude Code loads."""
+    lines = text.splitlines(keepends=True)
+    kept = 0
+    units = -1                                   # no newline before the first line
+    for line in lines[:CLAUDE_CODE_LINE_LIMIT]:
+        units += 1 + utf16_units(line[:-1] if line.endswith("\n") else line)
+        if units > CLAUDE_CODE_CHAR_LIMIT:
+            break
+        kept += 1
+    return "".join(lines[:kept]), kept < len(lines)
 
 
 class UnknownHotSlugError(RefusedError):
@@ -160,18 +181,24 @@ def size_summary(before, after):
         "lines_before": before_lines,
         "lines_after": after_lines,
         "cut_percent": cut,
-        "warnings": size_warnings(len(after_bytes), after_lines),
+        "warnings": size_warnings(len(after_bytes), after_lines,
+                                  claude_code_loaded(after_bytes.decode("utf-8", "replace"))[1]),
     }
 
 
-def size_warnings(size_bytes, lines):
+def size_warnings(size_bytes, lines, truncated=None):
+    """Warnings for an index of ``size_bytes`` and ``lines``; ``truncated`` (from
+    ``claude_code_loaded``) says whether Claude Code cuts it, else the limits are read as bytes,
+    which over-warns for non-ASCII text and never under-warns."""
     warnings = []
     if size_bytes > SLIM_TARGET_BYTES:
         warnings.append(f"the slim index is {size_bytes} bytes, over the {SLIM_TARGET_BYTES}-byte target "
                         "(spec §11); trim the hot strip")
-    if lines > CLAUDE_CODE_LINE_LIMIT or size_bytes > CLAUDE_CODE_BYTE_LIMIT:
+    if truncated is None:
+        truncated = lines > CLAUDE_CODE_LINE_LIMIT or size_bytes > CLAUDE_CODE_CHAR_LIMIT
+    if truncated:
         warnings.append(f"the index is {lines} lines / {size_bytes} bytes: Claude Code loads only the first "
-                        f"{CLAUDE_CODE_LINE_LIMIT} lines or 25 KB, the rest is never seen")
+                        f"{CLAUDE_CODE_LINE_LIMIT} lines or 25,000 characters (whole lines), the rest is never seen")
     return warnings
 
 
