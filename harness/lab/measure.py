@@ -34,7 +34,9 @@ import re
 
 CONTEXT_MARKERS = ("UserPromptSubmit hook additional context: ", "UserPromptSubmit hook success: ")
 MEMORY_SECTION_RE = re.compile(r"Contents of (?P<path>[^\n]*?MEMORY\.md) \([^\n]*\):\n\n")
-TRUNCATION_RE = re.compile(r"> WARNING: MEMORY\.md is (?P<lines>[\d,]+) lines(?: and (?P<size>[\d.,]+ ?[KM]?B))?")
+# 2.1.328: "> WARNING: MEMORY.md is 400 lines (limit: 200). Only part of it was loaded: ..." or
+# "> WARNING: MEMORY.md is 28.4KB (limit: 24.4KB) — index entries are too long. ..."
+TRUNCATION_RE = re.compile(r"> WARNING: MEMORY\.md is [^\n]*")
 REMINDER_END = "\n</system-reminder>"
 MAIN, OTHER = "main", "other"
 
