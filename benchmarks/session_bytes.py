@@ -98,7 +98,7 @@ def print_figures(figures, seconds=None):
     print(f"session of {figures['prompts']} prompts on the bundled example store ({figures['method']})")
     for point in figures["checkpoints"]:
         print(f"  after {point['prompts']:>3} prompts: flat {point['flat']:>10,}  slim + router {point['slim']:>10,}"
-              f"  ratio {point["ratio"]:.3f}x")
+              f"  ratio {point['ratio']:.3f}x")
     crossing = figures["crossing_prompt"]
     print("  slim + router's running total " + (f"passes flat's at prompt {crossing}" if crossing
                                                 else "never passes flat's"))
