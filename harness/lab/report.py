@@ -178,7 +178,7 @@ def print_report(report, show_calls=True):
     comparison = report["comparison"]
     if comparison:
         out.print()
-        rows = [(c["prompts"], f"{c['flat']:,}", f"{c['slim']:,}", "-" if c["ratio"] is None else f"{c['ratio']:.2f}x")
+        rows = [(c["prompts"], f"{c['flat']:,}", f"{c['slim']:,}", "-" if c["ratio"] is None else f"{c['ratio']:.3f}x")
                 for c in comparison["checkpoints"]]
         out.print(table(f"cumulative memory bytes, flat MEMORY.md vs slim + router ({report['label']})",
                         ["prompts", "flat", "slim + router", "slim / flat"], rows))
@@ -224,6 +224,6 @@ def print_tokens_section(section):
                     ["session", "prompts", "calls", "request B", "MEMORY.md B/call", "memory B", "last call"], rows))
     comparison = section["comparison"]
     if comparison:
-        ratios = ", ".join(f"{c['prompts']}: {c['ratio']:.2f}x" for c in comparison["checkpoints"] if c["ratio"])
+        ratios = ", ".join(f"{c['prompts']}: {c['ratio']:.3f}x" for c in comparison["checkpoints"] if c["ratio"])
         out.print(f"slim + router / flat, cumulative memory bytes by prompt count: {ratios}")
     print(f"lab run: {section['run_dir']}")
