@@ -134,8 +134,13 @@ def client_env(paths, base_url, extra=None):
     return env
 
 
-def _run_tool(argv, env, what):
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+def _run_tool(argv, env, what, timeout=120):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MemoryRouterError(f"{what} did not finish within {timeout} s") from None
+    except OSError as err:
+        raise MemoryRouterError(f"{what} could not start: {err.strerror or err}") from None
     if done.returncode != 0:
         raise MemoryRouterError(f"{what} failed (exit {done.returncode}): "
                                 f"{(done.stderr or done.stdout).strip()[:400]}")

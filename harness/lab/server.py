@@ -174,15 +174,22 @@ class Script:
         from router.errors import InputError, read_utf8
 
         text = read_utf8(path, "lab script", "pass an existing JSON or YAML script file")
-        try:
-            if str(path).endswith((".yaml", ".yml")):
-                import yaml
+        if str(path).endswith((".yaml", ".yml")):
+            import yaml
 
+            try:
                 data = yaml.safe_load(text)
-            else:
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                raise InputError(f"cannot parse lab script: {getattr(err, 'problem', None) or err}", path=path,
+                                 line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+                                 fix="correct the YAML") from None
+        else:
+            try:
                 data = json.loads(text)
-        except (ValueError, Exception) as err:  # yaml.YAMLError is not importable without yaml
-            raise InputError(f"cannot parse lab script: {err}", path=path, fix="correct the JSON/YAML") from None
+            except ValueError as err:
+                raise InputError(f"cannot parse lab script: {err.msg}", path=path, line=err.lineno, column=err.colno,
+                                 fix="correct the JSON") from None
         return cls.from_data(data, source=str(path))
 
     def tool_names(self):

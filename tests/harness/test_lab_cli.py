@@ -108,3 +108,24 @@ def test_prompts_file_skips_comments_and_blank_lines(tmp_path):
 def test_lab_is_registered_in_help(run_cli):
     done = run_cli("lab", "--help")
     assert done.returncode == 0 and b"run" in done.stdout and b"report" in done.stdout
+
+
+def test_lab_serve_answers_and_logs_until_interrupted(tmp_path):
+    import signal
+    import subprocess
+    import urllib.request
+
+    exe = os.path.join(os.path.dirname(sys.executable), "memory-router")
+    log = tmp_path / "requests.jsonl"
+    server = subprocess.Popen([exe, "lab", "serve", "--log", str(log)], stdout=subprocess.PIPE, text=True)
+    try:
+        first = server.stdout.readline()
+        url = first.split("listening on ")[1].split(";")[0]
+        assert url.startswith("http://127.0.0.1:")
+        body = json.dumps({"model": "m", "stream": False, "messages": [{"role": "user", "content": "hi"}]}).encode()
+        with urllib.request.urlopen(urllib.request.Request(url + "/v1/messages", data=body), timeout=10) as response:
+            assert json.loads(response.read())["content"][0]["text"] == "Reply 1."
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=10) == 0
+    assert json.loads(log.read_text().splitlines()[0])["body"] == body.decode()

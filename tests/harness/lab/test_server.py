@@ -151,3 +151,10 @@ def test_script_load_json_and_yaml_and_tool_names(tmp_path):
     (tmp_path / "bad.json").write_text("{nope")
     with pytest.raises(InputError):
         Script.load(tmp_path / "bad.json")
+
+
+def test_yaml_script_error_names_the_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("- reply: {text: hi}\n- reply: [unclosed\n")
+    with pytest.raises(InputError) as err:
+        Script.load(tmp_path / "bad.yaml")
+    assert f"{tmp_path / 'bad.yaml'}:" in str(err.value)
