@@ -11,7 +11,7 @@ Memory text in a request, found by content:
   reminder or the next ``Contents of`` section; the header line counts, since the index brings it;
 - every **routed context**: the text after ``UserPromptSubmit hook additional context: `` (or
   ``UserPromptSubmit hook success: ``, a hook that printed plain text) up to the next blank line
-  or the end of its text block. Each distinct text is then counted wherever it occurs in a
+  or the end of its text block, or inside ``<user-prompt-submit-hook>`` tags (Claude Code 1.0.x). Each distinct text is then counted wherever it occurs in a
   request, by content: in a system message, a user message, a tool result or an assistant reply.
 
 An occurrence is **new** when it sits after the request's last assistant message (the current
@@ -20,7 +20,7 @@ conversation). So a routed context should be new exactly once per injection and 
 later call until compaction drops it.
 
 Threads: requests whose top-level ``system`` (the first block, a per-build billing line, left
-out) matches the session's first request are the **main** thread; any other (a subagent, a side
+out) matches the session's first request that offers tools are the **main** thread; any other (a subagent, a side
 query) is reported apart, and a routed context found there is a **leak**. A main-thread request
 whose last user message asks for a conversation summary is a **compaction** request.
 
@@ -95,9 +95,21 @@ def last_assistant_index(messages):
     return -1
 
 
+LEGACY_OPEN, LEGACY_CLOSE = "<user-prompt-submit-hook>", "</user-prompt-submit-hook>"
+
+
 def harvest_contexts(text):
-    """The hook contexts rendered in one text: ``[(marker, context)]``."""
+    """The hook contexts rendered in one text: ``[(marker, context)]``. Claude Code 1.0.x wraps
+    the hook's output in ``<user-prompt-submit-hook>`` tags inside the user message instead."""
     found = []
+    start = text.find(LEGACY_OPEN)
+    while start != -1:
+        begin = start + len(LEGACY_OPEN)
+        end = text.find(LEGACY_CLOSE, begin)
+        context = text[begin:] if end == -1 else text[begin:end]
+        if context.strip():
+            found.append((LEGACY_OPEN, context))
+        start = text.find(LEGACY_OPEN, begin)
     for marker in CONTEXT_MARKERS:
         start = text.find(marker)
         while start != -1:
@@ -167,7 +179,10 @@ def analyze_requests(records):
             continue
         parsed.append((record, body))
 
-    main_key = thread_key(parsed[0][1]) if parsed else None
+    # The main thread is the first request that offers tools: 2.0.x sends tool-less "Warmup"
+    # requests for its built-in agents before the first prompt's call.
+    with_tools = [body for _record, body in parsed if body.get("tools")]
+    main_key = thread_key((with_tools or [body for _record, body in parsed])[0]) if parsed else None
     # Pass 1: the distinct contexts, in order of first appearance.
     contexts = {}
     order = []

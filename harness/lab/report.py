@@ -44,6 +44,11 @@ def session_report(directory):
     problems = measure.check_once_as_new(analysis)
     if main_audit is not None:
         agreement = measure.compare_with_audit(analysis, audit_injection_digests(main_audit))
+        if not main_audit.can_show_injections and agreement["audit"] == 0:
+            # The audit says "unknown" here (an older client records no hook output): it claims
+            # nothing, so there is nothing to disagree with.
+            agreement["agree"] = None
+            agreement["note"] = main_audit.capability_note
         audit = {"status": main_audit.status, "capability": main_audit.capability,
                  "injections": agreement["audit"], "file": transcript,
                  "subagents": [{"file": s["path"], "status": s["status"],
@@ -89,8 +94,9 @@ def build_report(run_dir, checkpoints=(10, 20, 60)):
 
 
 def report_exit_code(report):
-    """1 when any session's audit disagrees with its requests (or there is no transcript)."""
-    return 1 if any(not s["agreement"]["agree"] for s in report["sessions"]) else 0
+    """1 when any session's audit disagrees with its requests (or there is no transcript);
+    an audit that cannot show injections (``agree`` None) is not a disagreement."""
+    return 1 if any(s["agreement"]["agree"] is False for s in report["sessions"]) else 0
 
 
 def series_for_plot(report):
@@ -161,8 +167,12 @@ def print_report(report, show_calls=True):
             out.print(f"[yellow]prompts the client failed on[/yellow]: {session['failed_prompts']}")
         agreement = session["agreement"]
         audit = session["audit"]
-        verdict = "[green]agree[/green]" if agreement["agree"] else "[red]DISAGREE[/red]"
-        if audit is None:
+        verdict = {True: "[green]agree[/green]", False: "[red]DISAGREE[/red]",
+                   None: "[yellow]unknown[/yellow]"}[agreement["agree"]]
+        if agreement["agree"] is None:
+            out.print(f"audit vs requests: {verdict}: {agreement['note']}; requests show {agreement['requests']} "
+                      "new context(s) in the main thread")
+        elif audit is None:
             out.print(f"audit vs requests: {verdict}: {agreement.get('note')}")
         else:
             out.print(f"audit vs requests: {verdict}: transcript audit {audit['status']} "

@@ -227,3 +227,26 @@ def test_read_log_names_the_bad_line(tmp_path):
     with pytest.raises(InputError) as err:
         measure.read_log(path)
     assert f"{path}:2:" in str(err.value)
+
+
+def test_legacy_user_prompt_submit_hook_tags_are_contexts():
+    """Claude Code 1.0.x: the hook's output rides in the user message inside tags."""
+    m1 = [{"role": "user", "content": [{"type": "text", "text": "p1"},
+                                       {"type": "text", "text": f"<user-prompt-submit-hook>{CTX_A}</user-prompt-submit-hook>"}]}]
+    m2 = m1 + reply("r1") + later_prompt("p2")
+    analysis = measure.analyze_requests([record(1, 0, m1), record(2, 1, m2)])
+    assert [c["new_contexts"] for c in analysis["calls"]] == [["c1"], []]
+    assert analysis["calls"][1]["history_contexts"] == ["c1"]
+    assert analysis["contexts"][0]["sha256"] == measure.digest(CTX_A)
+
+
+def test_tool_less_warmup_requests_do_not_define_the_main_thread():
+    """Claude Code 2.0.x sends tool-less "Warmup" requests for its agents before the first call."""
+    warmup = record(1, 0, [{"role": "user", "content": "Warmup"}], system=SUB_SYSTEM)
+    main = record(2, 0, first_messages("p1", CTX_A))
+    main_body = json.loads(main["body"])
+    main_body["tools"] = [{"name": "Agent"}]
+    main["body"] = json.dumps(main_body)
+    analysis = measure.analyze_requests([warmup, main])
+    assert [c["thread"] for c in analysis["calls"]] == ["other", "main"]
+    assert measure.injections_from_requests(analysis) == [(measure.digest(CTX_A), 0)]

@@ -31,11 +31,11 @@ def log_records(contexts):
     return records
 
 
-def transcript_lines(contexts, session="s1"):
+def transcript_lines(contexts, session="s1", version="2.1.328"):
     lines, parent = [], None
     for i, context in enumerate(contexts):
         uuid = f"u{i}"
-        lines.append({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session, "version": "2.1.328",
+        lines.append({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session, "version": version,
                       "isSidechain": False, "promptId": f"p{i}", "message": {"role": "user", "content": f"prompt {i}"}})
         parent = uuid
         if context:
@@ -54,10 +54,10 @@ def transcript_lines(contexts, session="s1"):
     return lines
 
 
-def make_run(directory, memory, sent, recorded):
+def make_run(directory, memory, sent, recorded, version="2.1.328"):
     directory.mkdir(parents=True)
     transcript = directory / "s1.jsonl"
-    transcript.write_text("".join(json.dumps(line) + "\n" for line in transcript_lines(recorded)))
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in transcript_lines(recorded, version=version)))
     (directory / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log_records(sent)))
     manifest = {"format": 1, "memory": memory, "hook": memory == "slim", "client": "/x/claude",
                 "client_version": "2.1.328", "session_id": "s1", "transcript": str(transcript),
@@ -87,6 +87,14 @@ def test_disagreement_exits_1(tmp_path, sent, recorded, key):
     agreement = report["sessions"][0]["agreement"]
     assert not agreement["agree"] and agreement[key]
     assert lab_report.report_exit_code(report) == 1
+
+
+def test_an_audit_that_cannot_show_injections_is_unknown_not_a_disagreement(tmp_path):
+    run = make_run(tmp_path / "run", "slim", [CTX_A, None], [None, None], version="2.1.39")
+    report = lab_report.build_report(run)
+    agreement = report["sessions"][0]["agreement"]
+    assert agreement["agree"] is None and "cannot show injections" in agreement["note"]
+    assert agreement["requests"] == 1 and lab_report.report_exit_code(report) == 0
 
 
 def test_missing_transcript_is_a_disagreement(tmp_path):
