@@ -40,13 +40,13 @@ def transcript_lines(contexts, session="s1", version="2.1.328"):
         parent = uuid
         if context:
             lines.append({"type": "attachment", "uuid": f"a{i}", "parentUuid": parent, "sessionId": session,
-                          "version": "2.1.328", "isSidechain": False,
+                          "version": version, "isSidechain": False,
                           "attachment": {"type": "hook_additional_context", "content": [context],
                                          "hookName": "UserPromptSubmit", "toolUseID": f"hook-{i}",
                                          "hookEvent": "UserPromptSubmit"}})
             parent = f"a{i}"
         lines.append({"type": "assistant", "uuid": f"r{i}", "parentUuid": parent, "sessionId": session,
-                      "version": "2.1.328", "isSidechain": False,
+                      "version": version, "isSidechain": False,
                       "message": {"id": f"msg{i}", "role": "assistant", "model": "m",
                                   "content": [{"type": "text", "text": f"r{i + 1}"}],
                                   "usage": {"input_tokens": 1, "output_tokens": 1}}})
