@@ -100,7 +100,7 @@ def cmd_lab_run(args):
 
             result = run_session(target, prompts, mode, script, claude, clusters=args.clusters,
                                  flat_index=args.flat_index, config=args.config, hook=hook_for(mode, args.hook),
-                                 on_prompt=on_prompt, timeout=args.timeout)
+                                 on_prompt=on_prompt, timeout=args.timeout, session=args.session)
             progress.update(task, completed=len(prompts))
             if not result.ok:
                 failed = [o.index + 1 for o in result.outcomes if o.exit_code != 0]
@@ -216,6 +216,10 @@ def register(subparsers):
     run.add_argument("--flat-index", metavar="FILE", help="flat MEMORY.md (default: the bundled example's)")
     run.add_argument("--config", metavar="FILE", help="config for slim render's hot strip "
                                                       "(default: the bundled example's memory-router.toml)")
+    run.add_argument("--session", choices=("resume", "stream"), default="resume",
+                     help="resume: claude -p per prompt, --resume from the second (history is what the transcript "
+                          "kept); stream: one claude -p --input-format stream-json process (history is what the "
+                          "process kept, as in an interactive session; no slash commands) (default: resume)")
     run.add_argument("--timeout", metavar="SECONDS", type=float, default=180,
                      help="per prompt (default: 180)")
     client_option(run)

@@ -23,6 +23,11 @@ render``) or ``none``; starts a ``LabServer``; runs ``claude -p PROMPT`` and the
 ``prepare(paths)`` runs after the set-up and before the client, with a ``RunPaths``: the place to
 corrupt a cluster file, put a FIFO in its place, or write an oversized MEMORY.md.
 
+``session="stream"`` runs every prompt through one ``claude -p --input-format stream-json``
+process instead: the history is then what the process kept, as in an interactive session (a
+client that does not write hook output to its transcript, 2.1.39 for one, forgets it on
+``--resume``).
+
 The client never sees the user's files: HOME is the run's, the environment is rebuilt from
 scratch (PATH, LANG and the variables that point it at the stand-in), and the stand-in listens on
 127.0.0.1 only.
@@ -83,6 +88,7 @@ class RunResult:
     outcomes: tuple
     memory_text: str | None
     hook: bool = True
+    session: str = "resume"
     warnings: tuple = field(default=())
 
     @property
@@ -220,20 +226,124 @@ def find_transcripts(paths, session_id):
     return main, subs
 
 
+SESSION_MODES = ("resume", "stream")
+
+
+def _resume_prompts(claude, base_argv, prompts, server, paths, environment, on_prompt, timeout):
+    """One ``claude -p`` process per prompt, ``--resume`` from the second on."""
+    outcomes, session_id = [], None
+    for index, prompt in enumerate(prompts):
+        if on_prompt is not None:
+            on_prompt(index, len(prompts), prompt)
+        server.prompt_index = index
+        argv = [claude, *base_argv, "--output-format", "json"]
+        if session_id:
+            argv += ["--resume", session_id]
+        argv += ["--", prompt]
+        t0 = time.time()
+        try:
+            done = subprocess.run(argv, cwd=paths.project, env=environment, capture_output=True, text=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired as err:
+            code, stdout, stderr = -1, err.stdout or "", f"timed out after {timeout} s"
+            stdout = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else stdout
+        result = _parse_result(stdout)
+        session_id = result.get("session_id") or session_id
+        outcomes.append(PromptOutcome(index, prompt, code, round(time.time() - t0, 3), result.get("result"),
+                                      result.get("is_error"), (stderr or "")[-600:]))
+    return outcomes, session_id
+
+
+def _stream_prompts(claude, base_argv, prompts, server, paths, environment, on_prompt, timeout):
+    """One ``claude -p --input-format stream-json`` process for every prompt: each prompt is
+    written once the previous one's ``result`` event has arrived, so every request is stamped
+    with the right prompt. The history then lives in the process, as in an interactive session,
+    and does not depend on what the client writes to its transcript."""
+    import queue
+    import threading
+
+    argv = [claude, *base_argv, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+    process = subprocess.Popen(argv, cwd=paths.project, env=environment, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    stderr_tail = []
+
+    def read_stdout():
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)                          # end of output: the process is gone
+
+    def read_stderr():
+        for line in process.stderr:
+            stderr_tail.append(line)
+
+    threading.Thread(target=read_stdout, daemon=True).start()
+    threading.Thread(target=read_stderr, daemon=True).start()
+    outcomes, session_id, alive = [], None, True
+    try:
+        for index, prompt in enumerate(prompts):
+            if on_prompt is not None:
+                on_prompt(index, len(prompts), prompt)
+            server.prompt_index = index
+            t0 = time.time()
+            result, code = {}, -1
+            if alive:
+                try:
+                    process.stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": prompt}})
+                                        + "\n")
+                    process.stdin.flush()
+                except OSError:
+                    alive = False
+            while alive:
+                try:
+                    line = lines.get(timeout=max(0.1, timeout - (time.time() - t0)))
+                except queue.Empty:
+                    stderr_tail.append(f"timed out after {timeout} s\n")
+                    alive = False
+                    break
+                if line is None:
+                    alive = False
+                    break
+                event = _parse_result(line)
+                session_id = event.get("session_id") or session_id
+                if event.get("type") == "result":
+                    result, code = event, 0
+                    break
+            outcomes.append(PromptOutcome(index, prompt, code, round(time.time() - t0, 3), result.get("result"),
+                                          result.get("is_error"), "".join(stderr_tail)[-600:]))
+    finally:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return outcomes, session_id
+
+
 def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, clusters=None, flat_index=None,
                 config=None, hook=True, prepare=None, on_prompt=None, timeout=DEFAULT_PROMPT_TIMEOUT,
-                client_args=(), env=None):
+                client_args=(), env=None, session="resume"):
     """Run ``prompts`` as one session of the real client; see the module docstring.
 
     ``script`` is a ``Script`` (default: plain text replies). ``claude`` is the client path
     (default: ``harness.lab.client.find_claude``). ``on_prompt(index, total, prompt)`` is called
     before each prompt (the CLI's progress bar). ``client_args`` are added to every ``claude``
-    command; ``env`` entries override the client's environment. Raises ``MemoryRouterError``
-    when the set-up fails; a prompt the client fails on is recorded in ``outcomes``, not raised.
+    command; ``env`` entries override the client's environment. ``session``: ``resume`` (one
+    ``claude -p`` per prompt, ``--resume`` from the second: history is what the transcript kept)
+    or ``stream`` (one process, ``--input-format stream-json``: history is what the process kept;
+    slash commands such as ``/compact`` need ``resume``). Raises ``MemoryRouterError`` when the
+    set-up fails; a prompt the client fails on is recorded in ``outcomes``, not raised.
     """
     prompts = list(prompts)
     if not prompts:
         raise InputError("no prompts to run", fix="pass a suite or a prompts file with at least one prompt")
+    if session not in SESSION_MODES:
+        raise InputError(f"unknown session mode {session!r}", fix=f"use one of {', '.join(SESSION_MODES)}")
     script = script or Script.default()
     if claude is None:
         claude, _how = lab_client.find_claude()
@@ -244,37 +354,16 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
         prepare(paths)
     log_path = os.path.join(paths.run_dir, REQUEST_LOG)
     allowed = ["Write", "Edit"] + [name for name in script.tool_names() if name not in ("Write", "Edit")]
-    outcomes = []
-    session_id = None
+    base_argv = ["-p", "--permission-mode", "acceptEdits", "--allowedTools", ",".join(allowed), *client_args]
     started = time.time()
+    runner = _stream_prompts if session == "stream" else _resume_prompts
     with LabServer(script, log_path) as server:
         environment = client_env(paths, server.url, env)
-        for index, prompt in enumerate(prompts):
-            if on_prompt is not None:
-                on_prompt(index, len(prompts), prompt)
-            server.prompt_index = index
-            argv = [claude, "-p", "--output-format", "json", "--permission-mode", "acceptEdits",
-                    "--allowedTools", ",".join(allowed), *client_args]
-            if session_id:
-                argv += ["--resume", session_id]
-            argv += ["--", prompt]
-            t0 = time.time()
-            try:
-                done = subprocess.run(argv, cwd=paths.project, env=environment, capture_output=True, text=True,
-                                      timeout=timeout, stdin=subprocess.DEVNULL)
-                code, stdout, stderr = done.returncode, done.stdout, done.stderr
-            except subprocess.TimeoutExpired as err:
-                code, stdout, stderr = -1, err.stdout or "", f"timed out after {timeout} s"
-                stdout = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else stdout
-            result = _parse_result(stdout)
-            session_id = result.get("session_id") or session_id
-            outcomes.append(PromptOutcome(index, prompt, code, round(time.time() - t0, 3),
-                                          result.get("result"), result.get("is_error"),
-                                          (stderr or "")[-600:]))
+        outcomes, session_id = runner(claude, base_argv, prompts, server, paths, environment, on_prompt, timeout)
         server.prompt_index = None
     transcript, subagents = find_transcripts(paths, session_id)
     run = RunResult(paths.run_dir, memory, claude, version, session_id, paths, log_path, transcript, subagents,
-                    tuple(prompts), tuple(outcomes), memory_text, hook, tuple(warnings))
+                    tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings))
     write_manifest(run, seconds=round(time.time() - started, 2))
     return run
 

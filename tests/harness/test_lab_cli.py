@@ -15,18 +15,25 @@ FAKE_CLIENT = r'''#!{python}
 import json, os, re, sys, urllib.request
 if sys.argv[1:] == ["--version"]:
     print("{version} (Claude Code)"); sys.exit(0)
-prompt = sys.argv[-1]
 session = sys.argv[sys.argv.index("--resume") + 1] if "--resume" in sys.argv else "fake-session"
-body = json.dumps({{"model": "m", "stream": True, "system": [{{"type": "text", "text": "b"}}, {{"type": "text", "text": "main"}}],
-                   "messages": [{{"role": "user", "content": prompt}}]}}).encode()
-req = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages?beta=true", data=body, method="POST")
-urllib.request.urlopen(req, timeout=10).read()
-folder = os.path.join(os.environ["HOME"], ".claude", "projects", re.sub("[^A-Za-z0-9]", "-", os.getcwd()))
-os.makedirs(folder, exist_ok=True)
-with open(os.path.join(folder, session + ".jsonl"), "a") as out:
-    out.write(json.dumps({{"type": "user", "uuid": prompt, "sessionId": session, "version": "{version}",
-                          "message": {{"role": "user", "content": prompt}}}}) + "\n")
-print(json.dumps({{"session_id": session, "result": "ok", "is_error": False}}))
+
+def answer(prompt):
+    body = json.dumps({{"model": "m", "stream": True, "system": [{{"type": "text", "text": "b"}}, {{"type": "text", "text": "main"}}],
+                       "tools": [{{"name": "Write"}}], "messages": [{{"role": "user", "content": prompt}}]}}).encode()
+    req = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages?beta=true", data=body, method="POST")
+    urllib.request.urlopen(req, timeout=10).read()
+    folder = os.path.join(os.environ["HOME"], ".claude", "projects", re.sub("[^A-Za-z0-9]", "-", os.getcwd()))
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, session + ".jsonl"), "a") as out:
+        out.write(json.dumps({{"type": "user", "uuid": prompt, "sessionId": session, "version": "{version}",
+                              "message": {{"role": "user", "content": prompt}}}}) + "\n")
+    print(json.dumps({{"type": "result", "session_id": session, "result": "ok", "is_error": False}}), flush=True)
+
+if "--input-format" in sys.argv:
+    for line in sys.stdin:
+        answer(json.loads(line)["message"]["content"])
+else:
+    answer(sys.argv[-1])
 '''
 
 
@@ -56,6 +63,18 @@ def test_lab_run_and_report_against_a_stand_in_client(run_cli, fake_claude, tmp_
     assert json.loads(records[1]["body"])["messages"][0]["content"] == "second"
     again = run_cli("lab", "report", run_dir, "--no-calls")
     assert again.returncode == 0 and b"request bytes measured from the real client" in again.stdout
+
+
+def test_lab_run_stream_session_stamps_each_prompt(run_cli, fake_claude, tmp_path):
+    run_dir = tmp_path / "run"
+    done = run_cli("lab", "run", run_dir, "--prompt", "one", "--prompt", "two", "--prompt", "three",
+                   "--session", "stream", "--claude", fake_claude(), "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    records = [json.loads(line) for line in (run_dir / "requests.jsonl").read_text().splitlines()]
+    assert [(r["prompt_index"], json.loads(r["body"])["messages"][0]["content"]) for r in records] == [
+        (0, "one"), (1, "two"), (2, "three")]
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["session"] == "stream" and [o["exit_code"] for o in manifest["outcomes"]] == [0, 0, 0]
 
 
 def test_lab_run_plot_writes_a_png(run_cli, fake_claude, tmp_path):

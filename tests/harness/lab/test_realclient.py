@@ -42,8 +42,10 @@ def last_prompt_text(call_body):
     return last_user_text(json.loads(call_body))
 
 
-def test_routed_silent_routed(tmp_path, claude_client):
-    result = run_session(tmp_path / "run", [ROUTED_A, SILENT, ROUTED_B], "slim", claude=claude_client)
+@pytest.mark.parametrize("session", ["resume", "stream"])
+def test_routed_silent_routed(tmp_path, claude_client, session):
+    result = run_session(tmp_path / "run", [ROUTED_A, SILENT, ROUTED_B], "slim", claude=claude_client,
+                         session=session)
     assert result.ok, result.outcomes
     analysis = analysis_of(result)
     calls = analysis["calls"]
