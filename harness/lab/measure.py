@@ -21,8 +21,9 @@ later call until compaction drops it.
 
 Threads: requests whose top-level ``system`` (the first block, a per-build billing line, left
 out) matches the session's first request that offers tools are the **main** thread; any other (a subagent, a side
-query) is reported apart, and a routed context found there is a **leak**. A main-thread request
-whose last user message asks for a conversation summary is a **compaction** request.
+query) is reported apart, and a routed context found there is a **leak**. A request
+whose last user message asks for a conversation summary is a **compaction** request (counted in
+the main thread whatever its system prompt).
 
 Byte figures are UTF-8 bytes of the decoded text; ``request_bytes`` is the body's length on the
 wire.
@@ -207,8 +208,10 @@ def analyze_requests(records):
     for record, body in parsed:
         messages = body["messages"]
         boundary = last_assistant_index(messages)
-        thread = MAIN if thread_key(body) == main_key else OTHER
-        compaction = thread == MAIN and is_compaction(body)
+        compaction = is_compaction(body)
+        # A summarisation request summarises the main conversation, whatever system prompt it
+        # carries (2.1.39 sends it without tools and with a system prompt of its own).
+        thread = MAIN if compaction or thread_key(body) == main_key else OTHER
         memory = []
         new, history = [], []
         for position, message in enumerate(messages):

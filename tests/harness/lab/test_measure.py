@@ -250,3 +250,13 @@ def test_tool_less_warmup_requests_do_not_define_the_main_thread():
     analysis = measure.analyze_requests([warmup, main])
     assert [c["thread"] for c in analysis["calls"]] == ["other", "main"]
     assert measure.injections_from_requests(analysis) == [(measure.digest(CTX_A), 0)]
+
+
+def test_a_summary_request_with_its_own_system_prompt_is_still_the_main_threads_compaction():
+    log = compaction_log(carry=False)
+    body = json.loads(log[1]["body"])
+    body["system"] = [{"type": "text", "text": t} for t in SUB_SYSTEM]     # 2.1.39: no tools, own prompt
+    log[1]["body"] = json.dumps(body)
+    analysis = measure.analyze_requests(log)
+    assert analysis["calls"][1]["thread"] == "main" and analysis["calls"][1]["compaction"] is True
+    assert analysis["compactions"][0]["carried_after"] == [] and analysis["leaks"] == []
