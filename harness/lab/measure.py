@@ -20,10 +20,10 @@ conversation). So a routed context should be new exactly once per injection and 
 later call until compaction drops it.
 
 Threads: requests whose top-level ``system`` (the first block, a per-build billing line, left
-out) matches the session's first request that offers tools are the **main** thread; any other (a subagent, a side
-query) is reported apart, and a routed context found there is a **leak**. A request
-whose last user message asks for a conversation summary is a **compaction** request (counted in
-the main thread whatever its system prompt).
+out) matches the session's first request that offers tools are the **main** thread; any other
+(a subagent, a side query) is reported apart, and a routed context found there is a **leak**. A
+request whose last user message asks for a conversation summary is a **compaction** request,
+counted in the main thread whatever its system prompt.
 
 Byte figures are UTF-8 bytes of the decoded text; ``request_bytes`` is the body's length on the
 wire.
