@@ -229,11 +229,13 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     else:
         facts = cl.memory_index_facts(text, "")
         size = (f"{facts['lines']} lines, {facts['bytes']} bytes, against Claude Code's load limit of "
-                "200 lines / 25 KB")
+                "200 lines / 25,000 characters (whole lines)")
         ok = cl.within_load_limit(facts)
         checks.append(_check("MEMORY.md size", "pass" if ok else "fail",
-                             f"{path} ({how}): {size}" + ("" if ok else "; lines past the limit are never loaded"),
-                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"]))
+                             f"{path} ({how}): {size}" + ("" if ok else f"; only the first {facts['loaded_lines']} lines are loaded, "
+                                                              "the rest is never seen"),
+                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"],
+                             loaded_lines=facts["loaded_lines"]))
     from harness import gate_install
 
     checks.extend(gate_install.doctor_checks(project_dir, run_commands))
