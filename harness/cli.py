@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
     "harness.checklist_cli",     # checklist
     "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
+    "harness.learn_cli",         # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:
