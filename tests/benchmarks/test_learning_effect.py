@@ -1,5 +1,5 @@
 """benchmarks/learning_effect.py: lab sessions through `memory-router learn` make their phrasing route,
-and the example store's suites route exactly as before."""
+and no case of the example store's suites routes worse."""
 
 import importlib.util
 import pathlib
@@ -24,7 +24,12 @@ def test_lab_phrasings_route_after_learning_and_the_suites_do_not_move(bench, tm
         assert lab["routed_before"] == [] and lab["routed_after"], lab
     assert report["suites"]
     for suite in report["suites"]:
-        assert suite["changed"] == [] and suite["before"] == suite["after"], suite["suite"]
+        before, after = suite["before"], suite["after"]
+        # A case may only move to what it expects (a suite's paraphrase of a lab phrasing).
+        assert all(set(c["after"]) == set(c["expected"]) and c["expected"] for c in suite["changed"]), suite
+        assert after["cluster_hit"] >= before["cluster_hit"] and after["fact_recall"] >= before["fact_recall"]
+        assert after["false_priming"] <= before["false_priming"]
+    assert any(s["suite"].endswith("example.yaml") and s["changed"] == [] for s in report["suites"])
 
 
 def test_a_lab_prompt_the_router_already_routes_carries_its_injection(bench):
