@@ -135,7 +135,7 @@ def _print_human(args, sessions, learned, result, diff, learning):
     out = console()
     for session, count in sessions:
         evidence = session.evidence_count
-        out.print(f"{session.path}: {count} prompts, {evidence} piece{'s' if evidence != 1 else ''} of evidence",
+        out.print(f"{session.path}: {count} prompt{'s' if count != 1 else ''}, {evidence} piece{'s' if evidence != 1 else ''} of evidence",
                   markup=False)
         if not session.injections_visible:
             out.print(f"  nothing learned from it: {session.visibility}", markup=False)
