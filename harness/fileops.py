@@ -7,7 +7,8 @@ import os
 import tempfile
 import time
 
-from router.errors import RefusedError
+from router.errors import InputError, RefusedError
+from router.safeio import read_regular_bytes
 
 
 def sha256_bytes(data):
@@ -19,15 +20,18 @@ class Snapshot:
 
     __slots__ = ("path", "data", "exists", "stat_key")
 
-    def __init__(self, path):
+    def __init__(self, path, what="file"):
         self.path = os.fspath(path)
         try:
-            with open(self.path, "rb") as handle:
-                self.data = handle.read()
+            self.data = read_regular_bytes(self.path)
             self.exists = True
         except FileNotFoundError:
             self.data = b""
             self.exists = False
+        except OSError as err:
+            # A FIFO, device or directory is refused by read_regular_bytes, never waited on.
+            raise InputError(f"cannot read {what}: {err.strerror or err}", path=self.path,
+                             fix="pass a regular file") from None
         self.stat_key = _stat_key(self.path)
 
     def unchanged(self):
@@ -37,8 +41,7 @@ class Snapshot:
         if not self.exists:
             return not os.path.exists(self.path)
         try:
-            with open(self.path, "rb") as handle:
-                return handle.read() == self.data
+            return read_regular_bytes(self.path) == self.data
         except OSError:
             return False
 

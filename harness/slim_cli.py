@@ -77,7 +77,7 @@ def plan_render(args):
     from harness.fileops import Snapshot
 
     live_path = live_memory_path(memory_dir)
-    snapshot = Snapshot(live_path)
+    snapshot = Snapshot(live_path, "MEMORY.md")
     if not snapshot.exists:
         raise InputError("no MEMORY.md to slim", path=live_path, fix="pass the memory directory that holds MEMORY.md")
     before = _decode(snapshot.data, live_path)
@@ -215,7 +215,8 @@ def _resolve_archive(explicit, memory_dir, live_path):
         if not os.path.isabs(explicit):
             candidates.append(os.path.join(memory_dir, explicit))
         for candidate in candidates:
-            if os.path.isfile(candidate):
+            # exists, not isfile: a FIFO or directory named here gets the reader's message.
+            if os.path.exists(candidate):
                 path = os.path.abspath(candidate)
                 break
         else:
@@ -241,12 +242,13 @@ def cmd_slim_rollback(args):
     memory_dir = _resolve_memory_dir(args, config)
     live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)
+    from router.safeio import read_regular_bytes
+
     try:
-        with open(archive_path, "rb") as handle:
-            restored = handle.read()
+        restored = read_regular_bytes(archive_path)
     except OSError as err:
         raise InputError(f"cannot read archive: {err.strerror or err}", path=archive_path) from None
-    snapshot = Snapshot(live_path)
+    snapshot = Snapshot(live_path, "MEMORY.md")
     result = {
         "memory_file": live_path,
         "restored_from": archive_path,
