@@ -1,6 +1,7 @@
 """Writes that cannot lose a user's data: temp file + fsync + rename, archive before overwrite,
 and refusal when the file changed since it was read. Shared by every command that writes."""
 
+import errno
 import hashlib
 import math
 import os
@@ -62,8 +63,7 @@ class Snapshot:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
             atomic_write(self.path, data)
-            with open(self.path, "rb") as handle:
-                read_back = handle.read()
+            read_back = read_regular_bytes(self.path)
         except OSError as err:
             raise RefusedError(f"could not replace {self.path}: {err.strerror or err}; it is unchanged{note}",
                                fix="check permissions and free space, then run again") from None
@@ -140,39 +140,137 @@ def utc_stamp(now=None):
     return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(seconds)) + f"-{millis:03d}Z"
 
 
-def write_archive(directory, stem, suffix, data):
+def write_archive(directory, stem, suffix, data, record=False):
     """Write ``data`` to ``<directory>/<stem>-<UTC stamp><suffix>`` without ever overwriting an
-    existing archive (a clash gets a counter), verify it reads back identically, return its path.
-    Any OS error becomes a ``RefusedError``: the caller must write nothing else."""
+    existing archive (a clash gets a counter), verify it reads back identically, and return its
+    path. With ``record``, its size and sha256 are written beside it (``archive_record_path``)
+    for ``read_verified_archive``: archives the tool may restore later are recorded. Any OS error becomes a
+    ``RefusedError``: the caller must write nothing else.
+
+    The archive reaches its name only complete: it is written to a hidden temp file in the same
+    directory and fsynced, then hard-linked to its final name (a link, unlike a rename, refuses
+    to replace a name that exists). A kill at any point leaves either no archive or a whole one
+    (at worst a hidden ``.<stem>-...tmp`` file, or a whole archive without its record)."""
     base = os.path.join(directory, f"{stem}-{utc_stamp()}")
     candidate = base + suffix
     counter = 1
-    created = False
+    tmp = linked = None
     try:
+        tmp = _write_synced_temp(directory, os.path.basename(base), data)
         while True:
             try:
-                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                _link_no_clobber(tmp, candidate)
+                linked = candidate
                 break
             except FileExistsError:
                 counter += 1
                 candidate = f"{base}-{counter}{suffix}"
-        created = True
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with open(candidate, "rb") as handle:
-            read_back = handle.read()
+        _remove_quietly(tmp)
+        tmp = None
+        _fsync_dir(directory)
+        read_back = read_regular_bytes(candidate)
     except OSError as err:
-        if created:
-            _remove_quietly(candidate)
+        if tmp is not None:
+            _remove_quietly(tmp)
+        if linked is not None:
+            _remove_quietly(linked)
         raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing else was written",
                            fix="free space or fix permissions in that directory") from None
     if read_back != data:
-        # A truncated archive left behind would be the newest one, the one rollback restores.
+        # A damaged archive left behind would be the newest one, the one rollback restores.
         _remove_quietly(candidate)
         raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
+    try:
+        if record:
+            write_archive_record(candidate, data)
+    except OSError as err:
+        _remove_quietly(candidate)
+        raise RefusedError(f"cannot record the archive {candidate}: {err.strerror or err}; nothing else was "
+                           "written", fix="free space or fix permissions in that directory") from None
     return candidate
+
+
+def _write_synced_temp(directory, name, data):
+    fd, tmp = tempfile.mkstemp(prefix="." + name + ".", suffix=".tmp", dir=directory)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_current_umask())  # what open() would give, not mkstemp's 0600
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _remove_quietly(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _link_no_clobber(source, target):
+    """Give ``source`` the name ``target`` unless ``target`` exists (``FileExistsError``)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        # A file system without hard links (FAT, some network shares): check, then rename. Two
+        # archives in one millisecond racing here is the one case a name could be reused.
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "exists", target) from None
+        os.replace(source, target)
+
+
+# --------------------------------------------------------------------------- archive records
+
+ARCHIVE_RECORD_SUFFIX = ".sha256.json"
+
+
+def archive_record_path(archive_path):
+    """Where the size and sha256 an archive was written with are kept: a hidden file beside it,
+    ``.<archive name>.sha256.json`` (hidden, so listings of backups and memories never meet it)."""
+    directory, name = os.path.split(os.path.abspath(archive_path))
+    return os.path.join(directory, "." + name + ARCHIVE_RECORD_SUFFIX)
+
+
+def write_archive_record(archive_path, data):
+    import json
+
+    record = {"archive": os.path.basename(archive_path), "bytes": len(data), "sha256": sha256_bytes(data)}
+    atomic_write(archive_record_path(archive_path), json.dumps(record, indent=2) + "\n")
+
+
+def read_verified_archive(archive_path):
+    """``(data, verified)`` for an archive: ``verified`` is True when its record exists and its size
+    and sha256 match, False when it has no record (written before records were kept, or by hand).
+    A record that does not match, or cannot be read, is a ``RefusedError`` naming the archive."""
+    import json
+
+    data = read_regular_bytes(archive_path)
+    record_path = archive_record_path(archive_path)
+    try:
+        raw = read_regular_bytes(record_path)
+    except FileNotFoundError:
+        return data, False
+    except OSError as err:
+        raise RefusedError(f"cannot read the integrity record {record_path} of {archive_path}: "
+                           f"{err.strerror or err}; nothing was written",
+                           fix="look at both files; pass another archive with --archive FILE") from None
+    try:
+        record = json.loads(raw.decode("utf-8"))
+        expected_bytes, expected_sha = int(record["bytes"]), str(record["sha256"])
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        raise RefusedError(f"the integrity record {record_path} of {archive_path} is damaged; nothing was written",
+                           fix="look at the archive; if it is whole, delete the record and pass --archive FILE") \
+            from None
+    actual_sha = sha256_bytes(data)
+    if len(data) != expected_bytes or actual_sha != expected_sha:
+        raise RefusedError(f"archive {archive_path} is damaged: it holds {len(data)} bytes (sha256 {actual_sha[:12]}) "
+                           f"but was written with {expected_bytes} bytes (sha256 {expected_sha[:12]}); "
+                           "nothing was written", fix="pass an older archive with --archive FILE")
+    return data, True
 
 
 def _remove_quietly(path):

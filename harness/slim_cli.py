@@ -33,7 +33,8 @@ def _resolve_memory_dir(args, config):
 def _archive(directory, stem, data):
     from harness import fileops
 
-    return fileops.write_archive(directory, stem, ".md", data)
+    # Recorded (size, sha256): rollback checks an archive against its record before restoring it.
+    return fileops.write_archive(directory, stem, ".md", data, record=True)
 
 
 def _replace_live(snapshot, data, archive_path):
@@ -234,7 +235,7 @@ def _resolve_archive(explicit, memory_dir, live_path):
 
 
 def cmd_slim_rollback(args):
-    from harness.fileops import Snapshot, sha256_bytes
+    from harness.fileops import ARCHIVE_RECORD_SUFFIX, Snapshot, sha256_bytes
     from harness.report import print_json
     from harness.cliconfig import load_cli_config
 
@@ -242,12 +243,18 @@ def cmd_slim_rollback(args):
     memory_dir = _resolve_memory_dir(args, config)
     live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)
-    from router.safeio import read_regular_bytes
+    from harness.fileops import read_verified_archive
 
     try:
-        restored = read_regular_bytes(archive_path)
+        restored, verified = read_verified_archive(archive_path)
     except OSError as err:
         raise InputError(f"cannot read archive: {err.strerror or err}", path=archive_path) from None
+    if not verified and not args.archive and not args.dry_run:
+        # The newest archive by name, never checked by anyone: an archive left truncated by a
+        # killed render of an older version would be written over MEMORY.md.
+        raise RefusedError(f"archive {archive_path} has no integrity record (.<name>{ARCHIVE_RECORD_SUFFIX}: it was "
+                           "written by hand or by an older memory-router), so it cannot be checked; nothing "
+                           "was written", fix=f"look at it, then pass --archive {archive_path}")
     snapshot = Snapshot(live_path, "MEMORY.md")
     result = {
         "memory_file": live_path,
@@ -257,6 +264,7 @@ def cmd_slim_rollback(args):
         "pre_rollback_archive": None,
         "status": None,
         "sha256_archive": sha256_bytes(restored),
+        "archive_verified": verified,
         "sha256_before": sha256_bytes(snapshot.data) if snapshot.exists else None,
         **slim.size_summary(snapshot.data, restored),
     }
@@ -291,7 +299,8 @@ def cmd_slim_rollback(args):
         return 0
     if result["pre_rollback_archive"]:
         print(f"archived the current index to {result['pre_rollback_archive']}")
-    print(f"restored {live_path} from {archive_path}")
+    print(f"restored {live_path} from {archive_path}"
+          + ("" if verified else " (no integrity record: restored as named, unchecked)"))
     print(f"{result['bytes_before']} -> {result['bytes_after']} bytes, "
           f"{result['lines_before']} -> {result['lines_after']} lines; sha256 {result['sha256_archive']}")
     return 0

@@ -114,24 +114,13 @@ def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, mon
     if failing == "fsync":
         monkeypatch.setattr(fileops.os, "fsync", no_space)
     else:
-        real_fdopen = fileops.os.fdopen
+        real_write = os.write
 
-        class Failing:
-            def __init__(self, handle):
-                self.handle = handle
+        def half_then_full_disk(fd, data):
+            real_write(fd, bytes(data[: len(data) // 2]))
+            no_space()
 
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.handle.close()
-
-            def write(self, data):
-                self.handle.write(data[: len(data) // 2])
-                self.handle.flush()
-                no_space()
-
-        monkeypatch.setattr(fileops.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
+        monkeypatch.setattr(fileops.os, "write", half_then_full_disk)
     with pytest.raises(RefusedError) as info:
         fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"precious flat index\n" * 50)
     assert "cannot write an archive" in str(info.value)
@@ -139,18 +128,8 @@ def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, mon
 
 
 def test_write_archive_that_reads_back_differently_is_removed(tmp_path, monkeypatch):
-    real_open = open
-
-    def corrupting_open(path, mode="r", *args, **kwargs):
-        handle = real_open(path, mode, *args, **kwargs)
-        if mode == "rb":
-            data = handle.read()
-            handle.close()
-            import io
-            return io.BytesIO(data[:-1])
-        return handle
-
-    monkeypatch.setattr("builtins.open", corrupting_open)
+    real_read = fileops.read_regular_bytes
+    monkeypatch.setattr(fileops, "read_regular_bytes", lambda path: real_read(path)[:-1])
     with pytest.raises(RefusedError) as info:
         fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"abc")
     monkeypatch.undo()
@@ -229,3 +208,68 @@ def test_snapshot_replace_through_a_symlink_keeps_the_link(tmp_path):
     link.symlink_to(target)
     fileops.Snapshot(link).replace(b'{"a": 1}')
     assert link.is_symlink() and target.read_bytes() == b'{"a": 1}'
+
+
+# --------------------------------------------------------------------------- killed archive writes
+
+KILL_AT_FIRST = """
+import os, sys
+from harness import fileops
+
+def die(*_args, **_kwargs):
+    os._exit(9)
+
+setattr(fileops.os, sys.argv[2], die)
+fileops.write_archive(sys.argv[1], "MEMORY.archive", ".md", b"precious flat index\\n" * 5000, record=True)
+"""
+
+
+@pytest.mark.parametrize("step", ["write", "fsync", "link", "unlink", "replace"])
+def test_archive_killed_at_any_step_is_absent_or_whole_under_its_final_name(tmp_path, step):
+    """Issue 11, class 1: a render killed while writing its archive left a 0-byte or part-written
+    MEMORY.archive-<stamp>.md, which rollback then restored. ``replace`` is the record's rename."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", KILL_AT_FIRST, str(tmp_path), step], capture_output=True,
+                            timeout=60)
+    assert result.returncode == 9, result.stderr
+    visible = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    for archive in visible:
+        assert archive.read_bytes() == b"precious flat index\n" * 5000
+    assert len(visible) == (1 if step in ("unlink", "replace") else 0)
+
+
+def test_archive_record_names_size_and_sha256_and_verifies(tmp_path):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    record = fileops.archive_record_path(path)
+    assert os.path.basename(record) == "." + os.path.basename(path) + ".sha256.json"
+    import json
+
+    assert json.loads(open(record, "rb").read()) == {
+        "archive": os.path.basename(path), "bytes": 5, "sha256": fileops.sha256_bytes(b"flat\n")}
+    assert fileops.read_verified_archive(path) == (b"flat\n", True)
+
+
+@pytest.mark.parametrize("damage", [b"", b"fla", b"flat\nmore\n", b"FLAT\n"])
+def test_an_archive_that_differs_from_its_record_is_refused_naming_it(tmp_path, damage):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    with open(path, "wb") as handle:
+        handle.write(damage)
+    with pytest.raises(RefusedError) as info:
+        fileops.read_verified_archive(path)
+    assert path in str(info.value) and "damaged" in str(info.value)
+
+
+def test_a_damaged_record_is_refused(tmp_path):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    with open(fileops.archive_record_path(path), "wb") as handle:
+        handle.write(b'{"bytes": 5, "sha')
+    with pytest.raises(RefusedError, match="integrity record .* is damaged"):
+        fileops.read_verified_archive(path)
+
+
+def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
+    path = tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
+    path.write_bytes(b"by hand\n")
+    assert fileops.read_verified_archive(path) == (b"by hand\n", False)
