@@ -195,8 +195,7 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None):
         return "dry-run", None
     backup = _backup(settings_path, snap.data)
     if action == "delete":
-        snap.require_unchanged()
-        os.unlink(settings_path)
+        snap.remove()  # under the lock, moved aside and compared, put back if changed
     else:
         _replace(snap, data)
     if record is not None:

@@ -30,12 +30,13 @@ ahead of this machine's (a network share) can still defeat that guard; set
 
 import marshal
 import os
-import stat
 import struct
 import time
 import zlib
 
 from router import __version__
+# A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
+from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
 CACHE_FORMAT = 5
 _MAGIC = b"MRTABLE4"
@@ -51,8 +52,6 @@ RACY_WINDOW_NS = 2_000_000_000
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
     "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", os.path.join("data", "stopwords.txt")))
-# O_NONBLOCK: a FIFO planted in the cache dir must not hang the hook; O_BINARY: Windows.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def cache_dir():
@@ -93,21 +92,6 @@ class CorruptCacheError(ValueError):
     """A cache entry whose bytes fail their checksum: rebuild it, never use it."""
 
 
-def _read_entry(entry):
-    fd = os.open(entry, _READ_FLAGS)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("cache entry is not a regular file")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-
-
 def _checked_body(data):
     """The marshal body of a small entry, after its magic and CRC-32 have been checked."""
     if len(data) < _ENTRY_HEAD.size:
@@ -140,7 +124,7 @@ def cached(path, kind, build):
         return build(path)
     entry = _entry_path(path, kind)
     try:
-        stored_key, value = marshal.loads(_checked_body(_read_entry(entry)))
+        stored_key, value = marshal.loads(_checked_body(read_regular_bytes(entry)))
         if stored_key == key:
             return value
     except (OSError, EOFError, ValueError, TypeError):
@@ -168,34 +152,18 @@ def _store(entry, data):
             pass
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            write_all_synced(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, entry)
         tmp = None
-        _fsync_directory(directory)
+        fsync_directory(directory)
     except (OSError, ValueError):
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-
-
-def _fsync_directory(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # Windows cannot open a directory; its rename is durable enough
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- sharded table
@@ -298,10 +266,8 @@ class _ClusterView:
 
 
 def _open_table(entry, key):
-    fd = os.open(entry, _READ_FLAGS)
+    fd = open_regular_fd(entry)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("cache entry is not a regular file")
         size = os.fstat(fd).st_size
         head = _pread(fd, _HEAD.size, 0)
         magic, header_len, header_crc = _HEAD.unpack(head)

@@ -79,6 +79,28 @@ def open_regular(path, mode="r", encoding=None, errors=None, newline=None):
     return open(path, mode, encoding=encoding, errors=errors, newline=newline, opener=_opener)
 
 
+def write_all_synced(fd, data):
+    """Write all of ``data`` to ``fd`` (looping over short writes) and fsync it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def fsync_directory(directory):
+    """Make a rename in ``directory`` durable; a no-op where a directory cannot be opened (Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def read_regular_bytes(path, limit=None):
     """The bytes of the regular file at ``path``; ``OSError`` for anything else, and (with
     ``limit``) for a file larger than ``limit`` bytes, checked before reading."""

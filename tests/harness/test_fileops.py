@@ -5,6 +5,7 @@ import pytest
 
 from harness import fileops
 from router.errors import RefusedError
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 
 
 def test_atomic_write_replaces_whole_and_keeps_mode(tmp_path):
@@ -194,7 +195,7 @@ def test_snapshot_replace_turns_os_errors_into_refusals(tmp_path, monkeypatch):
     def full_disk(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fileops, "atomic_write", full_disk)
+    monkeypatch.setattr(fileops, "_synced_temp_beside", full_disk)
     with pytest.raises(RefusedError) as info:
         snap.replace(b"new")
     assert "could not replace" in str(info.value) and "it is unchanged" in str(info.value)
@@ -273,3 +274,191 @@ def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
     path = tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
     path.write_bytes(b"by hand\n")
     assert fileops.read_verified_archive(path) == (b"by hand\n", False)
+
+
+# --------------------------------------------------------------------------- lost updates (class 2)
+
+
+def run_before(monkeypatch, function, path, action, argument):
+    """Run ``action`` once, just before ``os.<function>`` is called with ``path`` as its
+    ``argument``-th argument: a user's save landing at that exact step."""
+    real = getattr(os, function)
+    done = []
+
+    def wrapped(*args):
+        if not done and os.path.abspath(args[argument]) == str(path):
+            done.append(function)
+            action()
+        return real(*args)
+
+    monkeypatch.setattr(fileops.os, function, wrapped)
+    return done
+
+
+def save_as_user(path, data, style):
+    """A user's save: ``in place`` (same inode, as ``>`` in a shell) or ``by rename`` (a new file
+    renamed over it, as most editors do)."""
+    if style == "in place":
+        with open(path, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+    else:
+        swap = path.with_name(path.name + ".editor-swp")
+        swap.write_bytes(data)
+        os.rename(swap, path)
+
+
+def _append(path, data):
+    with open(path, "ab") as handle:
+        handle.write(data)
+
+
+def _overwrite_start(path, data):
+    with open(path, "r+b") as handle:
+        handle.write(data)
+
+
+def no_exchange(monkeypatch):
+    monkeypatch.setattr(fileops, "exchange_names", lambda first, second: False)
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("swap", ["exchange", "rename"])
+@pytest.mark.parametrize("style", ["in place", "by rename"])
+def test_an_edit_while_the_new_bytes_are_fsynced_is_refused_and_kept(tmp_path, monkeypatch, swap, style):
+    """Issue 11, class 2: an edit after the last check and before the rename was lost, exit 0."""
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+
+    def users_save():
+        save_as_user(path, b"original\nthe user's late line\n", style)
+
+    if swap == "rename":
+        no_exchange(monkeypatch)
+    done = edit_during_fsync_of_temp_for(monkeypatch, path, users_save)
+    with pytest.raises(RefusedError, match="changed"):
+        snap.replace(b"the tool's new text\n")
+    assert done
+    assert path.read_bytes() == b"original\nthe user's late line\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("style", ["in place", "by rename"])
+def test_an_edit_after_the_last_check_is_found_in_the_swapped_out_file_and_put_back(tmp_path, monkeypatch, style):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"a": 1}\n')
+    snap = fileops.Snapshot(path)
+    real_exchange = fileops.exchange_names
+    (tmp_path / "probe-a").write_bytes(b"a")
+    (tmp_path / "probe-b").write_bytes(b"b")
+    if not real_exchange(tmp_path / "probe-a", tmp_path / "probe-b"):
+        pytest.skip("no atomic name exchange here: the fallback's limit is in docs/safety.md")
+
+    def edit_then_exchange(first, second):
+        if os.path.samefile(second, path) and not getattr(edit_then_exchange, "done", False):
+            edit_then_exchange.done = True
+            save_as_user(path, b'{"a": 2}\n', style)
+        return real_exchange(first, second)
+
+    monkeypatch.setattr(fileops, "exchange_names", edit_then_exchange)
+    with pytest.raises(RefusedError, match="changed while it was being replaced; your version was put back"):
+        snap.replace(b'{"a": 1, "hooks": {}}\n')
+    assert path.read_bytes() == b'{"a": 2}\n'
+
+
+def test_without_exchange_an_in_place_edit_during_the_rename_is_put_back(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    no_exchange(monkeypatch)
+    run_before(monkeypatch, "replace", path, lambda: _overwrite_start(path, b"ORIGINAL\n"), argument=1)
+    with pytest.raises(RefusedError, match="your version was put back"):
+        snap.replace(b"new\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"ORIGINAL\n"
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+def test_a_file_created_while_ours_is_written_is_not_overwritten(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    snap = fileops.Snapshot(path)
+    assert not snap.exists
+    edit_during_fsync_of_temp_for(monkeypatch, path, lambda: path.write_bytes(b'{"theirs": true}\n'))
+    with pytest.raises(RefusedError, match="changed since it was read|was created"):
+        snap.replace(b'{"ours": true}\n')
+    assert path.read_bytes() == b'{"theirs": true}\n'
+
+
+def test_a_creation_racing_the_final_link_is_not_overwritten(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    snap = fileops.Snapshot(path)
+    run_before(monkeypatch, "link", path, lambda: path.write_bytes(b"theirs\n"), argument=1)
+    with pytest.raises(RefusedError, match="was created while it was being written"):
+        snap.replace(b"ours\n")
+    assert path.read_bytes() == b"theirs\n"
+
+
+def _hold_lock(path, ready, release, edit=None):
+    import fcntl
+
+    with open(fileops.lock_path_for(path), "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        ready.set()
+        release.wait(10)
+        if edit:
+            edit()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock on Windows")
+def test_a_cooperating_writer_holding_the_lock_is_waited_for_and_its_edit_kept(tmp_path):
+    import threading
+
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    ready, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_lock, args=(path, ready, release,
+                                                       lambda: path.write_bytes(b"cooperating edit\n")))
+    holder.start()
+    assert ready.wait(10)
+    threading.Timer(0.5, release.set).start()
+    with pytest.raises(RefusedError, match="changed since it was read"):
+        snap.replace(b"new\n")  # blocks until the holder has written and let go
+    holder.join(10)
+    assert path.read_bytes() == b"cooperating edit\n"
+    assert fileops.lock_path_for(path) == str(tmp_path / ".MEMORY.md.memory-router.lock")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock on Windows")
+def test_a_lock_held_too_long_is_a_refusal_naming_it(tmp_path, monkeypatch):
+    import threading
+
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    monkeypatch.setattr(fileops, "LOCK_TIMEOUT_SECONDS", 0.3)
+    ready, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_lock, args=(path, ready, release))
+    holder.start()
+    assert ready.wait(10)
+    try:
+        with pytest.raises(RefusedError, match=r"being written by another program .*\.MEMORY\.md\.memory-router\.lock"):
+            snap.replace(b"new\n")
+    finally:
+        release.set()
+        holder.join(10)
+    assert path.read_bytes() == b"original\n"
+
+
+def test_remove_puts_back_a_file_changed_after_the_check(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b"{}\n")
+    snap = fileops.Snapshot(path)
+    run_before(monkeypatch, "rename", path, lambda: _append(path, b"// added\n"), argument=0)
+    with pytest.raises(RefusedError, match="changed while it was being removed; it was put back"):
+        snap.remove()
+    assert path.read_bytes() == b"{}\n// added\n"
+    monkeypatch.undo()
+    fileops.Snapshot(path).remove()
+    assert not path.exists()

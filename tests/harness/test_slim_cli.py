@@ -16,6 +16,7 @@ from harness.cli import main
 from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 
 
 def sha(path):
@@ -155,7 +156,13 @@ def test_failed_final_rename_leaves_live_file_whole_and_archive_present(store, m
             raise OSError(28, "No space left on device")
         return real_replace(src, dst, *args, **kwargs)
 
+    def failing_exchange(first, second):
+        if os.path.abspath(second) == str(store.live):
+            raise OSError(5, "Input/output error")
+        return False
+
     monkeypatch.setattr(fileops.os, "replace", failing_replace)
+    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
     assert store.render() == 1
     err = capsys.readouterr().err
     assert "could not replace" in err and "unchanged" in err and "Traceback" not in err
@@ -400,7 +407,13 @@ def test_rollback_failed_rename_leaves_live_file_and_both_archives(store, monkey
             raise OSError(5, "Input/output error")
         return real_replace(src, dst, *args, **kwargs)
 
+    def failing_exchange(first, second):
+        if os.path.abspath(second) == str(store.live):
+            raise OSError(5, "Input/output error")
+        return False
+
     monkeypatch.setattr(fileops.os, "replace", failing_replace)
+    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
     assert store.rollback() == 1
     assert sha(store.live) == slim_sha
     [pre] = store.archives("MEMORY.pre-rollback-")
@@ -466,7 +479,8 @@ def test_rollback_after_a_render_late_in_a_second_restores_that_render_archive(s
     stale = store.memory_dir / f"MEMORY.archive-{fileops.utc_stamp(second + 0.5)}.md"
     stale.write_bytes(b"an older index\n")
     monkeypatch.setattr(fileops, "time", types.SimpleNamespace(
-        time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime))
+        time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime, monotonic=time.monotonic,
+        sleep=time.sleep))
     assert store.render() == 0
     monkeypatch.undo()
     assert store.rollback() == 0
@@ -578,3 +592,22 @@ def test_rollback_json_says_whether_the_archive_was_verified(store, capsys):
     capsys.readouterr()
     assert store.rollback("--json") == 0
     assert json.loads(capsys.readouterr().out)["archive_verified"] is True
+
+
+# --------------------------------------------------------------------------- lost updates
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("command", ["render", "rollback"])
+def test_an_edit_while_the_new_index_is_fsynced_is_refused_and_kept(store, monkeypatch, capsys, command):
+    """Issue 11, class 2: a save to MEMORY.md between the last check and the rename was lost."""
+    if command == "rollback":
+        assert store.render() == 0
+    before = store.live.read_bytes()
+    late = before + "- late_note \u2014 saved while memory-router was writing\n".encode()
+    done = edit_during_fsync_of_temp_for(monkeypatch, store.live, lambda: store.live.write_bytes(late))
+    capsys.readouterr()
+    assert (store.render() if command == "render" else store.rollback()) == 1
+    assert done
+    assert "changed" in capsys.readouterr().err
+    assert store.live.read_bytes() == late
