@@ -136,7 +136,11 @@ class Snapshot:
                                f"nothing was written{note}", fix="look at the change, then run the command again")
         if exchange_names(tmp, target):
             # ``tmp`` now names exactly the file our bytes displaced.
-            if read_regular_bytes(tmp) != self.data:
+            try:
+                displaced = read_regular_bytes(tmp)
+            except OSError:
+                displaced = None  # unreadable is not "unchanged": swap back
+            if displaced != self.data:
                 exchange_names(tmp, target)
                 raise changed
             return
