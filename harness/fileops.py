@@ -154,8 +154,10 @@ class Snapshot:
             if theirs != self.data:
                 # Written in place during the rename: put that version back, unless yet another
                 # writer has replaced ours already (then theirs stays).
-                if read_regular_bytes(target) == data:
-                    atomic_write(target, theirs)
+                if read_regular_bytes(target) != data:
+                    raise RefusedError(f"{self.path} changed while it was being replaced, twice; it holds the "
+                                       f"last writer's version{note}", fix="look at it, then run the command again")
+                atomic_write(target, theirs)
                 raise changed
         finally:
             os.close(old)

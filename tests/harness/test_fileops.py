@@ -462,3 +462,50 @@ def test_remove_puts_back_a_file_changed_after_the_check(tmp_path, monkeypatch):
     monkeypatch.undo()
     fileops.Snapshot(path).remove()
     assert not path.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_displaced_file_that_cannot_be_read_is_swapped_back(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    real_exchange = fileops.exchange_names
+    (tmp_path / "probe-a").write_bytes(b"a")
+    (tmp_path / "probe-b").write_bytes(b"b")
+    if not real_exchange(tmp_path / "probe-a", tmp_path / "probe-b"):
+        pytest.skip("no atomic name exchange here")
+
+    def fifo_then_exchange(first, second):
+        if not (tmp_path / "pipe").exists():
+            os.mkfifo(tmp_path / "pipe")
+            os.rename(tmp_path / "pipe", path)  # whatever is there now, it is not what was read
+        return real_exchange(first, second)
+
+    monkeypatch.setattr(fileops, "exchange_names", fifo_then_exchange)
+    with pytest.raises(RefusedError, match="your version was put back"):
+        snap.replace(b"new\n")
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_without_exchange_a_second_writer_after_the_put_back_check_keeps_theirs(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    no_exchange(monkeypatch)
+    real_replace = os.replace
+
+    def in_place_edit_then_replace_then_another_save(src, dst):
+        if os.path.abspath(dst) == str(path) and src.endswith(".tmp") and not (tmp_path / "done").exists():
+            (tmp_path / "done").write_bytes(b"")
+            _overwrite_start(path, b"ORIGINAL\n")
+            result = real_replace(src, dst)
+            (tmp_path / "third").write_bytes(b"third writer\n")
+            real_replace(tmp_path / "third", path)
+            return result
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(fileops.os, "replace", in_place_edit_then_replace_then_another_save)
+    with pytest.raises(RefusedError, match="twice; it holds the last writer's version"):
+        snap.replace(b"new\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"third writer\n"
