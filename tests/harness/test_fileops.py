@@ -318,6 +318,16 @@ def _overwrite_start(path, data):
         handle.write(data)
 
 
+def require_exchange(directory):
+    """The real ``exchange_names``, or a skip where names cannot be swapped atomically here (the
+    fallback's limit is in docs/safety.md)."""
+    (directory / "probe-a").write_bytes(b"a")
+    (directory / "probe-b").write_bytes(b"b")
+    if not fileops.exchange_names(directory / "probe-a", directory / "probe-b"):
+        pytest.skip("no atomic name exchange on this file system")
+    return fileops.exchange_names
+
+
 def no_exchange(monkeypatch):
     monkeypatch.setattr(fileops, "exchange_names", lambda first, second: False)
 
@@ -349,11 +359,7 @@ def test_an_edit_after_the_last_check_is_found_in_the_swapped_out_file_and_put_b
     path = tmp_path / "settings.json"
     path.write_bytes(b'{"a": 1}\n')
     snap = fileops.Snapshot(path)
-    real_exchange = fileops.exchange_names
-    (tmp_path / "probe-a").write_bytes(b"a")
-    (tmp_path / "probe-b").write_bytes(b"b")
-    if not real_exchange(tmp_path / "probe-a", tmp_path / "probe-b"):
-        pytest.skip("no atomic name exchange here: the fallback's limit is in docs/safety.md")
+    real_exchange = require_exchange(tmp_path)
 
     def edit_then_exchange(first, second):
         if os.path.samefile(second, path) and not getattr(edit_then_exchange, "done", False):
@@ -469,11 +475,7 @@ def test_a_displaced_file_that_cannot_be_read_is_swapped_back(tmp_path, monkeypa
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"original\n")
     snap = fileops.Snapshot(path)
-    real_exchange = fileops.exchange_names
-    (tmp_path / "probe-a").write_bytes(b"a")
-    (tmp_path / "probe-b").write_bytes(b"b")
-    if not real_exchange(tmp_path / "probe-a", tmp_path / "probe-b"):
-        pytest.skip("no atomic name exchange here")
+    real_exchange = require_exchange(tmp_path)
 
     def fifo_then_exchange(first, second):
         if not (tmp_path / "pipe").exists():
