@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections import namedtuple
 
+from router import safeio
 from router.errors import InputError, decode_utf8
 from router.tokens import slug_words, tokenize
 
@@ -117,7 +118,7 @@ def parse_learned_text(text, path="<learned>"):
 def read_learned(path):
     """The rows of the learned-terms file at ``path``, in file order; ``[]`` when there is none."""
     try:
-        with open(path, "rb") as handle:
+        with safeio.open_regular(path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
         return []
@@ -257,7 +258,7 @@ def add_feedbacks(path, feedbacks, *, index, cap, source="learn", hand_tags=None
 
     def run():
         try:
-            with open(path, "rb") as handle:
+            with safeio.open_regular(path, "rb") as handle:
                 before = decode_utf8(handle.read(), path, "learned-terms file", LearnedFileError)
         except FileNotFoundError:
             before = None
