@@ -21,6 +21,7 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
+    "lines_per_injection": 0,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -35,6 +36,8 @@ DOCS = {
                     "and strictly more than the third",
     "max_context_chars": "injected text stays under this (Claude Code previews output over 10,000)",
     "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
+    "lines_per_injection": "most member lines sent per prompt, the best by evidence for it (0: up to line_cap); "
+                           "lines the session already holds are never sent again",
 }
 
 # Keys that are not routing settings.

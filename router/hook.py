@@ -13,8 +13,9 @@ import stat
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
-from router.hookio import hook_output, run_fail_open
+from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.score import build_routing_table, route_prompt
+from router.session import hook_stage
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -89,7 +90,12 @@ def decide(payload, options):
     decision = route_prompt(prompt, table, settings)
     if decision["additional_context"] is None:
         return None
-    return hook_output(decision["additional_context"])
+    # Which clusters is the router's call; which of their lines this session still needs is
+    # the session stage's (router.session).
+    plan = hook_stage(payload, decision, prompt, settings, path, lambda message: log_diagnostic("hook", message))
+    if plan["text"] is None:
+        return None
+    return hook_output(plan["text"])
 
 
 def run_hook(argv, stdin=None, stdout=None):

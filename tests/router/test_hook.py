@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,8 +24,11 @@ NEUTRAL = ["refactor this loop", "what is the capital of Australia", "what's the
 
 
 def payload(prompt, cwd="/tmp", **extra):
-    data = {"session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0",
-            "transcript_path": "/home/u/.claude/projects/-tmp/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
+    # A fresh session per payload: a session that already holds a line is not sent it again
+    # (tests/router/test_session.py covers that).
+    session_id = str(uuid.uuid4())
+    data = {"session_id": session_id,
+            "transcript_path": f"/home/u/.claude/projects/-tmp/{session_id}.jsonl",
             "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
     data.update(extra)
     return json.dumps(data).encode()
