@@ -15,7 +15,7 @@ from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.score import build_routing_table, route_prompt
-from router.session import hook_stage
+from router.session import hook_stage, reset_session
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -101,3 +101,31 @@ def decide(payload, options):
 def run_hook(argv, stdin=None, stdout=None):
     """Entry point of ``memory-router hook``. Always returns 0."""
     return run_fail_open("hook", lambda raw: decide(json.loads(raw), _hook_args(argv)), stdin, stdout)
+
+
+# SessionStart sources after which the earlier injections are gone from the requests (observed
+# with Claude Code 2.1.328): compaction summarises them away; /clear starts a new session id.
+FORGETTING_SOURCES = ("compact", "clear")
+
+
+def session_start(payload):
+    """Forget what the session was sent when its context was compacted or cleared. Prints nothing."""
+    if not isinstance(payload, dict):
+        raise ValueError("payload is not a JSON object")
+    session_id = payload.get("session_id")
+    source = payload.get("source")
+    if source in FORGETTING_SOURCES:
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f"SessionStart ({source}) payload has no session_id; no session record was reset")
+        reset_session(session_id)
+    return None
+
+
+def run_session_start(argv, stdin=None, stdout=None):
+    """Entry point of ``memory-router session-start`` (a SessionStart hook). Always returns 0."""
+    def respond(raw):
+        if argv:
+            raise ValueError(f"unknown session-start argument {argv[0]!r}")
+        return session_start(json.loads(raw))
+
+    return run_fail_open("session-start", respond, stdin, stdout)

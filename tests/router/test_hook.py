@@ -307,3 +307,34 @@ def test_property_arbitrary_json(example_cluster_file, value, words):
     raw = json.dumps(value).encode()
     assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(raw), out) == 0
     _check_output(out.getvalue())
+
+
+# --------------------------------------------------------------------------- session-start (issue 13)
+
+
+@pytest.mark.parametrize("source, forgets", [("compact", True), ("clear", True), ("startup", False),
+                                             ("resume", False)])
+def test_session_start_forgets_after_compaction_and_clear_only(run_cli, example_cluster_file, source, forgets):
+    prompt = payload(SETX_PHRASINGS[0])
+    session_id = json.loads(prompt)["session_id"]
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+    assert run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout == b""
+    start = json.dumps({"session_id": session_id, "transcript_path": "", "cwd": "/tmp",
+                        "hook_event_name": "SessionStart", "source": source}).encode()
+    result = run_cli("session-start", input=start)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    again = run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout
+    assert (again != b"") is forgets
+
+
+@pytest.mark.parametrize("stdin, args", [
+    (b"{not json", []),
+    (b'{"source": "compact"}', []),
+    (b'{"session_id": "s", "source": "compact"}', ["--bogus"]),
+])
+def test_session_start_fails_open(run_cli, tmp_path, stdin, args):
+    log = tmp_path / "hook.log"
+    result = run_cli("session-start", *args, input=stdin, env={"MEMORY_ROUTER_LOG": str(log)})
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    logged = log.read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 1 and "memory-router session-start:" in logged[0]
