@@ -93,9 +93,9 @@ class CanaryItem(pytest.Item):
 
     def runtest(self):
         from canaries.runner import differences
-        from router.score import route_prompt
+        from router.session import route_fresh
 
-        decision = route_prompt(self.case.prompt, self.table, self.settings)
+        decision = route_fresh(self.case.prompt, self.table, self.settings)
         found = differences(self.case, decision)
         if found:
             raise CanaryFailure(found)

@@ -12,7 +12,8 @@ Verdicts:
 
 from dataclasses import dataclass
 
-from router.score import build_routing_table, route_prompt
+from router.score import build_routing_table
+from router.session import route_fresh
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -193,7 +194,8 @@ class SuiteResult:
 
 def run_cases(cases, table, settings):
     """Route and evaluate each case; a list of ``CaseResult`` in the same order."""
-    return [evaluate(case, route_prompt(case.prompt, table, settings)) for case in cases]
+    # What the hook sends a session that holds nothing yet (the line selection applied).
+    return [evaluate(case, route_fresh(case.prompt, table, settings)) for case in cases]
 
 
 def run_suite(suite, settings, table=None, pattern=None):

@@ -21,7 +21,7 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
-    "lines_per_injection": 0,
+    "lines_per_injection": 4,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.

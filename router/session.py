@@ -166,6 +166,21 @@ def applied(decision, plan):
     return out
 
 
+def fresh(decision, prompt, settings):
+    """What a session that holds nothing yet is sent for ``prompt``: ``decision`` after the line
+    selection (``route``, the canaries, doctor and the token report show this)."""
+    if decision.get("additional_context") is None:
+        return applied(decision, {"lines": [], "text": None, "held": [], "left_out": 0})
+    return applied(decision, plan_injection(decision, prompt, settings))
+
+
+def route_fresh(prompt, table, settings):
+    """``route_prompt`` then ``fresh``: what the hook sends this prompt in a new session."""
+    from router.score import route_prompt
+
+    return fresh(route_prompt(prompt, table, settings), prompt, settings)
+
+
 # --------------------------------------------------------------------------- pure: the record
 
 

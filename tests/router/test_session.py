@@ -464,3 +464,16 @@ def test_the_stage_never_changes_which_clusters_are_routed(example_cluster_file)
     decision = route_prompt(SETX, table, settings)
     plan = session.plan_injection(decision, SETX, settings)
     assert plan["clusters"] == decision["routed"] and parse_header(plan["text"]) == decision["routed"]
+
+
+def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluster_file):
+    from router.clusterfile import load_cluster_file
+
+    table = build_routing_table(load_cluster_file(str(example_cluster_file)))
+    settings = default_settings()
+    routed = session.route_fresh(SETX, table, settings)
+    assert len(routed["lines"]) == settings["lines_per_injection"] < routed["total_member_lines"]
+    assert SETX_SLUG in [l["slug"] for l in routed["lines"]]
+    assert routed["left_out_lines"] == routed["total_member_lines"] - settings["lines_per_injection"]
+    quiet = session.route_fresh("rename this variable to something clearer", table, settings)
+    assert quiet["additional_context"] is None and quiet["lines"] == [] and quiet["routed"] == []
