@@ -12,8 +12,8 @@ Verdicts:
 
 from dataclasses import dataclass
 
-from router.score import build_routing_table
-from router.session import route_fresh
+from router.score import build_routing_table, route_prompt
+from router.session import new_record, route_fresh, session_step
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -170,17 +170,19 @@ class SuiteResult:
     suite: object
     results: tuple
     settings: dict
+    sessions: tuple = ()
 
     def counts(self):
+        """Verdict counts over the routing cases and the session cases together."""
         out = {verdict: 0 for verdict in VERDICTS}
-        for result in self.results:
+        for result in self.results + self.sessions:
             out[result.verdict] += 1
-        out["total"] = len(self.results)
+        out["total"] = len(self.results) + len(self.sessions)
         return out
 
     @property
     def ok(self):
-        return not any(result.failed for result in self.results)
+        return not any(result.failed for result in self.results + self.sessions)
 
     def to_dict(self):
         return {
@@ -189,7 +191,89 @@ class SuiteResult:
             "counts": self.counts(),
             "ok": self.ok,
             "results": [result.to_dict() for result in self.results],
+            "sessions": [result.to_dict() for result in self.sessions],
         }
+
+
+# --------------------------------------------------------------------------- session cases
+
+
+def step_differences(step, plan):
+    """Every expectation of a prompt ``step`` that ``plan`` (``router.session.plan_injection``'s
+    result for it, in its session) breaks, as text."""
+    out = []
+    sent = [line["slug"] for line in plan["lines"]]
+    sent_set = set(sent)
+    held = sorted(line["slug"] for line in plan["held"])
+    chars = len(plan["text"]) if plan["text"] is not None else 0
+    for slug in step.injects:
+        if slug not in sent_set:
+            why = " (the session already held it)" if slug in held else ""
+            out.append(f"injects: missing {slug}{why}")
+    for slug in step.not_injects:
+        if slug in sent_set:
+            out.append(f"not_injects: sent {slug}")
+    if step.silent is True and plan["text"] is not None:
+        out.append(f"silent: expected nothing sent got {len(sent)} lines ({_names(sent)}), {chars} chars")
+    if step.silent is False and plan["text"] is None:
+        out.append("silent: false expected lines sent got nothing"
+                   + (f" (held already: {_names(held)})" if held else " (nothing routed)"))
+    if step.new_lines is not None and len(sent) != step.new_lines:
+        out.append(f"new_lines: expected {step.new_lines} got {len(sent)}")
+    if step.max_chars is not None and chars > step.max_chars:
+        out.append(f"max_chars: expected at most {step.max_chars} got {chars}")
+    return out
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    case: object
+    verdict: str
+    differences: tuple
+    steps: tuple  # per step: dict(step, kind, line, sent, held, chars, differences)
+
+    @property
+    def failed(self):
+        return self.verdict in FAILING_VERDICTS
+
+    def to_dict(self):
+        return {"id": self.case.id, "line": self.case.line, "verdict": self.verdict,
+                "differences": list(self.differences), "steps": [dict(s) for s in self.steps],
+                "tags": list(self.case.tags), "xfail": self.case.xfail}
+
+
+def run_session(case, table, settings):
+    """Type ``case``'s prompts in one simulated session, through ``router.session.session_step``
+    (the very function the hook calls), and judge each step. ``compact`` and ``clear`` forget
+    what the session holds, as the SessionStart hook makes the hook do."""
+    record = new_record(case.id, ["canary", 0, 0])
+    steps = []
+    found = []
+    for number, step in enumerate(case.steps, 1):
+        if step.kind != "prompt":
+            record = new_record(case.id, ["canary", 0, 0])
+            steps.append({"step": number, "kind": step.kind, "line": step.line})
+            continue
+        decision = route_prompt(step.prompt, table, settings)
+        if decision["additional_context"] is None:
+            plan = {"lines": [], "held": [], "text": None}
+        else:
+            plan, updated = session_step(record, decision, step.prompt, settings, now=float(number))
+            record = updated or record
+        differences = step_differences(step, plan)
+        found += [f"step {number} (line {step.line}): {d}" for d in differences]
+        steps.append({"step": number, "kind": "prompt", "line": step.line, "prompt": step.prompt,
+                      "routed": list(decision["routed"]), "sent": [l["slug"] for l in plan["lines"]],
+                      "held": [l["slug"] for l in plan["held"]],
+                      "chars": len(plan["text"]) if plan["text"] is not None else 0,
+                      "differences": differences})
+    if case.xfail:
+        verdict = "xfail" if found else "xpass"
+    else:
+        verdict = "fail" if found else "pass"
+    if verdict == "xpass":
+        found = [f"xpass: marked xfail ({case.xfail}) but every step held; remove 'xfail' if the residual is fixed"]
+    return SessionResult(case=case, verdict=verdict, differences=tuple(found), steps=tuple(steps))
 
 
 def run_cases(cases, table, settings):
@@ -203,7 +287,9 @@ def run_suite(suite, settings, table=None, pattern=None):
     if table is None:
         table = build_routing_table(suite.index)
     cases = [case for case in suite.cases if matches(case, pattern)]
-    return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings))
+    sessions = [run_session(case, table, settings) for case in suite.sessions if matches(case, pattern)]
+    return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings),
+                       sessions=tuple(sessions))
 
 
 def totals(suite_results):
