@@ -22,6 +22,7 @@ DEFAULTS = {
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
     "lines_per_injection": 4,
+    "line_evidence_share": 0.5,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -38,6 +39,8 @@ DOCS = {
     "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
     "lines_per_injection": "most member lines sent per prompt, the best by evidence for it (0: up to line_cap); "
                            "lines the session already holds are never sent again",
+    "line_evidence_share": "a member line is sent only with at least this share of the best line's evidence "
+                           "for the prompt (0: no cut)",
 }
 
 # Keys that are not routing settings.

@@ -6,7 +6,8 @@ that context. This stage, run after whatever decided *which clusters* (``router.
 provider), decides *which of their lines* to send now:
 
 1. Rank the decision's member lines by evidence for this prompt (``rank_lines``) and keep the
-   best ``lines_per_injection`` (0: no limit beyond ``line_cap``).
+   best ``lines_per_injection`` (0: no limit beyond ``line_cap``) among those with at least
+   ``line_evidence_share`` of the best line's evidence (a line far behind the best is noise).
 2. Drop the lines this session already holds (``plan_injection``). When every kept line is
    held, nothing is injected. (A one-line pointer was measured against silence by
    ``benchmarks/session_sim.py --pointer``: it adds bytes to every later request and puts no
@@ -103,10 +104,13 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
     clusters = list(decision.get("routed") or ())
     lines = list(decision.get("lines") or ())
     limit = settings.get("lines_per_injection", 0)
+    share = settings.get("line_evidence_share", 0)
     if not clusters or not lines:
         return {"clusters": clusters, "chosen": [], "lines": [], "held": [], "left_out": 0, "text": None}
     tokens = tokenize(prompt_for_scoring(prompt, settings.get("max_prompt_chars", 0)))
     ranked = rank_lines(tokens, lines)
+    if share and ranked[0][0] > 0:
+        ranked = [row for row in ranked if row[0] >= share * ranked[0][0]]
     if limit and len(ranked) > limit:
         ranked = ranked[:limit]
     chosen = [row[2] for row in ranked]
@@ -134,13 +138,13 @@ def render_injection(clusters, lines, held_count, total, max_chars):
     base = (HEADER_PLURAL if len(clusters) > 1 else HEADER_SINGLE) + ", ".join(clusters)
     kept = len(body)
     while True:
+        # Short on purpose: the header rides along in every later request of the session.
         notes = []
-        if held_count:
-            notes.append(f"{held_count} already sent in this session")
         left_out = total - kept - held_count
         if left_out > 0:
-            notes.append(f"{left_out} of {total} member lines left out"
-                         + (", ask to see them" if kept == len(body) else "; the size cap bit"))
+            notes.append(f"{left_out} more not shown" + ("" if kept == len(body) else ", size cap"))
+        if held_count:
+            notes.append(f"{held_count} sent earlier")
         header = base + (f" ({'; '.join(notes)})" if notes else "")
         text = "\n".join([header] + body[:kept])
         if len(text) <= max_chars or kept == 0:

@@ -146,6 +146,9 @@ def test_run_suite_routes_each_case_with_the_settings(write_suite, prompts):
 
 # --------------------------------------------------------------------------- session cases (issue 13)
 
+# Every line of a routed cluster (no evidence cut), so these judge the session logic alone.
+ALL_LINES = dict(default_settings(), line_evidence_share=0)
+
 
 def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
     suite = load_suite(write_suite(f"""
@@ -166,7 +169,7 @@ def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
               - prompt: "{prompts.setx}"
                 new_lines: 3
         """))
-    result = run_suite(suite, default_settings())
+    result = run_suite(suite, ALL_LINES)
     [session] = result.sessions
     assert session.verdict == "pass", session.differences
     assert [s.get("sent") for s in session.steps][:3] == [
@@ -192,7 +195,7 @@ def test_a_session_step_can_fail(write_suite, prompts, steps, expected):
     body = "sessions:\n  - id: s\n    steps:\n" + textwrap.indent(
         "  " + steps.format(setx=prompts.setx, neutral=prompts.neutral), "  ")
     suite = load_suite(write_suite(body))
-    [session] = run_suite(suite, default_settings()).sessions
+    [session] = run_suite(suite, ALL_LINES).sessions
     assert session.verdict == "fail" and session.failed
     step, message = expected.split(" (line *): ")
     assert any(d.startswith(step + " (line ") and message in d for d in session.differences), session.differences
@@ -207,5 +210,5 @@ def test_a_session_marked_xfail_that_passes_is_an_xpass(write_suite, prompts):
               - prompt: "{prompts.setx}"
                 injects: env_bash_tool_env_var_caching
         """))
-    result = run_suite(suite, default_settings())
+    result = run_suite(suite, ALL_LINES)
     assert result.sessions[0].verdict == "xpass" and not result.ok

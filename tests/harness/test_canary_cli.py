@@ -17,7 +17,7 @@ KINDS = [
     ("not_injects", "not_injects: reference_postgres_vacuum", "not_injects: env_bash_tool_env_var_caching",
      "not_injects: injected env_bash_tool_env_var_caching"),
     ("silent", "silent: false", "silent: true", "silent: expected nothing injected got layer1_project_memory_router"),
-    ("max_lines", "max_lines: 3", "max_lines: 2", "max_lines: expected at most 2 got 3"),
+    ("max_lines", "max_lines: 1", "max_lines: 0", "max_lines: expected at most 0 got 1"),
     ("max_chars", "max_chars: 9500", "max_chars: 40", "max_chars: expected at most 40 got"),
     ("min_margin", "min_margin: 4", "min_margin: 5", "min_margin: expected at least 5 got 4"),
 ]

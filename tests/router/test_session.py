@@ -62,29 +62,48 @@ def test_rank_lines_weighs_a_word_every_line_shares_less():
     (1, ["setx_cache"]),
 ])
 def test_plan_keeps_the_best_lines_in_the_decisions_order(limit, expected):
-    settings = dict(default_settings(), lines_per_injection=limit)
+    settings = dict(default_settings(), lines_per_injection=limit, line_evidence_share=0)
     plan = session.plan_injection(DECISION, "setx variable not seen by the bash tool", settings)
     assert [l["slug"] for l in plan["lines"]] == expected
     assert plan["left_out"] == 5 - len(expected)
     header = plan["text"].splitlines()[0]
     assert parse_header(plan["text"]) == ["c1"]
     if limit:
-        assert f"{5 - len(expected)} of 5 member lines left out" in header
+        assert f"({5 - len(expected)} more not shown)" in header
     else:
-        assert "left out" not in header
+        assert "not shown" not in header
+
+
+@pytest.mark.parametrize("share,expected", [
+    (0, ["alpha_notes", "setx_cache", "bash_path", "deploy_steps", "misc"]),
+    (0.3, ["setx_cache", "bash_path"]),
+    (0.5, ["setx_cache"]),
+])
+def test_plan_sends_only_lines_near_the_best_ones_evidence(share, expected):
+    settings = dict(default_settings(), lines_per_injection=0, line_evidence_share=share)
+    # setx_cache holds setx, variable, bash, tool (evidence 1/1 + 1/1 + 1/2 + 1/2 = 3);
+    # bash_path holds bash, tool (1/2 + 1/2 = 1): a third of the best
+    plan = session.plan_injection(DECISION, "setx variable not seen by the bash tool", settings)
+    assert [l["slug"] for l in plan["lines"]] == expected
+
+
+def test_a_prompt_with_no_member_word_keeps_the_first_lines():
+    settings = dict(default_settings(), lines_per_injection=2, line_evidence_share=0.5)
+    plan = session.plan_injection(DECISION, "zzz qqq", settings)
+    assert [l["slug"] for l in plan["lines"]] == ["alpha_notes", "setx_cache"]
 
 
 def test_plan_sends_only_lines_the_session_does_not_hold():
-    settings = dict(default_settings(), lines_per_injection=2)
+    settings = dict(default_settings(), lines_per_injection=2, line_evidence_share=0)
     held = frozenset({session.line_key("setx_cache", DECISION["lines"][1]["hook"])})
     plan = session.plan_injection(DECISION, "setx variable not seen by the bash tool", settings, held)
     assert [l["slug"] for l in plan["lines"]] == ["bash_path"]
     assert [l["slug"] for l in plan["held"]] == ["setx_cache"]
-    assert "1 already sent in this session" in plan["text"].splitlines()[0]
+    assert plan["text"].splitlines()[0] == "Routed memory cluster: c1 (3 more not shown; 1 sent earlier)"
 
 
 def test_plan_sends_nothing_when_every_chosen_line_is_held():
-    settings = dict(default_settings(), lines_per_injection=2)
+    settings = dict(default_settings(), lines_per_injection=2, line_evidence_share=0)
     held = frozenset(session.line_key(l["slug"], l["hook"]) for l in DECISION["lines"][1:3])
     plan = session.plan_injection(DECISION, "setx variable not seen by the bash tool", settings, held)
     assert plan["text"] is None and plan["lines"] == []
@@ -102,11 +121,11 @@ def test_render_drops_lines_to_fit_and_says_so():
     lines = [line(f"s{i}", "x" * 200) for i in range(10)]
     text, kept = session.render_injection(["c1"], lines, 0, 10, 1000)
     assert len(text) <= 1000 and 0 < len(kept) < 10
-    assert "the size cap bit" in text.splitlines()[0]
+    assert text.splitlines()[0].endswith(f"({10 - len(kept)} more not shown, size cap)")
 
 
 def test_session_step_records_what_was_sent_and_nothing_when_silent():
-    settings = dict(default_settings(), lines_per_injection=2)
+    settings = dict(default_settings(), lines_per_injection=2, line_evidence_share=0)
     record = session.new_record("s1", ["/x", 1, 2])
     plan, record2 = session.session_step(record, DECISION, "setx bash", settings, now=100.0)
     assert len(plan["lines"]) == 2 and len(record2["held"]) == 2 and record2["updated"] == 100.0
@@ -472,8 +491,8 @@ def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluste
     table = build_routing_table(load_cluster_file(str(example_cluster_file)))
     settings = default_settings()
     routed = session.route_fresh(SETX, table, settings)
-    assert len(routed["lines"]) == settings["lines_per_injection"] < routed["total_member_lines"]
+    assert 1 <= len(routed["lines"]) <= settings["lines_per_injection"] < routed["total_member_lines"]
     assert SETX_SLUG in [l["slug"] for l in routed["lines"]]
-    assert routed["left_out_lines"] == routed["total_member_lines"] - settings["lines_per_injection"]
+    assert routed["left_out_lines"] == routed["total_member_lines"] - len(routed["lines"])
     quiet = session.route_fresh("rename this variable to something clearer", table, settings)
     assert quiet["additional_context"] is None and quiet["lines"] == [] and quiet["routed"] == []
