@@ -87,7 +87,8 @@ class SessionCase:
         held = [f"earlier_slug_{n}|120:0000{n:04x}:00000000" for n in range(HELD_LINES)]
         if self.kind == "all held":
             held += self.held_keys
-        record = dict(record, held=held, updated=time.time(), transcript=self.transcript, transcript_size=0)
+        record = dict(record, held=held, updated=time.time(), transcript=self.transcript, transcript_size=0,
+                      persisted=True)
         session.write_record(session.record_path(session_id, os.path.join(self.cache, "sessions")), record)
         return _payload(self.cwd, session_id, self.transcript)
 

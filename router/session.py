@@ -19,12 +19,15 @@ provider), decides *which of their lines* to send now:
 The record is forgotten when the context forgets: the SessionStart hook (``reset_session``,
 source ``compact`` or ``clear``) deletes it, and, as a fallback, the UserPromptSubmit hook looks
 for a ``compact_boundary`` entry written to the transcript after its last recorded injection
-(``compacted_since``, reading at most ``TRANSCRIPT_SCAN_BYTES`` from the end).
+(``scan_transcript``, reading at most ``TRANSCRIPT_SCAN_BYTES`` from the end). The same read
+checks that the last injection was recorded in the transcript as a ``hook_additional_context``
+attachment: a client that does not record hook output (2.1.39 and older, per the lab) drops it
+from the history on ``--resume``, so the record's claim is trusted only once that line is seen.
 
 Fail towards the fact: a record that is missing, unreadable, damaged, too large, of another
 version, of another session, of another store (path or stamp of the cluster file), dated in the
-future, or a transcript that shrank, could not be scanned in full or shows a compaction, all
-mean "this session holds nothing": every chosen line is injected and the reason is logged.
+future, or a transcript that shrank, could not be scanned in full, shows a compaction or does
+not show the last injection, all mean "this session holds nothing": every chosen line is injected and the reason is logged.
 
 Standard library only, plain dicts and tuples: this is on the hook's path.
 """
@@ -53,6 +56,7 @@ _SCAN_CHUNK = 256 * 1024
 # long that it scanned clean, so a long run of held-only prompts never outgrows the scan.
 ADVANCE_BYTES = 512 * 1024
 _COMPACT_MARK = b'"compact_boundary"'
+_ATTACHMENT_MARK = b'"hook_additional_context"'
 _SAFE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
@@ -197,7 +201,7 @@ def store_identity(cluster_path):
 
 def new_record(session_id, store):
     return {"version": RECORD_VERSION, "session_id": session_id, "store": list(store), "updated": 0,
-            "transcript": None, "transcript_size": 0, "held": []}
+            "transcript": None, "transcript_size": 0, "persisted": False, "held": []}
 
 
 def check_record(data, session_id, store, now):
@@ -221,7 +225,7 @@ def check_record(data, session_id, store, now):
     size = data.get("transcript_size")
     transcript = data.get("transcript")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not (
-            transcript is None or isinstance(transcript, str)):
+            transcript is None or isinstance(transcript, str)) or not isinstance(data.get("persisted"), bool):
         return None, "record's transcript position is damaged"
     return data, None
 
@@ -239,7 +243,8 @@ def record_injection(record, lines, now, transcript=None, transcript_size=0):
         # Forgetting the oldest means they are sent again: towards the fact, never away from it.
         held = held[-MAX_HELD_LINES:]
     out = dict(record)
-    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size)
+    # persisted: not yet known for what was just sent (the next prompt looks for it in the transcript)
+    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False)
     return out
 
 
@@ -381,45 +386,48 @@ def transcript_size(path):
         return 0
 
 
-def compacted_since(path, offset, limit=TRANSCRIPT_SCAN_BYTES):
-    """Whether the transcript at ``path`` shows a compaction after byte ``offset``.
+def scan_transcript(path, offset, limit=TRANSCRIPT_SCAN_BYTES):
+    """Read the transcript at ``path`` from its end back to byte ``offset`` (at most ``limit``).
 
-    Returns ``(compacted, why, size scanned to)``; compacted is True also when it cannot tell
-    (the file shrank, or more than ``limit`` bytes were written since), because a wrong "no"
-    would drop a fact. A missing file with ``offset`` 0 is "no" (Claude Code may write it after
-    the first hook runs).
+    Returns ``(doubt, size, recorded)``: ``doubt`` is why the session's record cannot be trusted
+    (a ``compact_boundary`` since ``offset``; or the file shrank, vanished, or grew by more than
+    ``limit``, since a wrong "no compaction" would drop a fact), else ``None``; ``size`` how far
+    it was read; ``recorded`` whether a ``hook_additional_context`` attachment line was written
+    since ``offset`` (the client records hook output, so a ``--resume`` keeps it). A missing file
+    with ``offset`` 0 is no doubt (Claude Code may write it after the first hook runs).
     """
     try:
         fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
-        if offset == 0:
-            return False, None, 0
-        return True, "transcript is gone", 0
+        return (None if offset == 0 else "transcript is gone"), 0, False
     except OSError as err:
-        return True, f"transcript unreadable: {type(err).__name__}", 0
+        return f"transcript unreadable: {type(err).__name__}", 0, False
     try:
         size = os.fstat(fd).st_size
         if size < offset:
-            return True, f"transcript shrank from {offset} to {size} bytes", size
+            return f"transcript shrank from {offset} to {size} bytes", size, False
         if size - offset > limit:
-            return True, f"{size - offset} transcript bytes since the last injection, over the {limit} scanned", size
+            return f"{size - offset} transcript bytes since the last injection, over the {limit} scanned", size, False
         end = size
         carry = b""
-        while end > offset:
+        recorded = False
+        while True:
             start = max(offset, end - _SCAN_CHUNK)
             chunk = os.pread(fd, end - start, start) if hasattr(os, "pread") else _seek_read(fd, start, end - start)
-            block = chunk + carry
-            if _has_boundary(block):
-                return True, "compact_boundary in the transcript since the last injection", size
-            # Keep the first (partial) line for the next, earlier chunk.
+            # The first line of a chunk may be cut: it is carried into the next, earlier read,
+            # and judged whole there (the last read, at ``offset``, ends the carry with a newline).
+            block = chunk + carry + (b"\n" if start == offset and carry else b"")
+            boundary, attachment = _scan_block(block)
+            recorded = recorded or attachment
+            if boundary:
+                return "compact_boundary in the transcript since the last injection", size, recorded
+            if start == offset:
+                return None, size, recorded
             cut = block.find(b"\n")
             carry = block[:cut] if cut >= 0 else block
             end = start
-        if carry and _has_boundary(carry + b"\n"):
-            return True, "compact_boundary in the transcript since the last injection", size
-        return False, None, size
     except OSError as err:
-        return True, f"transcript unreadable: {type(err).__name__}", 0
+        return f"transcript unreadable: {type(err).__name__}", 0, False
     finally:
         os.close(fd)
 
@@ -429,10 +437,18 @@ def _seek_read(fd, start, length):
     return os.read(fd, length)
 
 
-def _has_boundary(block):
-    """A complete JSONL line in ``block`` that is a ``system`` entry of subtype ``compact_boundary``
-    (a prompt that merely mentions the word is not)."""
-    at = block.find(_COMPACT_MARK)
+def _scan_block(block):
+    """``(boundary, attachment)``: whether ``block`` holds a complete JSONL line that is a
+    ``compact_boundary`` system entry, and one that is a ``hook_additional_context`` attachment
+    (a prompt that merely mentions either word is neither)."""
+    boundary = _find_entry(block, _COMPACT_MARK, lambda e: e.get("subtype") == "compact_boundary")
+    attachment = _find_entry(block, _ATTACHMENT_MARK, lambda e: e.get("type") == "attachment" and isinstance(
+        e.get("attachment"), dict) and e["attachment"].get("type") == "hook_additional_context")
+    return boundary, attachment
+
+
+def _find_entry(block, mark, accept):
+    at = block.find(mark)
     while at >= 0:
         begin = block.rfind(b"\n", 0, at) + 1
         finish = block.find(b"\n", at)
@@ -441,9 +457,11 @@ def _has_boundary(block):
                 entry = json.loads(block[begin:finish])
             except ValueError:
                 entry = None
-            if isinstance(entry, dict) and entry.get("subtype") == "compact_boundary":
+            if isinstance(entry, dict) and accept(entry):
                 return True
-        at = block.find(_COMPACT_MARK, at + 1)
+            at = block.find(mark, finish)
+        else:
+            return False
     return False
 
 
@@ -469,12 +487,19 @@ def hook_stage(payload, decision, prompt, settings, cluster_path, log):
     scanned_to = None
     if data is not None:
         record, why = check_record(data, session_id, store, now)
+    verified = False
     if record is not None and record["held"] and transcript is not None:
         if record["transcript"] not in (None, transcript):
             record, why = None, "transcript path changed"
         else:
-            compacted, why, scanned_to = compacted_since(transcript, record["transcript_size"])
-            if compacted:
+            why, scanned_to, recorded = scan_transcript(transcript, record["transcript_size"])
+            if why is None and not record["persisted"]:
+                if recorded:
+                    verified = True
+                else:
+                    why = ("the last injection is not in the transcript (a client that does not record hook "
+                           "output forgets it on --resume)")
+            if why is not None:
                 record = None
     if record is None:
         if why:
@@ -482,10 +507,13 @@ def hook_stage(payload, decision, prompt, settings, cluster_path, log):
         record = new_record(session_id, store)
         scanned_to = None
     size = transcript_size(transcript) if transcript else 0
+    if verified:
+        record = dict(record, persisted=True)
     plan, updated = session_step(record, decision, prompt, settings, now, transcript, size)
-    if updated is None and scanned_to is not None and scanned_to - record["transcript_size"] > ADVANCE_BYTES:
-        # Nothing new was sent, but a long stretch of transcript was scanned: remember how far,
-        # so the next scan starts there and stays within TRANSCRIPT_SCAN_BYTES.
+    if updated is None and (verified or (
+            scanned_to is not None and scanned_to - record["transcript_size"] > ADVANCE_BYTES)):
+        # Nothing new was sent: remember that the last injection was found recorded, and how far
+        # the transcript was scanned, so the next scan starts there and stays within its limit.
         updated = dict(record, transcript=transcript, transcript_size=scanned_to, updated=now)
     if updated is not None:
         try:

@@ -315,7 +315,8 @@ def test_property_arbitrary_json(example_cluster_file, value, words):
 @pytest.mark.parametrize("source, forgets", [("compact", True), ("clear", True), ("startup", False),
                                              ("resume", False)])
 def test_session_start_forgets_after_compaction_and_clear_only(run_cli, example_cluster_file, source, forgets):
-    prompt = payload(SETX_PHRASINGS[0])
+    # no transcript_path: the record is trusted without the transcript (tests/router/test_session.py)
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
     session_id = json.loads(prompt)["session_id"]
     assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
     assert run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout == b""

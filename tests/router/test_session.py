@@ -144,7 +144,7 @@ def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
 
 STORE = ["/store/clusters.md", 100, 5]
 GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "transcript": None,
-        "transcript_size": 0, "held": ["a|1:0:0"]}
+        "transcript_size": 0, "persisted": False, "held": ["a|1:0:0"]}
 
 
 @pytest.mark.parametrize("change,why", [
@@ -158,6 +158,7 @@ GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "tr
     ({"updated": 1000.0 + 3600}, "future"),
     ({"transcript_size": -1}, "transcript position"),
     ({"transcript": 5}, "transcript position"),
+    ({"persisted": None}, "transcript position"),
 ])
 def test_a_record_in_doubt_is_not_trusted(change, why):
     record, reason = session.check_record(dict(GOOD, **change), "s1", STORE, now=1000.0)
@@ -292,17 +293,32 @@ def _append(path, *entries):
             handle.write(json.dumps(entry) + "\n")
 
 
-def test_compacted_since_sees_a_boundary_after_the_offset_only(tmp_path):
+RECORDED = {"type": "attachment", "attachment": {"type": "hook_additional_context", "content": ["x"],
+                                                 "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit"}}
+
+
+def test_scan_transcript_sees_a_boundary_after_the_offset_only(tmp_path):
     path = tmp_path / "t.jsonl"
     _append(path, {"type": "user", "message": {"content": "hi"}}, BOUNDARY)
     offset = path.stat().st_size
-    assert session.compacted_since(str(path), offset)[0] is False
+    assert session.scan_transcript(str(path), offset)[0] is None
     _append(path, {"type": "user", "message": {"content": "talking about compact_boundary entries"}})
-    assert session.compacted_since(str(path), offset)[0] is False
+    assert session.scan_transcript(str(path), offset)[0] is None
     _append(path, {"type": "user", "message": {"content": "x" * 600_000}}, BOUNDARY,
             {"type": "user", "message": {"content": "y" * 600_000}})
-    compacted, why, size = session.compacted_since(str(path), offset)
-    assert compacted is True and "compact_boundary" in why and size == path.stat().st_size
+    why, size, _recorded = session.scan_transcript(str(path), offset)
+    assert "compact_boundary" in why and size == path.stat().st_size
+
+
+def test_scan_transcript_says_whether_an_injection_was_recorded_since_the_offset(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _append(path, RECORDED)
+    offset = path.stat().st_size
+    _append(path, {"type": "user", "message": {"content": "a prompt naming hook_additional_context"}})
+    assert session.scan_transcript(str(path), offset) == (None, path.stat().st_size, False)
+    # far behind the end, across the read chunks
+    _append(path, RECORDED, {"type": "user", "message": {"content": "z" * 700_000}})
+    assert session.scan_transcript(str(path), offset) == (None, path.stat().st_size, True)
 
 
 @pytest.mark.parametrize("setup,why", [
@@ -310,7 +326,7 @@ def test_compacted_since_sees_a_boundary_after_the_offset_only(tmp_path):
     ("too much", "over the"),
     ("gone", "gone"),
 ])
-def test_compacted_since_says_yes_when_it_cannot_tell(tmp_path, setup, why):
+def test_scan_transcript_doubts_when_it_cannot_tell(tmp_path, setup, why):
     path = tmp_path / "t.jsonl"
     _append(path, {"type": "user", "message": {"content": "z" * 5000}})
     offset = 100
@@ -321,21 +337,23 @@ def test_compacted_since_says_yes_when_it_cannot_tell(tmp_path, setup, why):
         limit = 1000
     else:
         path.unlink()
-    compacted, reason, _size = session.compacted_since(str(path), offset, limit)
-    assert compacted is True and why in reason
+    reason, _size, _recorded = session.scan_transcript(str(path), offset, limit)
+    assert why in reason
 
 
-def test_a_missing_transcript_at_offset_zero_is_no_compaction(tmp_path):
-    assert session.compacted_since(str(tmp_path / "later.jsonl"), 0)[:2] == (False, None)
+def test_a_missing_transcript_at_offset_zero_is_no_doubt(tmp_path):
+    assert session.scan_transcript(str(tmp_path / "later.jsonl"), 0) == (None, 0, False)
 
 
 # --------------------------------------------------------------------------- the hook, end to end
 
 
 def hook_payload(prompt, session_id, transcript=None, cwd="/tmp"):
-    return json.dumps({"session_id": session_id, "transcript_path": transcript or f"/nonexistent/{session_id}.jsonl",
-                       "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
-                       "prompt": prompt}).encode()
+    data = {"session_id": session_id, "cwd": cwd, "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    if transcript is not None:
+        data["transcript_path"] = transcript
+    return json.dumps(data).encode()
 
 
 @pytest.fixture
@@ -376,12 +394,32 @@ def test_a_compaction_in_the_transcript_resets_the_session(hook, tmp_path):
     transcript = tmp_path / f"{sid}.jsonl"
     _append(transcript, {"type": "user", "message": {"content": SETX}})
     assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
-    _append(transcript, {"type": "attachment", "attachment": {"type": "hook_additional_context"}})
+    _append(transcript, RECORDED)
     assert hook(SETX, sid, str(transcript)) is None
     _append(transcript, BOUNDARY, {"type": "user", "isCompactSummary": True, "message": {"content": "summary"}})
     assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
     assert "compact_boundary" in hook.log.read_text(encoding="utf-8")
+    _append(transcript, RECORDED)
     assert hook(SETX, sid, str(transcript)) is None
+
+
+def test_an_injection_the_transcript_does_not_record_is_sent_again(hook, tmp_path):
+    """Clients up to 2.1.39 keep hook output out of the transcript, and so out of the history
+    after --resume: until the last injection is seen recorded, the record is not trusted."""
+    sid = str(uuid.uuid4())
+    transcript = tmp_path / f"{sid}.jsonl"
+    _append(transcript, {"type": "user", "message": {"content": SETX}})
+    assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
+    _append(transcript, {"type": "progress", "data": {"type": "hook_progress", "hookEvent": "UserPromptSubmit"}},
+            {"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}})
+    assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
+    assert "the last injection is not in the transcript" in hook.log.read_text(encoding="utf-8")
+    _append(transcript, RECORDED, {"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}})
+    assert hook(SETX, sid, str(transcript)) is None
+    # verified once, it stays verified while nothing new is sent
+    _append(transcript, {"type": "user", "message": {"content": "more"}})
+    assert hook(SETX, sid, str(transcript)) is None
+    assert json.loads(open(session.record_path(sid), encoding="utf-8").read())["persisted"] is True
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign store", "other version", "future", "directory"])
