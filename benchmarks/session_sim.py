@@ -3,7 +3,8 @@ history (issue 13), for the flat MEMORY.md against the slim index plus the route
 
 Observed (../shared/spec/claude-code-2.1.328-observed.md): MEMORY.md is sent once in every request;
 every hook context stays in the history and is re-sent with every later request until the context
-is compacted; after compaction the earlier contexts are gone and MEMORY.md is sent again. So, one
+is compacted; after compaction the earlier contexts are gone (the router's SessionStart hook sends
+again the lines the last prompt relied on) and MEMORY.md is sent again. So, one
 request per prompt (tool round trips would multiply both sides alike), the memory bytes of call n:
 
     flat          the part of the flat MEMORY.md Claude Code loads (200 lines / 25,000 bytes)
@@ -51,13 +52,14 @@ from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
 from router.score import build_routing_table, route_prompt  # noqa: E402
-from router.session import new_record, plan_injection, pointer_text, session_step  # noqa: E402
+from router.session import new_record, pending_after_compaction, plan_injection, pointer_text, session_step  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
 TARGETS = {"example": 0.40, "heldout-60": 0.40, "heldout-200": 0.50}
 SCAN = (0, 1, 2, 3, 4, 5, 6, 8)
 # How 2.1.328 puts a UserPromptSubmit context in the request (observed doc, "The request").
 REQUEST_PREFIX = "UserPromptSubmit hook additional context: "
+SESSION_START_PREFIX = "SessionStart hook additional context: "
 
 
 def in_request(text):
@@ -101,7 +103,9 @@ def simulate(prompts, table, settings, slim_bytes, dedup=True, pointer=False, co
         in_context.append(_bytes(in_request(text)) if text is not None else 0)
         per_call.append(slim_bytes + sum(in_context))
         if compact_after and number == compact_after:
-            in_context = []
+            # The SessionStart hook sends again what the last prompt relied on the session holding.
+            again = pending_after_compaction(record, settings["max_context_chars"]) if dedup else None
+            in_context = [_bytes(SESSION_START_PREFIX + again)] if again else []
             record = new_record("simulated", ["simulated", 0, 0])
     return {"per_call": per_call, "total": sum(per_call), "last": per_call[-1], "max": max(per_call),
             "lines_sent": sent_lines, "prompts_all_held": held_prompts}

@@ -15,7 +15,7 @@ from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.score import build_routing_table, route_prompt
-from router.session import hook_stage, reset_session
+from router.session import hook_stage, pending_after_compaction, read_trusted_record, reset_session
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -109,16 +109,29 @@ FORGETTING_SOURCES = ("compact", "clear")
 
 
 def session_start(payload):
-    """Forget what the session was sent when its context was compacted or cleared. Prints nothing."""
+    """Forget what the session was sent when its context was compacted or cleared.
+
+    After a compaction it also sends again the lines the last routed prompt relied on the session
+    holding: Claude Code runs UserPromptSubmit before an automatic compaction, so that prompt's
+    request would otherwise carry neither the old injection nor a new one (observed, 2.1.328).
+    Returns the object to print, or ``None``."""
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
     session_id = payload.get("session_id")
     source = payload.get("source")
-    if source in FORGETTING_SOURCES:
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError(f"SessionStart ({source}) payload has no session_id; no session record was reset")
-        reset_session(session_id)
-    return None
+    if source not in FORGETTING_SOURCES:
+        return None
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"SessionStart ({source}) payload has no session_id; no session record was reset")
+    text = None
+    if source == "compact":
+        record, why = read_trusted_record(session_id)
+        if record is not None:
+            text = pending_after_compaction(record, config_mod.DEFAULTS["max_context_chars"])
+        elif why:
+            log_diagnostic("session-start", f"session {session_id}: {why}; nothing sent again after compaction")
+    reset_session(session_id)
+    return hook_output(text, "SessionStart") if text else None
 
 
 def run_session_start(argv, stdin=None, stdout=None):

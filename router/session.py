@@ -44,6 +44,7 @@ RECORD_VERSION = 1
 # Bounds: a record is a few KB (one short key per injected line); past these it is not trusted.
 MAX_RECORD_BYTES = 256 * 1024
 MAX_HELD_LINES = 4000
+MAX_PENDING_LINES = 64
 # At most this many session records are kept; older ones (and any untouched this long) go.
 MAX_SESSIONS = 256
 MAX_SESSION_AGE_S = 14 * 24 * 3600
@@ -201,7 +202,7 @@ def store_identity(cluster_path):
 
 def new_record(session_id, store):
     return {"version": RECORD_VERSION, "session_id": session_id, "store": list(store), "updated": 0,
-            "transcript": None, "transcript_size": 0, "persisted": False, "held": []}
+            "transcript": None, "transcript_size": 0, "persisted": False, "held": [], "pending": []}
 
 
 def check_record(data, session_id, store, now):
@@ -217,6 +218,10 @@ def check_record(data, session_id, store, now):
     held = data.get("held")
     if not isinstance(held, list) or not all(isinstance(k, str) for k in held) or len(held) > MAX_HELD_LINES:
         return None, "record's held lines are damaged"
+    pending = data.get("pending")
+    if not isinstance(pending, list) or len(pending) > MAX_PENDING_LINES or not all(
+            isinstance(p, list) and len(p) == 3 and all(isinstance(x, str) for x in p) for p in pending):
+        return None, "record's pending lines are damaged"
     updated = data.get("updated")
     if isinstance(updated, bool) or not isinstance(updated, (int, float)) or updated < 0:
         return None, "record has no valid time"
@@ -250,11 +255,41 @@ def record_injection(record, lines, now, transcript=None, transcript_size=0):
 
 def session_step(record, decision, prompt, settings, now, transcript=None, transcript_size=0):
     """One prompt of one session: ``(plan, new record or None if unchanged)``. The hook and the
-    canary simulation both call this, so they cannot disagree about what a session holds."""
+    canary simulation both call this, so they cannot disagree about what a session holds.
+
+    The record also keeps, as ``pending``, the lines this prompt needed that the session already
+    held: Claude Code runs UserPromptSubmit *before* an automatic compaction (observed with
+    2.1.328), so those lines may be summarised away under the prompt that relied on them; the
+    SessionStart hook (``pending_after_compaction``) sends them again."""
     plan = plan_injection(decision, prompt, settings, frozenset(record["held"]))
+    pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
     if not plan["lines"]:
-        return plan, None
-    return plan, record_injection(record, plan["lines"], now, transcript, transcript_size)
+        if pending == record["pending"]:
+            return plan, None
+        return plan, dict(record, pending=pending, updated=now)
+    updated = record_injection(record, plan["lines"], now, transcript, transcript_size)
+    updated["pending"] = pending
+    return plan, updated
+
+
+def pending_after_compaction(record, max_chars):
+    """The text the SessionStart hook sends after a compaction: the lines the last routed prompt
+    relied on the session holding (see ``session_step``), or ``None``."""
+    pending = record["pending"]
+    if not pending:
+        return None
+    clusters = []
+    for cluster_id, _slug, _hook in pending:
+        if cluster_id not in clusters:
+            clusters.append(cluster_id)
+    lines = [{"cluster_id": c, "slug": s, "hook": h} for c, s, h in pending]
+    body = [f"- {line['slug']} \u2014 {line['hook']}" for line in lines]
+    header = (HEADER_PLURAL if len(clusters) > 1 else HEADER_SINGLE) + ", ".join(clusters) + " (again after compaction)"
+    text = "\n".join([header] + body)
+    while len(text) > max_chars and len(body) > 1:
+        body.pop()
+        text = "\n".join([header] + body)
+    return text if len(text) <= max_chars else None
 
 
 # --------------------------------------------------------------------------- I/O
@@ -368,6 +403,23 @@ def prune_sessions(directory, keep=None, now=None, max_sessions=MAX_SESSIONS, ma
             except OSError:
                 pass
     return removed
+
+
+def read_trusted_record(session_id, directory=None):
+    """``(record, None)`` for ``session_id`` when its record is whole and its cluster file is
+    unchanged, else ``(None, why)`` (``why`` is ``None`` when there is no record)."""
+    path = record_path(session_id, directory)
+    data, why = read_record(path)
+    if data is None:
+        return None, why
+    store = data.get("store") if isinstance(data, dict) else None
+    try:
+        current = store_identity(store[0]) if isinstance(store, list) and store and isinstance(store[0], str) else None
+    except OSError:
+        current = None
+    if current is None:
+        return None, "record names no readable cluster file"
+    return check_record(data, session_id, current, time.time())
 
 
 def reset_session(session_id, directory=None):

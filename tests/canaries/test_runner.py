@@ -176,7 +176,8 @@ def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
         ["env_bash_tool_env_var_caching", "env_cloudflare_workers_build_secret_vs_text", "project_hot_strip"], [],
         ["feedback_never_read_decisions_raw", "project_dashboard_layout"]]
     assert session.steps[1]["held"] and result.counts()["total"] == 1 and result.ok
-    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11}
+    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11,
+                                                           "sent_again": []}
 
 
 @pytest.mark.parametrize("steps, expected", [
@@ -212,3 +213,19 @@ def test_a_session_marked_xfail_that_passes_is_an_xpass(write_suite, prompts):
         """))
     result = run_suite(suite, ALL_LINES)
     assert result.sessions[0].verdict == "xpass" and not result.ok
+
+
+def test_a_compact_step_lists_what_the_session_start_hook_sends_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+                silent: true
+              - compact
+              - clear
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    compact, clear = session.steps[2], session.steps[3]
+    assert "env_bash_tool_env_var_caching" in compact["sent_again"] and clear["sent_again"] == []

@@ -323,7 +323,16 @@ def test_session_start_forgets_after_compaction_and_clear_only(run_cli, example_
     start = json.dumps({"session_id": session_id, "transcript_path": "", "cwd": "/tmp",
                         "hook_event_name": "SessionStart", "source": source}).encode()
     result = run_cli("session-start", input=start)
-    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert (result.returncode, result.stderr) == (0, b"")
+    if source == "compact":
+        # the repeat relied on the session holding the fact: it is sent again with the compaction
+        out = json.loads(result.stdout)["hookSpecificOutput"]
+        assert out["hookEventName"] == "SessionStart"
+        assert out["additionalContext"].startswith("Routed memory cluster: layer1_project_memory_router "
+                                                   "(again after compaction)\n")
+        assert "- env_bash_tool_env_var_caching \u2014 " in out["additionalContext"]
+    else:
+        assert result.stdout == b""
     again = run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout
     assert (again != b"") is forgets
 
@@ -339,3 +348,27 @@ def test_session_start_fails_open(run_cli, tmp_path, stdin, args):
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
     logged = log.read_text(encoding="utf-8").splitlines()
     assert len(logged) == 1 and "memory-router session-start:" in logged[0]
+
+
+def test_session_start_after_compaction_sends_nothing_when_nothing_was_relied_on(run_cli, example_cluster_file):
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    session_id = json.loads(prompt)["session_id"]
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+    start = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "compact"}).encode()
+    assert run_cli("session-start", input=start).stdout == b""
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+
+
+def test_session_start_after_compaction_with_a_changed_store_sends_nothing_and_logs(run_cli, example_cluster_file,
+                                                                                   tmp_path):
+    store = tmp_path / "clusters.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    session_id = json.loads(prompt)["session_id"]
+    run_cli("hook", "--clusters", store, input=prompt)
+    run_cli("hook", "--clusters", store, input=prompt)
+    store.write_bytes(example_cluster_file.read_bytes() + b"\n")
+    log = tmp_path / "hook.log"
+    start = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "compact"}).encode()
+    assert run_cli("session-start", input=start, env={"MEMORY_ROUTER_LOG": str(log)}).stdout == b""
+    assert "another cluster file" in log.read_text(encoding="utf-8")

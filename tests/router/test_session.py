@@ -129,8 +129,22 @@ def test_session_step_records_what_was_sent_and_nothing_when_silent():
     record = session.new_record("s1", ["/x", 1, 2])
     plan, record2 = session.session_step(record, DECISION, "setx bash", settings, now=100.0)
     assert len(plan["lines"]) == 2 and len(record2["held"]) == 2 and record2["updated"] == 100.0
+    assert record2["pending"] == []
+    # the repeat sends nothing, and notes what it relied on the session holding
     plan, record3 = session.session_step(record2, DECISION, "setx bash", settings, now=101.0)
-    assert plan["text"] is None and record3 is None
+    assert plan["text"] is None and record3["held"] == record2["held"]
+    assert [p[1] for p in record3["pending"]] == ["setx_cache", "bash_path"]
+    plan, record4 = session.session_step(record3, DECISION, "setx bash", settings, now=102.0)
+    assert plan["text"] is None and record4 is None
+
+
+def test_pending_after_compaction_renders_what_was_relied_on():
+    record = dict(session.new_record("s1", ["/x", 1, 2]), pending=[["c1", "a", "first"], ["c2", "b", "second"]])
+    text = session.pending_after_compaction(record, 9500)
+    assert text == ("Routed memory clusters: c1, c2 (again after compaction)\n- a \u2014 first\n- b \u2014 second")
+    assert parse_header(text) == ["c1", "c2"]
+    assert session.pending_after_compaction(record, 75) == "Routed memory clusters: c1, c2 (again after compaction)\n- a \u2014 first"
+    assert session.pending_after_compaction(dict(record, pending=[]), 9500) is None
 
 
 def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
@@ -144,7 +158,7 @@ def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
 
 STORE = ["/store/clusters.md", 100, 5]
 GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "transcript": None,
-        "transcript_size": 0, "persisted": False, "held": ["a|1:0:0"]}
+        "transcript_size": 0, "persisted": False, "held": ["a|1:0:0"], "pending": [["c1", "a", "hook"]]}
 
 
 @pytest.mark.parametrize("change,why", [
@@ -159,6 +173,8 @@ GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "tr
     ({"transcript_size": -1}, "transcript position"),
     ({"transcript": 5}, "transcript position"),
     ({"persisted": None}, "transcript position"),
+    ({"pending": [["c1", "a"]]}, "pending lines are damaged"),
+    ({"pending": "x"}, "pending lines are damaged"),
 ])
 def test_a_record_in_doubt_is_not_trusted(change, why):
     record, reason = session.check_record(dict(GOOD, **change), "s1", STORE, now=1000.0)
