@@ -52,7 +52,7 @@ from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
 from router.score import build_routing_table, route_prompt  # noqa: E402
-from router.session import new_record, pending_after_compaction, plan_injection, pointer_text, session_step  # noqa: E402
+from router.session import after_compaction, new_record, plan_injection, pointer_text, session_step  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
 TARGETS = {"example": 0.40, "heldout-60": 0.40, "heldout-200": 0.50}
@@ -103,10 +103,11 @@ def simulate(prompts, table, settings, slim_bytes, dedup=True, pointer=False, co
         in_context.append(_bytes(in_request(text)) if text is not None else 0)
         per_call.append(slim_bytes + sum(in_context))
         if compact_after and number == compact_after:
-            # The SessionStart hook sends again what the last prompt relied on the session holding.
-            again = pending_after_compaction(record, settings["max_context_chars"]) if dedup else None
+            # The SessionStart hook sends again what the last prompt relied on the session holding,
+            # and the session then holds just that.
+            again, held = after_compaction(record, settings["max_context_chars"], float(number)) if dedup else (None, None)
             in_context = [_bytes(SESSION_START_PREFIX + again)] if again else []
-            record = new_record("simulated", ["simulated", 0, 0])
+            record = held or new_record("simulated", ["simulated", 0, 0])
     return {"per_call": per_call, "total": sum(per_call), "last": per_call[-1], "max": max(per_call),
             "lines_sent": sent_lines, "prompts_all_held": held_prompts}
 

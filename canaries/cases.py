@@ -61,7 +61,8 @@ STEP_KEYS = {
     "silent": "true: nothing is sent at this step; false: something is",
     "new_lines": "exactly this many member lines are sent at this step",
     "max_chars": "at most this many characters are sent at this step",
-    "compact": "true: the context is compacted here (earlier injections are gone)",
+    "compact": "true: the context is compacted here (earlier injections are gone; the SessionStart hook sends "
+               "again what the last prompt relied on, which this step's expectations judge)",
     "clear": "true: /clear here (a new session: earlier injections are gone)",
 }
 

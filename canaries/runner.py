@@ -13,7 +13,7 @@ Verdicts:
 from dataclasses import dataclass
 
 from router.score import build_routing_table, route_prompt
-from router.session import new_record, pending_after_compaction, route_fresh, session_step
+from router.session import after_compaction, new_record, route_fresh, session_step
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -245,19 +245,24 @@ class SessionResult:
 def run_session(case, table, settings):
     """Type ``case``'s prompts in one simulated session, through ``router.session.session_step``
     (the very function the hook calls), and judge each step. ``compact`` and ``clear`` forget
-    what the session holds, as the SessionStart hook makes the hook do (a ``compact`` step also
-    lists, as ``sent_again``, what that hook sends again: the lines the last routed prompt relied
-    on the session holding)."""
+    what the session holds, as the SessionStart hook makes the hook do. A ``compact`` step is
+    judged on what that hook sends again (``router.session.after_compaction``: the lines the last
+    routed prompt relied on the session holding), which the session then holds."""
     record = new_record(case.id, ["canary", 0, 0])
     steps = []
     found = []
     for number, step in enumerate(case.steps, 1):
         if step.kind != "prompt":
-            again = []
-            if step.kind == "compact" and pending_after_compaction(record, settings["max_context_chars"]):
-                again = [slug for _cluster, slug, _hook in record["pending"]]
-            record = new_record(case.id, ["canary", 0, 0])
-            steps.append({"step": number, "kind": step.kind, "line": step.line, "sent_again": again})
+            text, held = (after_compaction(record, settings["max_context_chars"], float(number))
+                          if step.kind == "compact" else (None, None))
+            kept = len(held["held"]) if held else 0
+            lines = [{"slug": slug} for _cluster, slug, _hook in record["pending"][:kept]]
+            record = held or new_record(case.id, ["canary", 0, 0])
+            plan = {"lines": lines, "held": [], "text": text}
+            differences = step_differences(step, plan)
+            found += [f"step {number} ({step.kind}, line {step.line}): {d}" for d in differences]
+            steps.append({"step": number, "kind": step.kind, "line": step.line, "sent": [l["slug"] for l in lines],
+                          "chars": len(text) if text else 0, "differences": differences})
             continue
         decision = route_prompt(step.prompt, table, settings)
         if decision["additional_context"] is None:

@@ -9,6 +9,7 @@ from canaries.cases import (
     CONTROL_STEPS,
     DEFAULT_KEYS,
     SESSION_KEYS,
+    STEP_EXPECTATIONS,
     STEP_KEYS,
     SUITE_KEYS,
     BehaviouralCase,
@@ -353,21 +354,23 @@ def _check_step(checker, raw, line, index, cluster_label):
                     "write '- prompt: \"...\"' or '- compact'")
         return None
     checker.unknown_keys(raw, STEP_KEYS, "session step")
-    controls = [key for key in CONTROL_STEPS if key in raw]
-    if controls:
-        key = controls[0]
-        others = [k for k in raw if k != key]
-        if raw[key] is not True:
-            checker.add(raw.value_lines[key], f"'{key}' must be true, got {_type_name(raw[key])}",
-                        f"write '- {key}'")
-        elif others:
-            checker.add(raw.key_lines[others[0]], f"a '{key}' step takes no other key ({others[0]!r})",
-                        f"put '{others[0]}' on a prompt step")
-        else:
-            return SessionStep(kind=key, line=line)
-        return None
     before = len(checker.problems)
-    prompt = checker.string(raw, "prompt", required=True, what="session step")
+    controls = [key for key in CONTROL_STEPS if key in raw]
+    kind = "prompt"
+    prompt = None
+    if controls:
+        kind = controls[0]
+        # A compact step may state what the SessionStart hook sends again; nothing else goes with it.
+        allowed = {kind} | (set(STEP_EXPECTATIONS) if kind == "compact" else set())
+        others = [k for k in raw if k not in allowed]
+        if raw[kind] is not True:
+            checker.add(raw.value_lines[kind], f"'{kind}' must be true, got {_type_name(raw[kind])}",
+                        f"write '- {kind}'")
+        elif others:
+            checker.add(raw.key_lines[others[0]], f"a '{kind}' step takes no {others[0]!r}",
+                        f"put '{others[0]}' on a prompt step")
+    else:
+        prompt = checker.string(raw, "prompt", required=True, what="session step")
     injects = checker.string_list(raw, "injects") or []
     not_injects = checker.string_list(raw, "not_injects") or []
     silent = checker.boolean(raw, "silent")
@@ -395,7 +398,7 @@ def _check_step(checker, raw, line, index, cluster_label):
                     "keep it in one of them")
     if len(checker.problems) > before:
         return None
-    return SessionStep(kind="prompt", prompt=prompt, injects=tuple(s for s, _ in injects),
+    return SessionStep(kind=kind, prompt=prompt, injects=tuple(s for s, _ in injects),
                        not_injects=tuple(s for s, _ in not_injects), silent=silent, new_lines=new_lines,
                        max_chars=max_chars, line=line)
 

@@ -9,13 +9,22 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 import json
 import os
 import stat
+import time
 
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.score import build_routing_table, route_prompt
-from router.session import hook_stage, pending_after_compaction, read_trusted_record, reset_session
+from router.session import (
+    after_compaction,
+    hook_stage,
+    read_trusted_record,
+    record_path,
+    reset_session,
+    transcript_size,
+    write_record,
+)
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -112,9 +121,11 @@ def session_start(payload):
     """Forget what the session was sent when its context was compacted or cleared.
 
     After a compaction it also sends again the lines the last routed prompt relied on the session
-    holding: Claude Code runs UserPromptSubmit before an automatic compaction, so that prompt's
-    request would otherwise carry neither the old injection nor a new one (observed, 2.1.328).
-    Returns the object to print, or ``None``."""
+    holding, and the record then holds just those: Claude Code runs UserPromptSubmit before an
+    automatic compaction, so that prompt's request would otherwise carry neither the old
+    injection nor a new one (observed, 2.1.328). If that record cannot be written, the lines are
+    still sent and the record is forgotten (the next prompt sends again). Returns the object to
+    print, or ``None``."""
     if not isinstance(payload, dict):
         raise ValueError("payload is not a JSON object")
     session_id = payload.get("session_id")
@@ -127,7 +138,17 @@ def session_start(payload):
     if source == "compact":
         record, why = read_trusted_record(session_id)
         if record is not None:
-            text = pending_after_compaction(record, config_mod.DEFAULTS["max_context_chars"])
+            transcript = payload.get("transcript_path")
+            transcript = transcript if isinstance(transcript, str) and transcript else None
+            text, held = after_compaction(record, config_mod.DEFAULTS["max_context_chars"], time.time(), transcript,
+                                          transcript_size(transcript) if transcript else 0)
+            if held is not None:
+                try:
+                    if write_record(record_path(session_id), held):
+                        return hook_output(text, "SessionStart")
+                except OSError as err:
+                    log_diagnostic("session-start", f"session {session_id}: record not written ({err}); "
+                                                    "forgotten instead, so the next prompt sends again")
         elif why:
             log_diagnostic("session-start", f"session {session_id}: {why}; nothing sent again after compaction")
     reset_session(session_id)

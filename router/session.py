@@ -272,6 +272,112 @@ def session_step(record, decision, prompt, settings, now, transcript=None, trans
     return plan, updated
 
 
+def after_compaction(record, max_chars, now, transcript=None, transcript_size=0):
+    """What the SessionStart hook does after a compaction, given the session's record: ``(text,
+    new record or None)``. The text sends again the lines the last routed prompt relied on the
+    session holding (see ``session_step``); the new record holds exactly those (a SessionStart
+    context stays in the history like a prompt's, observed with 2.1.328). With nothing to send:
+    ``(None, None)``, and the record is simply forgotten."""
+    pending = record["pending"]
+    if not pending:
+        return None, None
+    clusters = []
+    for cluster_id, _slug, _hook in pending:
+        if cluster_id not in clusters:
+            clusters.append(cluster_id)
+    lines = [{"cluster_id": c, "slug": s, "hook": h} for c, s, h in pending]
+    header = (HEADER_PLURAL if len(clusters) > 1 else HEADER_SINGLE) + ", ".join(clusters) + " (again after compaction)"
+    while lines:
+        text = "\n".join([header] + [f"- {line['slug']} \u2014 {line['hook']}" for line in lines])
+        if len(text) <= max_chars:
+            fresh = new_record(record["session_id"], record["store"])
+            return text, record_injection(fresh, lines, now, transcript, transcript_size)
+        lines.pop()
+    return None, None
+
+
+# --------------------------------------------------------------------------- pure: the record
+
+
+def store_identity(cluster_path):
+    """The cluster file a record was made with: absolute path and stamp (size, mtime)."""
+    path = os.path.abspath(cluster_path)
+    st = os.stat(path)
+    return [path, st.st_size, st.st_mtime_ns]
+
+
+def new_record(session_id, store):
+    return {"version": RECORD_VERSION, "session_id": session_id, "store": list(store), "updated": 0,
+            "transcript": None, "transcript_size": 0, "persisted": False, "held": [], "pending": []}
+
+
+def check_record(data, session_id, store, now):
+    """``(record, None)`` if ``data`` is a record this session can trust, else ``(None, why)``."""
+    if not isinstance(data, dict):
+        return None, "record is not a JSON object"
+    if data.get("version") != RECORD_VERSION:
+        return None, f"record version {data.get('version')!r}, not {RECORD_VERSION}"
+    if data.get("session_id") != session_id:
+        return None, "record belongs to another session"
+    if data.get("store") != list(store):
+        return None, "record was made with another cluster file or version of it"
+    held = data.get("held")
+    if not isinstance(held, list) or not all(isinstance(k, str) for k in held) or len(held) > MAX_HELD_LINES:
+        return None, "record's held lines are damaged"
+    pending = data.get("pending")
+    if not isinstance(pending, list) or len(pending) > MAX_PENDING_LINES or not all(
+            isinstance(p, list) and len(p) == 3 and all(isinstance(x, str) for x in p) for p in pending):
+        return None, "record's pending lines are damaged"
+    updated = data.get("updated")
+    if isinstance(updated, bool) or not isinstance(updated, (int, float)) or updated < 0:
+        return None, "record has no valid time"
+    if updated > now + CLOCK_SLACK_S:
+        return None, "record is dated in the future (clock changed)"
+    size = data.get("transcript_size")
+    transcript = data.get("transcript")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not (
+            transcript is None or isinstance(transcript, str)) or not isinstance(data.get("persisted"), bool):
+        return None, "record's transcript position is damaged"
+    return data, None
+
+
+def record_injection(record, lines, now, transcript=None, transcript_size=0):
+    """A new record: ``record`` plus ``lines`` sent now, stamped with the transcript's size."""
+    held = list(record["held"])
+    seen = set(held)
+    for line in lines:
+        key = line_key(line["slug"], line["hook"])
+        if key not in seen:
+            seen.add(key)
+            held.append(key)
+    if len(held) > MAX_HELD_LINES:
+        # Forgetting the oldest means they are sent again: towards the fact, never away from it.
+        held = held[-MAX_HELD_LINES:]
+    out = dict(record)
+    # persisted: not yet known for what was just sent (the next prompt looks for it in the transcript)
+    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False)
+    return out
+
+
+def session_step(record, decision, prompt, settings, now, transcript=None, transcript_size=0):
+    """One prompt of one session: ``(plan, new record or None if unchanged)``. The hook and the
+    canary simulation both call this, so they cannot disagree about what a session holds.
+
+    The record also keeps, as ``pending``, the lines this prompt needed that the session already
+    held: Claude Code runs UserPromptSubmit *before* an automatic compaction (observed with
+    2.1.328), so those lines may be summarised away under the prompt that relied on them; the
+    SessionStart hook (``pending_after_compaction``) sends them again."""
+    plan = plan_injection(decision, prompt, settings, frozenset(record["held"]))
+    pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
+    if not plan["lines"]:
+        if pending == record["pending"]:
+            return plan, None
+        return plan, dict(record, pending=pending, updated=now)
+    updated = record_injection(record, plan["lines"], now, transcript, transcript_size)
+    updated["pending"] = pending
+    return plan, updated
+
+
 def pending_after_compaction(record, max_chars):
     """The text the SessionStart hook sends after a compaction: the lines the last routed prompt
     relied on the session holding (see ``session_step``), or ``None``."""

@@ -46,21 +46,24 @@ def test_with_dedup_a_repeat_adds_nothing_and_without_it_every_call_grows(sim, t
     assert off["total"] == sum(off["per_call"]) and off["last"] == SLIM + 3 * size
 
 
-def test_a_compaction_empties_the_context_and_the_fact_is_sent_again(sim, table, prompts):
+def test_a_compaction_empties_the_context_and_what_was_relied_on_is_sent_again(sim, table, prompts):
     settings = default_settings()
     size = sent_bytes(sim, table, prompts.setx, settings)
     result = sim.simulate([prompts.setx, prompts.setx, prompts.setx], table, settings, SLIM, compact_after=2)
     # the second ask relied on the session holding the fact: the SessionStart hook sends it again
-    # with the compaction, and the third ask, in a reset session, sends it as well
-    from router.session import new_record, pending_after_compaction, session_step
+    # with the compaction, and the third ask finds it held
+    from router.session import after_compaction, new_record, session_step
 
     decision = route_prompt(prompts.setx, table, settings)
     _plan, record = session_step(new_record("s", ["x", 0, 0]), decision, prompts.setx, settings, now=1.0)
     _plan, record = session_step(record, decision, prompts.setx, settings, now=2.0)
-    again = len((sim.SESSION_START_PREFIX + pending_after_compaction(record, 9500)).encode())
-    assert result["per_call"] == [SLIM + size, SLIM + size, SLIM + again + size]
-    assert result["lines_sent"] == 2 * len(sim.plan_injection(route_prompt(prompts.setx, table, settings),
-                                                              prompts.setx, settings)["lines"])
+    again = len((sim.SESSION_START_PREFIX + after_compaction(record, 9500, 3.0)[0]).encode())
+    assert result["per_call"] == [SLIM + size, SLIM + size, SLIM + again]
+    # asked about something else just before the compaction: nothing is sent again, the next ask sends
+    other = sim.simulate([prompts.setx, prompts.ledger, prompts.setx], table, settings, SLIM, compact_after=2)
+    assert other["per_call"][2] == SLIM + size
+    assert result["lines_sent"] == len(sim.plan_injection(route_prompt(prompts.setx, table, settings),
+                                                          prompts.setx, settings)["lines"])
 
 
 def test_the_pointer_costs_bytes_on_every_later_call(sim, table, prompts):

@@ -176,8 +176,8 @@ def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
         ["env_bash_tool_env_var_caching", "env_cloudflare_workers_build_secret_vs_text", "project_hot_strip"], [],
         ["feedback_never_read_decisions_raw", "project_dashboard_layout"]]
     assert session.steps[1]["held"] and result.counts()["total"] == 1 and result.ok
-    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11,
-                                                           "sent_again": []}
+    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11, "sent": [],
+                                                           "chars": 0, "differences": []}
 
 
 @pytest.mark.parametrize("steps, expected", [
@@ -228,4 +228,24 @@ def test_a_compact_step_lists_what_the_session_start_hook_sends_again(write_suit
         """))
     [session] = run_suite(suite, ALL_LINES).sessions
     compact, clear = session.steps[2], session.steps[3]
-    assert "env_bash_tool_env_var_caching" in compact["sent_again"] and clear["sent_again"] == []
+    assert "env_bash_tool_env_var_caching" in compact["sent"] and compact["chars"] > 0 and clear["sent"] == []
+
+
+def test_a_compact_step_is_judged_on_what_is_sent_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+              - compact: true
+                silent: true
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    assert session.verdict == "fail"
+    assert session.differences[0].startswith("step 3 (compact, line 6): silent: expected nothing sent got 3 lines")
+    # sent again with the compaction, the fact is held: the next ask sends nothing
+    assert "step 4 (line 8): injects: missing env_bash_tool_env_var_caching (the session already held it)" \
+        in session.differences
