@@ -202,7 +202,8 @@ def store_identity(cluster_path):
 
 def new_record(session_id, store):
     return {"version": RECORD_VERSION, "session_id": session_id, "store": list(store), "updated": 0,
-            "transcript": None, "transcript_size": 0, "persisted": False, "held": [], "pending": []}
+            "transcript": None, "transcript_size": 0, "persisted": False, "after_compaction": False, "held": [],
+            "pending": []}
 
 
 def check_record(data, session_id, store, now):
@@ -230,7 +231,8 @@ def check_record(data, session_id, store, now):
     size = data.get("transcript_size")
     transcript = data.get("transcript")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not (
-            transcript is None or isinstance(transcript, str)) or not isinstance(data.get("persisted"), bool):
+            transcript is None or isinstance(transcript, str)) or not isinstance(data.get("persisted"), bool) or (
+            not isinstance(data.get("after_compaction"), bool)):
         return None, "record's transcript position is damaged"
     return data, None
 
@@ -249,7 +251,8 @@ def record_injection(record, lines, now, transcript=None, transcript_size=0):
         held = held[-MAX_HELD_LINES:]
     out = dict(record)
     # persisted: not yet known for what was just sent (the next prompt looks for it in the transcript)
-    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False)
+    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False,
+               after_compaction=False)
     return out
 
 
@@ -260,7 +263,7 @@ def session_step(record, decision, prompt, settings, now, transcript=None, trans
     The record also keeps, as ``pending``, the lines this prompt needed that the session already
     held: Claude Code runs UserPromptSubmit *before* an automatic compaction (observed with
     2.1.328), so those lines may be summarised away under the prompt that relied on them; the
-    SessionStart hook (``pending_after_compaction``) sends them again."""
+    SessionStart hook (``after_compaction``) sends them again."""
     plan = plan_injection(decision, prompt, settings, frozenset(record["held"]))
     pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
     if not plan["lines"]:
@@ -291,111 +294,9 @@ def after_compaction(record, max_chars, now, transcript=None, transcript_size=0)
         text = "\n".join([header] + [f"- {line['slug']} \u2014 {line['hook']}" for line in lines])
         if len(text) <= max_chars:
             fresh = new_record(record["session_id"], record["store"])
-            return text, record_injection(fresh, lines, now, transcript, transcript_size)
+            return text, dict(record_injection(fresh, lines, now, transcript, transcript_size), after_compaction=True)
         lines.pop()
     return None, None
-
-
-# --------------------------------------------------------------------------- pure: the record
-
-
-def store_identity(cluster_path):
-    """The cluster file a record was made with: absolute path and stamp (size, mtime)."""
-    path = os.path.abspath(cluster_path)
-    st = os.stat(path)
-    return [path, st.st_size, st.st_mtime_ns]
-
-
-def new_record(session_id, store):
-    return {"version": RECORD_VERSION, "session_id": session_id, "store": list(store), "updated": 0,
-            "transcript": None, "transcript_size": 0, "persisted": False, "held": [], "pending": []}
-
-
-def check_record(data, session_id, store, now):
-    """``(record, None)`` if ``data`` is a record this session can trust, else ``(None, why)``."""
-    if not isinstance(data, dict):
-        return None, "record is not a JSON object"
-    if data.get("version") != RECORD_VERSION:
-        return None, f"record version {data.get('version')!r}, not {RECORD_VERSION}"
-    if data.get("session_id") != session_id:
-        return None, "record belongs to another session"
-    if data.get("store") != list(store):
-        return None, "record was made with another cluster file or version of it"
-    held = data.get("held")
-    if not isinstance(held, list) or not all(isinstance(k, str) for k in held) or len(held) > MAX_HELD_LINES:
-        return None, "record's held lines are damaged"
-    pending = data.get("pending")
-    if not isinstance(pending, list) or len(pending) > MAX_PENDING_LINES or not all(
-            isinstance(p, list) and len(p) == 3 and all(isinstance(x, str) for x in p) for p in pending):
-        return None, "record's pending lines are damaged"
-    updated = data.get("updated")
-    if isinstance(updated, bool) or not isinstance(updated, (int, float)) or updated < 0:
-        return None, "record has no valid time"
-    if updated > now + CLOCK_SLACK_S:
-        return None, "record is dated in the future (clock changed)"
-    size = data.get("transcript_size")
-    transcript = data.get("transcript")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not (
-            transcript is None or isinstance(transcript, str)) or not isinstance(data.get("persisted"), bool):
-        return None, "record's transcript position is damaged"
-    return data, None
-
-
-def record_injection(record, lines, now, transcript=None, transcript_size=0):
-    """A new record: ``record`` plus ``lines`` sent now, stamped with the transcript's size."""
-    held = list(record["held"])
-    seen = set(held)
-    for line in lines:
-        key = line_key(line["slug"], line["hook"])
-        if key not in seen:
-            seen.add(key)
-            held.append(key)
-    if len(held) > MAX_HELD_LINES:
-        # Forgetting the oldest means they are sent again: towards the fact, never away from it.
-        held = held[-MAX_HELD_LINES:]
-    out = dict(record)
-    # persisted: not yet known for what was just sent (the next prompt looks for it in the transcript)
-    out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False)
-    return out
-
-
-def session_step(record, decision, prompt, settings, now, transcript=None, transcript_size=0):
-    """One prompt of one session: ``(plan, new record or None if unchanged)``. The hook and the
-    canary simulation both call this, so they cannot disagree about what a session holds.
-
-    The record also keeps, as ``pending``, the lines this prompt needed that the session already
-    held: Claude Code runs UserPromptSubmit *before* an automatic compaction (observed with
-    2.1.328), so those lines may be summarised away under the prompt that relied on them; the
-    SessionStart hook (``pending_after_compaction``) sends them again."""
-    plan = plan_injection(decision, prompt, settings, frozenset(record["held"]))
-    pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
-    if not plan["lines"]:
-        if pending == record["pending"]:
-            return plan, None
-        return plan, dict(record, pending=pending, updated=now)
-    updated = record_injection(record, plan["lines"], now, transcript, transcript_size)
-    updated["pending"] = pending
-    return plan, updated
-
-
-def pending_after_compaction(record, max_chars):
-    """The text the SessionStart hook sends after a compaction: the lines the last routed prompt
-    relied on the session holding (see ``session_step``), or ``None``."""
-    pending = record["pending"]
-    if not pending:
-        return None
-    clusters = []
-    for cluster_id, _slug, _hook in pending:
-        if cluster_id not in clusters:
-            clusters.append(cluster_id)
-    lines = [{"cluster_id": c, "slug": s, "hook": h} for c, s, h in pending]
-    body = [f"- {line['slug']} \u2014 {line['hook']}" for line in lines]
-    header = (HEADER_PLURAL if len(clusters) > 1 else HEADER_SINGLE) + ", ".join(clusters) + " (again after compaction)"
-    text = "\n".join([header] + body)
-    while len(text) > max_chars and len(body) > 1:
-        body.pop()
-        text = "\n".join([header] + body)
-    return text if len(text) <= max_chars else None
 
 
 # --------------------------------------------------------------------------- I/O
@@ -544,15 +445,16 @@ def transcript_size(path):
         return 0
 
 
-def scan_transcript(path, offset, limit=TRANSCRIPT_SCAN_BYTES):
+def scan_transcript(path, offset, limit=TRANSCRIPT_SCAN_BYTES, boundaries_allowed=0):
     """Read the transcript at ``path`` from its end back to byte ``offset`` (at most ``limit``).
 
     Returns ``(doubt, size, recorded)``: ``doubt`` is why the session's record cannot be trusted
-    (a ``compact_boundary`` since ``offset``; or the file shrank, vanished, or grew by more than
-    ``limit``, since a wrong "no compaction" would drop a fact), else ``None``; ``size`` how far
-    it was read; ``recorded`` whether a ``hook_additional_context`` attachment line was written
-    since ``offset`` (the client records hook output, so a ``--resume`` keeps it). A missing file
-    with ``offset`` 0 is no doubt (Claude Code may write it after the first hook runs).
+    (more than ``boundaries_allowed`` ``compact_boundary`` entries since ``offset``; or the file
+    shrank, vanished, or grew by more than ``limit``, since a wrong "no compaction" would drop a
+    fact), else ``None``; ``size`` how far it was read; ``recorded`` whether a
+    ``hook_additional_context`` attachment line was written since ``offset`` (the client records
+    hook output, so a ``--resume`` keeps it). A missing file with ``offset`` 0 is no doubt
+    (Claude Code may write it after the first hook runs).
     """
     try:
         fd = os.open(path, _READ_FLAGS)
@@ -569,20 +471,22 @@ def scan_transcript(path, offset, limit=TRANSCRIPT_SCAN_BYTES):
         end = size
         carry = b""
         recorded = False
+        boundaries = 0
         while True:
             start = max(offset, end - _SCAN_CHUNK)
             chunk = os.pread(fd, end - start, start) if hasattr(os, "pread") else _seek_read(fd, start, end - start)
-            # The first line of a chunk may be cut: it is carried into the next, earlier read,
-            # and judged whole there (the last read, at ``offset``, ends the carry with a newline).
-            block = chunk + carry + (b"\n" if start == offset and carry else b"")
-            boundary, attachment = _scan_block(block)
+            # The first line of a chunk may be cut: it is carried into the next, earlier read and
+            # judged whole there; only the last read (at ``offset``) judges its first line.
+            block = chunk + carry
+            found, attachment = _scan_block(block, first_line=start == offset)
+            boundaries += found
             recorded = recorded or attachment
-            if boundary:
+            if boundaries > boundaries_allowed:
                 return "compact_boundary in the transcript since the last injection", size, recorded
             if start == offset:
                 return None, size, recorded
             cut = block.find(b"\n")
-            carry = block[:cut] if cut >= 0 else block
+            carry = block[:cut + 1] if cut >= 0 else block
             end = start
     except OSError as err:
         return f"transcript unreadable: {type(err).__name__}", 0, False
@@ -595,32 +499,34 @@ def _seek_read(fd, start, length):
     return os.read(fd, length)
 
 
-def _scan_block(block):
-    """``(boundary, attachment)``: whether ``block`` holds a complete JSONL line that is a
-    ``compact_boundary`` system entry, and one that is a ``hook_additional_context`` attachment
-    (a prompt that merely mentions either word is neither)."""
-    boundary = _find_entry(block, _COMPACT_MARK, lambda e: e.get("subtype") == "compact_boundary")
-    attachment = _find_entry(block, _ATTACHMENT_MARK, lambda e: e.get("type") == "attachment" and isinstance(
-        e.get("attachment"), dict) and e["attachment"].get("type") == "hook_additional_context")
-    return boundary, attachment
+def _scan_block(block, first_line=True):
+    """``(boundaries, attachment)``: how many complete JSONL lines in ``block`` are
+    ``compact_boundary`` system entries, and whether one is a ``hook_additional_context``
+    attachment (a prompt that merely mentions either word is neither). ``first_line=False``
+    leaves out the block's first line (it is judged with the read before it)."""
+    boundaries = _count_entries(block, _COMPACT_MARK, lambda e: e.get("subtype") == "compact_boundary", first_line)
+    attachment = _count_entries(block, _ATTACHMENT_MARK, lambda e: e.get("type") == "attachment" and isinstance(
+        e.get("attachment"), dict) and e["attachment"].get("type") == "hook_additional_context", first_line) > 0
+    return boundaries, attachment
 
 
-def _find_entry(block, mark, accept):
+def _count_entries(block, mark, accept, first_line):
+    count = 0
     at = block.find(mark)
     while at >= 0:
         begin = block.rfind(b"\n", 0, at) + 1
         finish = block.find(b"\n", at)
-        if finish >= 0:
+        if finish < 0:
+            break
+        if begin > 0 or first_line:
             try:
                 entry = json.loads(block[begin:finish])
             except ValueError:
                 entry = None
             if isinstance(entry, dict) and accept(entry):
-                return True
-            at = block.find(mark, finish)
-        else:
-            return False
-    return False
+                count += 1
+        at = block.find(mark, finish)
+    return count
 
 
 # --------------------------------------------------------------------------- the hook's stage
@@ -642,37 +548,37 @@ def hook_stage(payload, decision, prompt, settings, cluster_path, log):
     path = record_path(session_id)
     data, why = read_record(path)
     record = None
-    scanned_to = None
     if data is not None:
         record, why = check_record(data, session_id, store, now)
-    verified = False
+    changed = False
     if record is not None and record["held"] and transcript is not None:
         if record["transcript"] not in (None, transcript):
             record, why = None, "transcript path changed"
         else:
-            why, scanned_to, recorded = scan_transcript(transcript, record["transcript_size"])
-            if why is None and not record["persisted"]:
-                if recorded:
-                    verified = True
-                else:
-                    why = ("the last injection is not in the transcript (a client that does not record hook "
-                           "output forgets it on --resume)")
+            # A record the SessionStart hook wrote during a compaction predates that compaction's
+            # own boundary line, which the client writes after the hook: one is expected.
+            why, scanned_to, recorded = scan_transcript(transcript, record["transcript_size"],
+                                                        boundaries_allowed=1 if record["after_compaction"] else 0)
+            if why is None and not record["persisted"] and not recorded:
+                why = ("the last injection is not in the transcript (a client that does not record hook "
+                       "output forgets it on --resume)")
             if why is not None:
                 record = None
+            else:
+                # Everything up to here is checked: the next scan starts here. Written when a flag
+                # changes or the scan has come far, so a long run of held-only prompts stays cheap.
+                changed = (not record["persisted"] or record["after_compaction"]
+                           or scanned_to - record["transcript_size"] > ADVANCE_BYTES)
+                record = dict(record, persisted=True, after_compaction=False, transcript=transcript,
+                              transcript_size=scanned_to)
     if record is None:
         if why:
             log(f"session {session_id}: {why}; injecting as if the session held nothing")
         record = new_record(session_id, store)
-        scanned_to = None
     size = transcript_size(transcript) if transcript else 0
-    if verified:
-        record = dict(record, persisted=True)
     plan, updated = session_step(record, decision, prompt, settings, now, transcript, size)
-    if updated is None and (verified or (
-            scanned_to is not None and scanned_to - record["transcript_size"] > ADVANCE_BYTES)):
-        # Nothing new was sent: remember that the last injection was found recorded, and how far
-        # the transcript was scanned, so the next scan starts there and stays within its limit.
-        updated = dict(record, transcript=transcript, transcript_size=scanned_to, updated=now)
+    if updated is None and changed:
+        updated = dict(record, updated=now)
     if updated is not None:
         try:
             write_record(path, updated)

@@ -138,13 +138,18 @@ def test_session_step_records_what_was_sent_and_nothing_when_silent():
     assert plan["text"] is None and record4 is None
 
 
-def test_pending_after_compaction_renders_what_was_relied_on():
-    record = dict(session.new_record("s1", ["/x", 1, 2]), pending=[["c1", "a", "first"], ["c2", "b", "second"]])
-    text = session.pending_after_compaction(record, 9500)
+def test_after_compaction_sends_what_was_relied_on_and_holds_just_that():
+    record = dict(session.new_record("s1", ["/x", 1, 2]), held=["old|1:0:0"],
+                  pending=[["c1", "a", "first"], ["c2", "b", "second"]])
+    text, held = session.after_compaction(record, 9500, now=5.0, transcript="/t.jsonl", transcript_size=70)
     assert text == ("Routed memory clusters: c1, c2 (again after compaction)\n- a \u2014 first\n- b \u2014 second")
     assert parse_header(text) == ["c1", "c2"]
-    assert session.pending_after_compaction(record, 75) == "Routed memory clusters: c1, c2 (again after compaction)\n- a \u2014 first"
-    assert session.pending_after_compaction(dict(record, pending=[]), 9500) is None
+    assert held["held"] == [session.line_key("a", "first"), session.line_key("b", "second")]
+    assert (held["after_compaction"], held["persisted"], held["transcript_size"], held["pending"]) == (True, False, 70, [])
+    text, held = session.after_compaction(record, 75, now=5.0)
+    assert text == "Routed memory clusters: c1, c2 (again after compaction)\n- a \u2014 first"
+    assert held["held"] == [session.line_key("a", "first")]
+    assert session.after_compaction(dict(record, pending=[]), 9500, now=5.0) == (None, None)
 
 
 def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
@@ -158,7 +163,8 @@ def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
 
 STORE = ["/store/clusters.md", 100, 5]
 GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "transcript": None,
-        "transcript_size": 0, "persisted": False, "held": ["a|1:0:0"], "pending": [["c1", "a", "hook"]]}
+        "transcript_size": 0, "persisted": False, "after_compaction": False, "held": ["a|1:0:0"],
+        "pending": [["c1", "a", "hook"]]}
 
 
 @pytest.mark.parametrize("change,why", [
@@ -173,6 +179,7 @@ GOOD = {"version": 1, "session_id": "s1", "store": STORE, "updated": 1000.0, "tr
     ({"transcript_size": -1}, "transcript position"),
     ({"transcript": 5}, "transcript position"),
     ({"persisted": None}, "transcript position"),
+    ({"after_compaction": 1}, "transcript position"),
     ({"pending": [["c1", "a"]]}, "pending lines are damaged"),
     ({"pending": "x"}, "pending lines are damaged"),
 ])
@@ -324,6 +331,32 @@ def test_scan_transcript_sees_a_boundary_after_the_offset_only(tmp_path):
             {"type": "user", "message": {"content": "y" * 600_000}})
     why, size, _recorded = session.scan_transcript(str(path), offset)
     assert "compact_boundary" in why and size == path.stat().st_size
+
+
+def test_scan_transcript_allows_the_boundary_of_the_compaction_that_wrote_the_record(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _append(path, RECORDED)
+    offset = path.stat().st_size
+    _append(path, BOUNDARY, {"type": "user", "message": {"content": "z" * 300_000}})
+    assert session.scan_transcript(str(path), offset)[0] is not None
+    assert session.scan_transcript(str(path), offset, boundaries_allowed=1)[0] is None
+    _append(path, BOUNDARY)
+    assert "compact_boundary" in session.scan_transcript(str(path), offset, boundaries_allowed=1)[0]
+
+
+def test_a_boundary_on_a_read_edge_is_counted_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "_SCAN_CHUNK", 64)
+    path = tmp_path / "t.jsonl"
+    line = (json.dumps(BOUNDARY) + "\n").encode()
+    # each read of 64 bytes: some start exactly at a line's start, some inside one
+    path.write_bytes(b"".join([line, (json.dumps({"type": "user", "message": {"content": "x" * 50}}) + "\n").encode()]))
+    assert session.scan_transcript(str(path), 0, boundaries_allowed=1)[0] is None
+    path.write_bytes(line * 2)
+    assert session.scan_transcript(str(path), 0, boundaries_allowed=1)[0] is not None
+    padded = b"{}\n" * 3 + line
+    path.write_bytes(padded)
+    assert session.scan_transcript(str(path), 0, boundaries_allowed=0)[0] is not None
+    assert session.scan_transcript(str(path), 0, boundaries_allowed=1)[0] is None
 
 
 def test_scan_transcript_says_whether_an_injection_was_recorded_since_the_offset(tmp_path):
@@ -550,3 +583,28 @@ def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluste
     assert routed["left_out_lines"] == routed["total_member_lines"] - len(routed["lines"])
     quiet = session.route_fresh("rename this variable to something clearer", table, settings)
     assert quiet["additional_context"] is None and quiet["lines"] == [] and quiet["routed"] == []
+
+
+def test_after_a_compaction_what_session_start_sent_again_stays_held(hook, run_cli, tmp_path):
+    """The 2.1.328 order, seen in the lab: the SessionStart hook runs before the client writes the
+    compaction's boundary line; the next prompts must not take that boundary for a new compaction."""
+    sid = str(uuid.uuid4())
+    transcript = tmp_path / f"{sid}.jsonl"
+    _append(transcript, {"type": "user", "message": {"content": SETX}})
+    assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
+    _append(transcript, RECORDED)
+    assert hook(SETX, sid, str(transcript)) is None
+    start = json.dumps({"session_id": sid, "transcript_path": str(transcript), "hook_event_name": "SessionStart",
+                        "source": "compact"}).encode()
+    out = run_cli("session-start", input=start)
+    assert SETX_SLUG in json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    _append(transcript, BOUNDARY, RECORDED)
+    assert hook(SETX_AGAIN, sid, str(transcript)) is None
+    _append(transcript, {"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}})
+    assert SETX_SLUG not in slugs(hook(POSTGRES, sid, str(transcript)))
+    _append(transcript, RECORDED)
+    assert hook(SETX, sid, str(transcript)) is None
+    assert not hook.log.exists(), hook.log.read_text(encoding="utf-8")
+    # a second compaction, with no SessionStart hook to say so, is seen
+    _append(transcript, BOUNDARY)
+    assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
