@@ -33,8 +33,8 @@ def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore
     }
 
 
-def judge_hook_output(returncode, stdout, stderr=b""):
-    """``(ok, message)`` for one trial run of a UserPromptSubmit command.
+def judge_hook_output(returncode, stdout, stderr=b"", event=None):
+    """``(ok, message)`` for one trial run of a UserPromptSubmit (or ``event``) command.
 
     Passes on exit 0 with no output, or with the JSON shape Claude Code honours; fails on any
     other exit code, on plain text (Claude Code would add it to every prompt's context) and on
@@ -54,9 +54,10 @@ def judge_hook_output(returncode, stdout, stderr=b""):
         data = json.loads(text)
     except ValueError:
         return False, "exit 0 but printed invalid JSON (Claude Code would add it as plain text)"
+    event = event or inst.EVENT
     out = data.get("hookSpecificOutput") if isinstance(data, dict) else None
-    if not isinstance(out, dict) or out.get("hookEventName") != inst.EVENT or not isinstance(out.get("additionalContext"), str):
-        return False, ("exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"UserPromptSubmit\" with a "
+    if not isinstance(out, dict) or out.get("hookEventName") != event or not isinstance(out.get("additionalContext"), str):
+        return False, (f"exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"{event}\" with a "
                        "string additionalContext, so Claude Code ignores it")
     return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
 
@@ -93,7 +94,7 @@ def scan_settings(project_dir):
     return found
 
 
-def run_hook_command(command, project_dir, timeout, prompt=None, payload=None):
+def run_hook_command(command, project_dir, timeout, prompt=None, payload=None, event=None):
     """One trial run of a hook command as Claude Code runs it: through the shell, in the project
     directory, with ``CLAUDE_PROJECT_DIR`` set and a payload on stdin (a neutral prompt unless
     ``prompt``, or ``payload`` whole). The router's fail-open diagnostics are captured through
@@ -114,7 +115,7 @@ def run_hook_command(command, project_dir, timeout, prompt=None, payload=None):
             return {"ok": False, "message": f"timed out after {timeout} s (Claude Code would discard its context)",
                     "seconds": timeout}
         seconds = round(time.perf_counter() - started, 3)
-        ok, message = judge_hook_output(proc.returncode, proc.stdout, proc.stderr)
+        ok, message = judge_hook_output(proc.returncode, proc.stdout, proc.stderr, event)
         context = None
         if ok and proc.stdout.strip():
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -300,9 +301,11 @@ def _probe_prompt(index, config):
 
 
 def _session_probe(command, session_command, project_dir, timeout, index, config):
-    """Does the SessionStart command make the router forget? In one throwaway session: the probe
-    prompt injects, the same prompt again injects nothing (the session holds it), the session
-    command with source ``compact``, then the prompt injects again."""
+    """Does the SessionStart command do its part? In one throwaway session: the probe prompt
+    injects; the same prompt again injects nothing (the session holds it); the session command
+    with source ``compact`` sends the held lines again (the repeat relied on them, and a
+    compaction drops them); the prompt again injects nothing (the session holds what was sent
+    again); the command with source ``clear``; the prompt injects."""
     import uuid
 
     from router.session import reset_session
@@ -314,24 +317,27 @@ def _session_probe(command, session_command, project_dir, timeout, index, config
     session_id = f"memory-router-doctor-{uuid.uuid4()}"
     payload = probe_payload(project_dir, prompt, session_id)
     steps = []
+    expected = {"first": True, "repeat": False, "compact": True, "after compact": False, "clear": None,
+                "after clear": True}
     try:
-        for step in ("first", "repeat", "compact", "after compact"):
-            if step == "compact":
+        for step, wanted in expected.items():
+            if step in ("compact", "clear"):
                 start = {"session_id": session_id, "transcript_path": "", "cwd": payload["cwd"],
-                         "hook_event_name": inst.SESSION_EVENT, "source": "compact"}
-                result = run_hook_command(session_command, project_dir, timeout, payload=start)
-                ok = result.get("exit_code") == 0 and not result.get("context") and "failed open" not in result["message"]
-                steps.append((step, ok, result["message"]))
-                continue
-            result = run_hook_command(command, project_dir, timeout, payload=payload)
-            injected = bool(result.get("context"))
-            steps.append((step, result["ok"] and injected == (step != "repeat"),
-                          "injected" if injected else "injected nothing"))
+                         "hook_event_name": inst.SESSION_EVENT, "source": step}
+                result = run_hook_command(session_command, project_dir, timeout, payload=start,
+                                          event=inst.SESSION_EVENT)
+            else:
+                result = run_hook_command(command, project_dir, timeout, payload=payload)
+            sent = bool(result.get("context"))
+            ok = result["ok"] and (wanted is None or sent == wanted)
+            steps.append((step, ok, result["message"] if not result["ok"] else ("sent" if sent else "sent nothing")))
     finally:
         reset_session(session_id)
     failed = [f"{step}: {message}" for step, ok, message in steps if not ok]
     if failed:
-        return _check("session reset", "fail", "in a throwaway session (first ask injects, a repeat injects nothing, "
-                      "SessionStart compact, then it injects again): " + "; ".join(failed), command=session_command)
-    return _check("session reset", "pass", f"asked {prompt!r} twice, the second injected nothing; after "
-                  "SessionStart (compact) it injected again", command=session_command)
+        return _check("session reset", "fail", "in a throwaway session (ask: sent; again: nothing; SessionStart "
+                      "compact: sent again; ask: nothing; SessionStart clear; ask: sent): " + "; ".join(failed),
+                      command=session_command)
+    return _check("session reset", "pass", f"asked {prompt!r}: sent once, not on the repeat; SessionStart compact "
+                  "sent it again and the next ask nothing; after SessionStart clear it was sent again",
+                  command=session_command)

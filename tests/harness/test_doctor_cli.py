@@ -156,7 +156,7 @@ def test_doctor_fails_a_session_start_hook_that_forgets_nothing(capsys, project,
     code, checks, _ = doctor(capsys, "--project", project)
     assert code == 1
     assert checks["session reset"]["status"] == "fail"
-    assert "after compact: injected nothing" in checks["session reset"]["message"]
+    assert "compact: sent nothing" in checks["session reset"]["message"]
 
 
 def test_doctor_warns_when_only_the_prompt_hook_is_wired(capsys, project, example_cluster_file):
