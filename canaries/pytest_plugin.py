@@ -1,5 +1,6 @@
 """pytest plugin (registered as the ``pytest11`` entry point ``memory_router_canaries``): collect
-canary YAML suites as pytest items, one per case, with the same verdicts as ``canary run``.
+canary YAML suites as pytest items, one per case (and one per session case), with the same verdicts
+as ``canary run``.
 
 A YAML file is collected only when it looks like a canary suite: its name starts with
 ``canary`` or it sits in a directory named ``canaries``, and it has a top-level ``cases:`` key.
@@ -73,6 +74,12 @@ class CanarySuiteFile(pytest.File):
                 item.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
             item.extra_keyword_matches.update(case.tags)
             yield item
+        for case in suite.sessions:
+            item = CanaryItem.from_parent(self, name=case.id, case=case, table=table, settings=settings)
+            if case.xfail:
+                item.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
+            item.extra_keyword_matches.update(case.tags)
+            yield item
 
     def repr_failure(self, excinfo):
         from router.errors import MemoryRouterError
@@ -94,11 +101,15 @@ class CanaryItem(pytest.Item):
         self.settings = settings
 
     def runtest(self):
-        from canaries.runner import differences
-        from router.score import route_prompt
+        from canaries.runner import differences, run_session
+        from router.session import route_fresh
 
-        decision = route_prompt(self.case.prompt, self.table, self.settings)
-        found = differences(self.case, decision)
+        if hasattr(self.case, "steps"):
+            # A session case: its steps run in order in one simulated session.
+            result = run_session(self.case, self.table, self.settings)
+            found = [] if result.verdict == "xpass" else list(result.differences)
+        else:
+            found = differences(self.case, route_fresh(self.case.prompt, self.table, self.settings))
         if found:
             raise CanaryFailure(found)
 

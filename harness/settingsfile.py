@@ -141,12 +141,16 @@ def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None, add=None):
-    """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
+def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
+              more=(), add=None):
+    """Add (or update) our handler in ``settings_path``, and the handlers in ``more`` (tuples
+    ``(event, command, matcher)``), in one write. Returns ``(action, detail, backup)``. ``add``
+    replaces ``inst.add_entry`` for another event's handler (``harness.gate_install``)."""
     out = out or sys.stdout
     snap, settings = read_settings(settings_path)
-    # ``add`` replaces inst.add_entry for another event's handler (harness.gate_install).
     change = (add or inst.add_entry)(settings, command, mark, conflicts=conflicts)
+    for event, other, matcher in more:
+        change = inst.combine(change, inst.add_entry(change.settings, other, mark, event=event, matcher=matcher))
     if change.action == "conflict":
         raise RefusedError(f"{settings_path} already runs the router from a hook memory-router did not add "
                            f"({change.detail}); a second one would inject twice per prompt. Nothing was written",
@@ -166,11 +170,13 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     original = snap.data if snap.exists else None
     record = inst.new_record(settings_path, role, original, new, backup, command, extra)
     record["installed_at"] = utc_now()
-    if change.action == "updated" and previous and not previous.get("uninstalled_at"):
+    # Was any of our handlers already in the file? Then its bytes are not the pre-install original.
+    had_ours = any(inst.find_entries(settings, mark, event=event) for event in inst.EVENTS)
+    if had_ours:
         from harness.fileops import sha256_bytes
 
-        if previous.get("written_sha256") == sha256_bytes(snap.data):
-            # Only our own line changed since our last write: the pre-install original still holds.
+        if previous and not previous.get("uninstalled_at") and previous.get("written_sha256") == sha256_bytes(snap.data):
+            # Only our own lines changed since our last write: the pre-install original still holds.
             for key in ("original_existed", "original_sha256", "backup"):
                 record[key] = previous.get(key)
         else:

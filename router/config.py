@@ -21,6 +21,8 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
+    "lines_per_injection": 4,
+    "line_evidence_share": 0.5,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -35,6 +37,10 @@ DOCS = {
                     "and strictly more than the third",
     "max_context_chars": "injected text stays under this (Claude Code previews output over 10,000)",
     "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
+    "lines_per_injection": "most member lines sent per prompt, the best by evidence for it (0: up to line_cap); "
+                           "lines the session already holds are never sent again",
+    "line_evidence_share": "a member line is sent only with at least this share of the best line's evidence "
+                           "for the prompt (0: no cut)",
 }
 
 # The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.

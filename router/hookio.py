@@ -10,9 +10,9 @@ import os
 import sys
 
 
-def hook_output(text):
-    """The exact object a UserPromptSubmit hook prints to add ``text`` as context."""
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+def hook_output(text, event="UserPromptSubmit"):
+    """The exact object a UserPromptSubmit (or ``event``) hook prints to add ``text`` as context."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def log_diagnostic(hook_name, message):

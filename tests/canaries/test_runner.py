@@ -1,5 +1,7 @@
 """The pure runner: each expectation kind against hand-made decisions, and the four verdicts."""
 
+import textwrap
+
 import pytest
 
 from canaries.runner import (
@@ -140,3 +142,110 @@ def test_run_suite_routes_each_case_with_the_settings(write_suite, prompts):
     counts = totals([result, strict])
     assert counts == {"pass": 4, "fail": 2, "xfail": 0, "xpass": 0, "total": 6}
     assert isinstance(result, SuiteResult) and result.to_dict()["counts"]["total"] == 3
+
+
+# --------------------------------------------------------------------------- session cases (issue 13)
+
+# Every line of a routed cluster (no evidence cut), so these judge the session logic alone.
+ALL_LINES = dict(default_settings(), line_evidence_share=0)
+
+
+def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: twice
+            steps:
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+              - prompt: "{prompts.setx}"
+                silent: true
+              - prompt: "{prompts.ledger}"
+                silent: false
+                not_injects: env_bash_tool_env_var_caching
+              - compact
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+              - clear
+              - prompt: "{prompts.setx}"
+                new_lines: 3
+        """))
+    result = run_suite(suite, ALL_LINES)
+    [session] = result.sessions
+    assert session.verdict == "pass", session.differences
+    assert [s.get("sent") for s in session.steps][:3] == [
+        ["env_bash_tool_env_var_caching", "env_cloudflare_workers_build_secret_vs_text", "project_hot_strip"], [],
+        ["feedback_never_read_decisions_raw", "project_dashboard_layout"]]
+    assert session.steps[1]["held"] and result.counts()["total"] == 1 and result.ok
+    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11, "sent": [],
+                                                           "chars": 0, "differences": []}
+
+
+@pytest.mark.parametrize("steps, expected", [
+    # without a compaction between, the repeat holds the fact, so expecting it fails
+    ('- prompt: "{setx}"\n    injects: env_bash_tool_env_var_caching\n  - prompt: "{setx}"\n'
+     '    injects: env_bash_tool_env_var_caching\n',
+     "step 2 (line *): injects: missing env_bash_tool_env_var_caching (the session already held it)"),
+    ('- prompt: "{setx}"\n    silent: true\n', "step 1 (line *): silent: expected nothing sent got 3 lines"),
+    ('- prompt: "{neutral}"\n    silent: false\n', "step 1 (line *): silent: false expected lines sent got nothing"),
+    ('- prompt: "{setx}"\n    new_lines: 2\n', "step 1 (line *): new_lines: expected 2 got 3"),
+    ('- prompt: "{setx}"\n    max_chars: 50\n', "step 1 (line *): max_chars: expected at most 50 got"),
+    ('- prompt: "{setx}"\n  - clear\n  - prompt: "{setx}"\n    not_injects: project_hot_strip\n',
+     "step 3 (line *): not_injects: sent project_hot_strip"),
+])
+def test_a_session_step_can_fail(write_suite, prompts, steps, expected):
+    body = "sessions:\n  - id: s\n    steps:\n" + textwrap.indent(
+        "  " + steps.format(setx=prompts.setx, neutral=prompts.neutral), "  ")
+    suite = load_suite(write_suite(body))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    assert session.verdict == "fail" and session.failed
+    step, message = expected.split(" (line *): ")
+    assert any(d.startswith(step + " (line ") and message in d for d in session.differences), session.differences
+
+
+def test_a_session_marked_xfail_that_passes_is_an_xpass(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            xfail: "known"
+            steps:
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+        """))
+    result = run_suite(suite, ALL_LINES)
+    assert result.sessions[0].verdict == "xpass" and not result.ok
+
+
+def test_a_compact_step_lists_what_the_session_start_hook_sends_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+                silent: true
+              - compact
+              - clear
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    compact, clear = session.steps[2], session.steps[3]
+    assert "env_bash_tool_env_var_caching" in compact["sent"] and compact["chars"] > 0 and clear["sent"] == []
+
+
+def test_a_compact_step_is_judged_on_what_is_sent_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+              - compact: true
+                silent: true
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    assert session.verdict == "fail"
+    assert session.differences[0].startswith("step 3 (compact, line 6): silent: expected nothing sent got 3 lines")
+    # sent again with the compaction, the fact is held: the next ask sends nothing
+    assert "step 4 (line 8): injects: missing env_bash_tool_env_var_caching (the session already held it)" \
+        in session.differences

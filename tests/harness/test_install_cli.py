@@ -240,3 +240,58 @@ def test_router_executable_is_absolute_and_runs():
     assert os.path.isabs(argv[0])
     result = subprocess.run(argv + ["--version"], capture_output=True, timeout=60)
     assert result.returncode == 0 and b"memory-router" in result.stdout
+
+
+# --------------------------------------------------------------------------- the SessionStart hook (issue 13)
+
+
+def _session_entries(data):
+    return inst.find_entries(inst.parse_settings(data, "s"), inst.ROUTER_MARK, event=inst.SESSION_EVENT)
+
+
+@pytest.mark.parametrize("name", sorted(ORIGINALS))
+def test_install_adds_the_session_start_hook_and_uninstall_takes_both_out(capsys, project, name):
+    original = ORIGINALS[name]
+    settings_file(project).write_bytes(original)
+    code, out, _ = cli(capsys, "install", "--project", project)
+    assert code == 0 and "on compaction and /clear:" in out
+    installed = settings_file(project).read_bytes()
+    [entry] = _session_entries(installed)
+    assert hookcommand.command_words(entry.command)[1:] == ["session-start"]
+    group = json.loads(installed.decode("utf-8-sig"))["hooks"]["SessionStart"][entry.group]
+    assert group["matcher"] == "compact|clear"
+    assert cli(capsys, "install", "--project", project)[1].startswith("the memory-router hook already installed")
+    assert settings_file(project).read_bytes() == installed
+    assert cli(capsys, "uninstall", "--project", project)[0] == 0
+    assert settings_file(project).read_bytes() == original
+
+
+def test_an_install_from_before_the_session_hook_upgrades_and_still_uninstalls_exactly(capsys, project):
+    settings_file(project).write_bytes(FOREIGN)
+    cli(capsys, "install", "--project", project)
+    # what an install before issue 13 left: our UserPromptSubmit handler only
+    old = inst.remove_entries(inst.parse_settings(settings_file(project).read_bytes(), "s"), inst.ROUTER_MARK,
+                              events=(inst.SESSION_EVENT,))
+    snap, settings = settingsfile.read_settings(str(settings_file(project)))
+    from harness import jsonedit
+
+    written = jsonedit.render_change(snap.data, settings, old.settings)
+    settings_file(project).write_bytes(written)
+    record = settingsfile.read_record(str(settings_file(project)), settingsfile.ROUTER_ROLE)
+    record["written_sha256"] = __import__("harness.fileops", fromlist=["x"]).sha256_bytes(written)
+    settingsfile.write_record(str(settings_file(project)), settingsfile.ROUTER_ROLE, record)
+    assert not _session_entries(written)
+
+    code, out, _ = cli(capsys, "install", "--project", project)
+    assert code == 0 and "installed the memory-router hook" in out
+    assert len(_session_entries(settings_file(project).read_bytes())) == 1
+    cli(capsys, "uninstall", "--project", project)
+    assert settings_file(project).read_bytes() == FOREIGN
+
+
+def test_uninstall_leaves_a_hand_written_session_start_hook(capsys, project):
+    data = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "memory-router session-start"}]}]}}
+    settings_file(project).write_text(json.dumps(data))
+    cli(capsys, "install", "--project", project)
+    cli(capsys, "uninstall", "--project", project)
+    assert json.loads(settings_file(project).read_text()) == data

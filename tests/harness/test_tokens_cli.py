@@ -17,7 +17,8 @@ from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from router.config import default_settings
-from router.score import build_routing_table, route_prompt
+from router.score import build_routing_table
+from router.session import route_fresh
 
 LONG_SESSION = "v2.0.76-long-session-stop-hooks.jsonl"
 TOOL_HEAVY = "v2.1.38-tool-heavy.jsonl"
@@ -91,7 +92,8 @@ def test_report_sections_on_the_example_store(paths, capsys):
     table = build_routing_table(load_cluster_file(paths.clusters))
     expected = []
     for prompt in PROMPTS:
-        text = route_prompt(prompt, table, default_settings())["additional_context"]
+        # what a fresh session is sent (the line selection applied)
+        text = route_fresh(prompt, table, default_settings())["additional_context"]
         expected.append(tk.estimate_tokens(tk.rendered_injection(text)) if text else 0)
     injections = result["injections"]
     assert [row["tokens"] for row in injections["per_prompt"]] == expected
