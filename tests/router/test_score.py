@@ -192,10 +192,12 @@ def test_size_cap_drops_whole_lines_and_says_so():
 
 
 def test_huge_prompt_is_scored_on_head_and_tail(table):
-    prompt = "setx bash tool " + ("lorem ipsum " * 500_000) + " env var"
+    filler = "lorem ipsum " * 50_000  # 1.2 MB in all: a pasted log
+    prompt = "setx bash tool " + filler + " codex quota " + filler + " env var"
     decision = route_prompt(prompt, table, settings())
     assert decision["routed"] == ["layer1_project_memory_router"]
     assert {"setx", "bash", "var"} <= set(decision["prompt_tokens"])
+    assert not {"codex", "quota"} & set(decision["prompt_tokens"])  # the middle is not scored
 
 
 def test_routing_table_is_marshal_safe(table):
