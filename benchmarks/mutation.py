@@ -10,7 +10,7 @@ reaches ("no tests"), one that survived and a "suspicious" one count against the
 
 By default the previous run's ``mutants/`` directory is removed first, so the figures are those
 of the current source and tests (mutmut does not re-test a survivor after a test changes);
-``--keep`` resumes it instead. Takes about 8-10 minutes on 2 busy cores. Exit 1 when a target
+``--keep`` resumes it instead. Takes 6-9 minutes on 2 busy cores. Exit 1 when a target
 kills fewer than ``--goal`` percent of its mutants.
 """
 
