@@ -18,8 +18,12 @@ COMMAND_MODULES = (
     "harness.tokens_cli",        # tokens report
     "harness.install_cli",       # install, uninstall
     "harness.doctor_cli",        # doctor
+    "harness.mcp_cli",           # mcp (the MCP server)
     "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
     "harness.checklist_cli",     # checklist
+    "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
+    "harness.lab_cli",           # lab run/report/serve/client
+    "harness.learn_cli",         # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:
@@ -27,7 +31,8 @@ EXIT_CODES = """exit codes:
   1  a check failed, or a write was refused to protect your data
   2  invalid input: a cluster, suite, config or transcript file that cannot be read or parsed,
      or a bad command line
-  memory-router hook always exits 0 (exit 2 would erase the user's prompt)"""
+  memory-router hook always exits 0 (exit 2 would erase the user's prompt); so does memory-router gate,
+  which refuses a write through PreToolUse JSON (see memory-router gate --help)"""
 
 
 def build_parser():
@@ -77,6 +82,11 @@ def main(argv=None):
         from router.hook import run_hook
 
         return run_hook(argv[1:])
+    if argv[:1] == ["gate"] and argv[1:2] != ["check"] and "-h" not in argv and "--help" not in argv:
+        # The PreToolUse citation gate: a hook like `hook`, so no argparse on its path either.
+        from router.gate import run_gate
+
+        return run_gate(argv[1:])
     from router.errors import MemoryRouterError
 
     parser = build_parser()

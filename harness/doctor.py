@@ -14,6 +14,7 @@ from harness import install as inst
 from harness.project import project_config, read_memory_index, resolve_memory_dir
 from harness.settingsfile import read_settings
 from router.errors import InputError
+from router.safeio import open_regular
 
 DOCTOR_TIMEOUT_CAP = 30
 
@@ -58,21 +59,11 @@ def judge_hook_output(returncode, stdout, stderr=b""):
     return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
 
 
-def settings_locations(project_dir):
-    """``[(label, path)]`` in the order Claude Code documents them (§1.1); managed settings and
-    plugins are not read."""
-    return [
-        ("project", inst.project_settings_path(project_dir)),
-        ("project local", inst.project_settings_path(project_dir, local=True)),
-        ("user", inst.user_settings_path()),
-    ]
-
-
 def scan_settings(project_dir):
     """Every settings file Claude Code would read for ``project_dir``: parsed, with our entries."""
     found = []
-    for label, path in settings_locations(project_dir):
-        item = {"label": label, "path": path, "exists": os.path.isfile(path), "error": None,
+    for label, path in inst.settings_locations(project_dir):
+        item = {"label": label, "path": path, "exists": os.path.lexists(path), "error": None,
                 "router": [], "sentinel": [], "disable_all_hooks": False}
         if item["exists"]:
             try:
@@ -111,7 +102,7 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
         if ok and proc.stdout.strip():
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
         try:
-            with open(log, encoding="utf-8", errors="replace") as handle:
+            with open_regular(log, encoding="utf-8", errors="replace") as handle:
                 logged = handle.read().strip()
         except OSError:
             logged = ""
@@ -228,6 +219,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
             if result["ok"] and index is not None and command == distinct[0]:
                 checks.append(_routing_probe(command, project_dir, timeout, index, config, cluster_path))
 
+    from harness.mcp_install import doctor_checks as mcp_doctor_checks
+
+    checks.extend(mcp_doctor_checks(project_dir, run=run_commands))
+
     directory, how = resolve_memory_dir(memory_dir, config, project_dir)
     path, text = read_memory_index(directory)
     if text is None:
@@ -235,11 +230,16 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     else:
         facts = cl.memory_index_facts(text, "")
         size = (f"{facts['lines']} lines, {facts['bytes']} bytes, against Claude Code's load limit of "
-                "200 lines / 25 KB")
+                "200 lines / 25,000 characters (whole lines)")
         ok = cl.within_load_limit(facts)
         checks.append(_check("MEMORY.md size", "pass" if ok else "fail",
-                             f"{path} ({how}): {size}" + ("" if ok else "; lines past the limit are never loaded"),
-                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"]))
+                             f"{path} ({how}): {size}" + ("" if ok else f"; only the first {facts['loaded_lines']} lines are loaded, "
+                                                              "the rest is never seen"),
+                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"],
+                             loaded_lines=facts["loaded_lines"]))
+    from harness import gate_install
+
+    checks.extend(gate_install.doctor_checks(project_dir, run_commands))
     return checks
 
 

@@ -6,18 +6,24 @@ from harness.cliconfig import add_clusters_option, context_from_args
 from router.hookio import hook_output
 
 
+def route_json(ctx, decision):
+    """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
+    the exact hook output. The MCP ``route`` tool returns the same object."""
+    result = dict(decision)
+    result["cluster_file"] = os.path.abspath(ctx.cluster_path)
+    result["settings"] = ctx.settings
+    text = decision["additional_context"]
+    result["hook_output"] = hook_output(text) if text is not None else None
+    return result
+
+
 def cmd_route(args):
     from harness.report import console, print_json, table
 
     ctx = context_from_args(args, quiet=args.json)
     decision = ctx.route(args.prompt)
     if args.json:
-        result = dict(decision)
-        result["cluster_file"] = os.path.abspath(ctx.cluster_path)
-        result["settings"] = ctx.settings
-        text = decision["additional_context"]
-        result["hook_output"] = hook_output(text) if text is not None else None
-        print_json(result)
+        print_json(route_json(ctx, decision))
         return 0
     out = console()
     rows = [

@@ -12,7 +12,7 @@ import stat
 
 from router import config as config_mod
 from router.argv import parse_long_options
-from router.cache import cached, load_routing_table
+from router.cache import cached, use_routing_table
 from router.hookio import hook_output, run_fail_open
 from router.score import build_routing_table, route_prompt
 
@@ -84,9 +84,8 @@ def decide(payload, options):
     if path is None:
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
-    table = load_routing_table(path, _build_table)
     settings = config_mod.settings_of(config)
-    decision = route_prompt(prompt, table, settings)
+    decision = use_routing_table(path, _build_table, lambda table: route_prompt(prompt, table, settings))
     if decision["additional_context"] is None:
         return None
     return hook_output(decision["additional_context"])

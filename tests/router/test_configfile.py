@@ -21,6 +21,17 @@ def test_memory_router_toml(tmp_path):
     assert config["hot_strip"] == ["a_b"]
 
 
+@pytest.mark.parametrize("text, learning, cap", [
+    ("", False, 24),
+    ("learning = true\n", True, 24),
+    ("learning = true\nlearned_cap = 5\n", True, 5),
+])
+def test_learning_is_off_unless_the_config_turns_it_on(tmp_path, text, learning, cap):
+    config = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", text)))
+    assert (config["learning"], config["learned_cap"]) == (learning, cap)
+    assert "learned_cap" not in config["settings"]
+
+
 def test_pyproject_table_and_absence(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.memory-router]\nline_cap = 8\n')
     assert configfile.parse_config_file(str(path))["settings"]["line_cap"] == 8
@@ -38,6 +49,11 @@ def test_pyproject_table_and_absence(tmp_path):
         ("hot_strip = 'x'\n", "hot_strip must be a list"),
         ("clusters = 3\n", "clusters must be a path"),
         ("max_context_chars = 10001\n", "max_context_chars must be at most 10000"),
+        ('learning = "yes"\n', "learning must be true or false"),
+        ("learning = 1\n", "learning must be true or false"),
+        ("learned_cap = 0\n", "learned_cap must be a positive integer"),
+        ("learned_cap = true\n", "learned_cap must be a positive integer"),
+        ("learned_cap = 2.5\n", "learned_cap must be a positive integer"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, text, needle):
