@@ -6,6 +6,8 @@ import pytest
 
 from canaries.runner import (
     SuiteResult,
+    _num,
+    defaults_summary,
     differences,
     evaluate,
     expected_summary,
@@ -49,27 +51,29 @@ EXPECTATIONS = [
     ("not_injects-pass", {"not_injects": ("s9",)}, ROUTED, []),
     ("not_injects-fail", {"not_injects": ("s1",)}, ROUTED, ["not_injects: injected s1"]),
     ("silent-pass", {"silent": True}, SILENT, []),
-    ("silent-fail", {"silent": True}, ROUTED, ["silent: expected nothing injected got c1 (3 lines, "]),
+    ("silent-fail", {"silent": True}, ROUTED,
+     [f"silent: expected nothing injected got c1 (3 lines, {len(ROUTED['additional_context'])} chars)"]),
     ("not-silent-pass", {"silent": False}, ROUTED, []),
-    ("not-silent-fail", {"silent": False}, SILENT, ["silent: false expected an injection got nothing"]),
+    ("not-silent-fail", {"silent": False}, SILENT,
+     ["silent: false expected an injection got nothing (top score 1, floor 3)"]),
     ("max_lines-pass", {"max_lines": 3}, ROUTED, []),
     ("max_lines-fail", {"max_lines": 2}, ROUTED, ["max_lines: expected at most 2 got 3"]),
     ("max_chars-pass", {"max_chars": 1000}, ROUTED, []),
     ("max_chars-fail", {"max_chars": 10}, ROUTED, [f"max_chars: expected at most 10 got {len(ROUTED['additional_context'])}"]),
     ("max_chars-silent-is-zero", {"max_chars": 0}, SILENT, []),
     ("min_margin-pass", {"min_margin": 4}, ROUTED, []),
-    ("min_margin-fail", {"min_margin": 5}, ROUTED, ["min_margin: expected at least 5 got 4"]),
-    ("min_margin-float", {"min_margin": 4.5}, ROUTED, ["min_margin: expected at least 4.5 got 4"]),
+    ("min_margin-fail", {"min_margin": 5}, ROUTED, ["min_margin: expected at least 5 got 4 (top score 7, floor 3)"]),
+    ("min_margin-float", {"min_margin": 4.5}, ROUTED,
+     ["min_margin: expected at least 4.5 got 4 (top score 7, floor 3)"]),
+    ("min_margin-whole-float", {"min_margin": 5.0}, decision(routed=["c1"], slugs=["s1"], top=7.0, floor=3.0),
+     ["min_margin: expected at least 5 got 4 (top score 7, floor 3)"]),
 ]
 
 
 @pytest.mark.parametrize("fields,dec,expected", [e[1:] for e in EXPECTATIONS], ids=[e[0] for e in EXPECTATIONS])
 def test_each_expectation_kind(fields, dec, expected):
     case = Case(id="c", prompt="p", **fields)
-    found = differences(case, dec)
-    assert len(found) == len(expected)
-    for got, want in zip(found, expected):
-        assert got.startswith(want)
+    assert differences(case, dec) == expected
     assert evaluate(case, dec).verdict == ("fail" if expected else "pass")
 
 
@@ -249,3 +253,76 @@ def test_a_compact_step_is_judged_on_what_is_sent_again(write_suite, prompts):
     # sent again with the compaction, the fact is held: the next ask sends nothing
     assert "step 4 (line 8): injects: missing env_bash_tool_env_var_caching (the session already held it)" \
         in session.differences
+
+
+@pytest.mark.parametrize("value, text", [(4, "4"), (4.0, "4"), (-3.0, "-3"), (4.5, "4.5"), (0.25, "0.25")])
+def test_num_prints_whole_floats_without_the_point(value, text):
+    assert _num(value) == text
+
+
+def test_result_dict_in_full():
+    case = Case(id="c", prompt="p", routes_to=("c2",), max_lines=5, tags=("t",), xfail="known", line=12)
+    result = evaluate(case, ROUTED)
+    assert result.to_dict() == {
+        "id": "c", "line": 12, "verdict": "xfail", "differences": ["routes_to: expected c2 got c1"],
+        "expected": {"routes_to": ["c2"], "max_lines": 5}, "routed": ["c1"], "injected": ["s1", "s2", "s3"],
+        "lines": 3, "chars": len(ROUTED["additional_context"]), "score": 7, "margin": 4,
+        "lead_over_second": 7, "tags": ["t"], "xfail": "known",
+    }
+
+
+def test_silent_result_has_zero_chars_and_its_lead():
+    result = evaluate(Case(id="c", prompt="p", silent=True), decision(top=2, second=1))
+    assert (result.chars, result.top_score, result.margin, result.lead) == (0, 2, -1, 1)
+
+
+def test_xpass_message_in_full():
+    result = evaluate(Case(id="c", prompt="p", routes_to=("c1",), xfail="flaky floor"), ROUTED)
+    assert result.differences == ("xpass: marked xfail (flaky floor) but every expectation held; remove 'xfail' "
+                                  "if the residual is fixed",)
+
+
+@pytest.mark.parametrize("fields, defaults, summary", [
+    ({"routes_to": ("a", "b")}, None, "\u2192\u00a0a, b"),
+    ({"silent": True}, None, "silent"),
+    ({"silent": False}, None, "not silent"),
+    ({"silent": True, "max_chars": 0}, None, "silent; \u22640 chars"),
+    ({"max_lines": 4, "max_chars": 900, "min_margin": 1.0}, {"max_lines": 4, "max_chars": 900, "min_margin": 1.0},
+     ""),
+    ({"max_lines": 4, "max_chars": 800, "min_margin": 2.5}, {"max_lines": 4, "max_chars": 900, "min_margin": 1},
+     "\u2264800 chars; margin\u22652.5"),
+    ({"max_chars": 900, "min_margin": 1}, {"max_lines": 900, "min_margin": 0},
+     "\u2264900 chars; margin\u22651"),
+    ({"min_margin": 0}, {"max_chars": 0, "max_lines": 0}, "margin\u22650"),
+])
+def test_expected_summary_table(fields, defaults, summary):
+    assert expected_summary(Case(id="c", prompt="p", **fields), defaults=defaults) == summary
+
+
+@pytest.mark.parametrize("defaults, summary", [
+    ({}, ""),
+    ({"max_lines": 12}, "\u226412 lines"),
+    ({"max_chars": 2000}, "\u22642000 chars"),
+    ({"min_margin": 1.0}, "margin\u22651 where a route is expected"),
+    ({"max_lines": 12, "max_chars": 2000, "min_margin": 0.5, "tags": ["spec"]},
+     "\u226412 lines, \u22642000 chars, margin\u22650.5 where a route is expected"),
+])
+def test_defaults_summary_table(defaults, summary):
+    assert defaults_summary(defaults) == summary
+
+
+def test_suite_result_dict_and_settings(write_suite, prompts):
+    path = write_suite(f"""
+        cases:
+          - id: neutral
+            prompt: "{prompts.neutral}"
+            silent: true
+        """)
+    suite = load_suite(path)
+    settings = dict(default_settings(), line_cap=5)
+    result = run_suite(suite, settings)
+    assert result.settings == settings and result.settings is not settings
+    data = result.to_dict()
+    assert data == {"suite": suite.path, "clusters": suite.cluster_path,
+                    "counts": {"pass": 1, "fail": 0, "xfail": 0, "xpass": 0, "total": 1}, "ok": True,
+                    "results": [result.results[0].to_dict()], "sessions": []}
