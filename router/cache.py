@@ -32,8 +32,8 @@ import zlib
 
 from router import __version__
 
-CACHE_FORMAT = 4
-_MAGIC = b"MRTABLE3"
+CACHE_FORMAT = 5
+_MAGIC = b"MRTABLE4"
 _HEAD = struct.Struct("<8sQ")
 TOKENS_PER_SHARD = 64
 CLUSTERS_PER_SHARD = 16
@@ -41,7 +41,8 @@ RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
-    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", os.path.join("data", "stopwords.txt")))
+    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", "provider.py", "weighted.py", "stem.py",
+    os.path.join("data", "stopwords.txt")))
 # O_NONBLOCK: a FIFO planted in the cache dir must not hang the hook; O_BINARY: Windows.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
@@ -143,16 +144,25 @@ def _shard_of(token, shards):
     return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards
 
 
+def posting_kinds(table):
+    """The token-keyed postings of a table (``tag_postings``, ``member_postings``, and what a
+    provider adds), in a fixed order; every other key but ``clusters`` is small metadata."""
+    return tuple(sorted(name for name in table if name.endswith("_postings")))
+
+
 def serialise_table(table, key):
-    """The sharded cache bytes for a routing table (see ``build_routing_table``)."""
-    tokens = set(table["tag_postings"]) | set(table["member_postings"])
+    """The sharded cache bytes for a routing table (see ``router.provider.build_table``)."""
+    kinds = posting_kinds(table)
+    meta = {name: value for name, value in table.items() if name != "clusters" and name not in kinds}
+    tokens = set()
+    for name in kinds:
+        tokens.update(table[name])
     posting_shards = max(1, len(tokens) // TOKENS_PER_SHARD)
     clusters = table["clusters"]
     cluster_shards = max(1, len(clusters) // CLUSTERS_PER_SHARD)
     postings = [{} for _ in range(posting_shards)]
     for token in tokens:
-        postings[_shard_of(token, posting_shards)][token] = (
-            table["tag_postings"].get(token, ()), table["member_postings"].get(token, ()))
+        postings[_shard_of(token, posting_shards)][token] = tuple(table[name].get(token, ()) for name in kinds)
     grouped = [{} for _ in range(cluster_shards)]
     for position, cluster in enumerate(clusters):
         grouped[position % cluster_shards][position] = cluster
@@ -162,7 +172,7 @@ def serialise_table(table, key):
     for blob in blobs:
         spans.append((offset, len(blob)))
         offset += len(blob)
-    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans)))
+    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta))
     return _HEAD.pack(_MAGIC, len(header)) + header + b"".join(blobs)
 
 
@@ -244,7 +254,7 @@ def _open_table(entry, key):
         magic, header_len = _HEAD.unpack(head)
         if magic != _MAGIC:
             raise ValueError("not a routing-table cache")
-        stored_key, posting_shards, cluster_shards, count, spans = marshal.loads(
+        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta = marshal.loads(
             _pread(fd, header_len, _HEAD.size))
         if stored_key != key:
             raise ValueError("stale routing-table cache")
@@ -255,8 +265,11 @@ def _open_table(entry, key):
         os.close(fd)
         raise
     reader = _ShardReader(fd, _HEAD.size + header_len, posting_shards, cluster_shards, count, spans)
-    return {"tag_postings": _PostingView(reader, 0), "member_postings": _PostingView(reader, 1),
-            "clusters": _ClusterView(reader)}
+    table = dict(meta)
+    for which, name in enumerate(kinds):
+        table[name] = _PostingView(reader, which)
+    table["clusters"] = _ClusterView(reader)
+    return table
 
 
 def load_routing_table(path, build):

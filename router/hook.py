@@ -14,7 +14,7 @@ from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import cached, load_routing_table
 from router.hookio import hook_output, run_fail_open
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table, route
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -38,7 +38,9 @@ def _build_table(path):
     from router.clusterfile import load_cluster_file
 
     _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-    return build_routing_table(load_cluster_file(path))
+    # Learned terms (issue 14 item 4) join here: build_table(index, learned_terms) once a file
+    # beside the cluster file is read, with that file's stat in the cache key.
+    return build_table(load_cluster_file(path))
 
 
 def _parse_config(path):
@@ -83,7 +85,8 @@ def decide(payload, options):
                                 "config, brain/memory-layer1-clusters.md)")
     table = load_routing_table(path, _build_table)
     settings = config_mod.settings_of(config)
-    decision = route_prompt(prompt, table, settings)
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    decision = route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path)
     if decision["additional_context"] is None:
         return None
     return hook_output(decision["additional_context"])

@@ -29,6 +29,16 @@ def test_memory_router_toml(tmp_path):
     assert config["hot_strip"] == ["a_b"]
 
 
+def test_provider_keys(tmp_path):
+    path = write(tmp_path / "memory-router.toml",
+                 'provider = "acme.routing:make"\nprovider_timeout_ms = 40\nintent_gate = false\nweighted_floor = 5\n')
+    settings = config_mod.parse_config_file(str(path))["settings"]
+    assert (settings["provider"], settings["provider_timeout_ms"], settings["intent_gate"]) == (
+        "acme.routing:make", 40, False)
+    assert settings["weighted_floor"] == 5.0 and isinstance(settings["weighted_floor"], float)
+    assert config_mod.DEFAULTS["provider"] in ("spec", "weighted")
+
+
 def test_pyproject_table_and_absence(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.memory-router]\nline_cap = 8\n')
     assert config_mod.parse_config_file(str(path))["settings"]["line_cap"] == 8
@@ -46,6 +56,12 @@ def test_pyproject_table_and_absence(tmp_path):
         ("hot_strip = 'x'\n", "hot_strip must be a list"),
         ("clusters = 3\n", "clusters must be a path"),
         ("max_context_chars = 10001\n", "max_context_chars must be at most 10000"),
+        ("provider = 3\n", "provider must be a string"),
+        ('provider = "bm25"\n', "neither a built-in"),
+        ('provider = "my-pkg:make"\n', "dotted Python names"),
+        ("intent_gate = 1\n", "intent_gate must be true or false"),
+        ("min_confidence = 1.5\n", "min_confidence must be between 0 and 1"),
+        ('weighted_floor = "high"\n', "weighted_floor must be a number"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, text, needle):
