@@ -51,7 +51,8 @@ CASE_KEYS = {
     "max_chars": "at most this many characters injected",
     "min_margin": "the top score exceeds the floor by at least this much",
     "tags": "free labels (spec, neutral, residual, ...); -k matches them",
-    "xfail": "reason: a known residual that must still fail (a pass is reported and fails the gate)",
+    "xfail": "reason: a known residual that must still fail (a pass is reported and fails the gate); or a "
+             "mapping {provider: reason} when only those providers get it wrong",
     "note": "free text, shown nowhere but the file",
 }
 
@@ -129,6 +130,14 @@ class Case:
     xfail: str | None = None
     line: int | None = None
     note: str | None = None
+    xfail_by_provider: tuple = ()
+
+    def xfail_for(self, provider=None):
+        """The residual reason that applies when ``provider`` routes this case, or ``None``."""
+        for name, reason in self.xfail_by_provider:
+            if name == provider:
+                return reason
+        return self.xfail
 
     def expectations(self):
         """The expectation kinds this case checks, in a fixed order."""
@@ -461,19 +470,25 @@ def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fa
     tags = checker.string_list(raw, "tags") or []
     note = checker.string(raw, "note")
     xfail = None
+    xfail_by_provider = ()
     if "xfail" in raw:
         value = raw["xfail"]
         if isinstance(value, str) and value.strip():
             xfail = value.strip()
+        elif (isinstance(value, dict) and value
+              and all(isinstance(k, str) and k and isinstance(v, str) and v.strip() for k, v in value.items())):
+            xfail_by_provider = tuple((k, v.strip()) for k, v in value.items())
         else:
-            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
-                        "write 'xfail: why this known residual still fails'")
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string) or a mapping of provider "
+                        f"names to reasons, got {_type_name(value)}",
+                        "write 'xfail: why this known residual still fails' or 'xfail: {spec: why}'")
     if facts_only:
         # Another cluster file (a built one) has other ids: judge only what reaches the agent.
         routes_to = None
-        if xfail:
+        if xfail or xfail_by_provider:
             # A residual recorded against the hand-made ids says nothing about this file.
             xfail = None
+            xfail_by_provider = ()
     if index is not None:
         for cluster_id, line in routes_to or ():
             if not index.has_cluster(cluster_id):
@@ -538,6 +553,7 @@ def _check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fa
         xfail=xfail,
         line=raw.line,
         note=note,
+        xfail_by_provider=xfail_by_provider,
     )
     if not case.expectations():
         if facts_only:
@@ -713,11 +729,11 @@ def bundled_suite_dir():
     return os.path.dirname(os.path.abspath(__file__))
 
 
-BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml")
+BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml", "paraphrase.yaml")
 
 
 def bundled_suites():
-    """The suites shipped as package data (``canaries/spec.yaml``, ``canaries/example.yaml``)."""
+    """The suites shipped as package data (``canaries/spec.yaml``, ``example.yaml``, ``paraphrase.yaml``)."""
     base = bundled_suite_dir()
     return [os.path.join(base, name) for name in BUNDLED_SUITE_NAMES if os.path.isfile(os.path.join(base, name))]
 

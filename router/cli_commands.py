@@ -13,7 +13,8 @@ from router.clusterfile import (
     scan_cluster_text,
 )
 from router.errors import InputError
-from router.score import build_routing_table, hook_output, route_prompt
+from router.provider import build_table, route
+from router.score import hook_output
 
 
 def add_clusters_option(parser):
@@ -56,10 +57,11 @@ class RouterContext:
         self.settings = settings
         self.config = config
         self.index = load_cluster_file(cluster_path)
-        self.table = build_routing_table(self.index)
+        self.table = build_table(self.index)
 
     def route(self, prompt):
-        return route_prompt(prompt, self.table, self.settings)
+        return route(prompt, self.table, self.settings, cwd=os.getcwd(), cluster_file=self.cluster_path,
+                     log_as="route")
 
 
 def context_from_args(args, quiet=False):
@@ -94,6 +96,8 @@ def cmd_route(args):
     out.print(table(f"Scores (floor {decision['floor']}, {len(ctx.index)} clusters, "
                     f"{len(decision['scores'])} scored above 0)",
                     ["cluster", "score", "tag hits", "member hits", ""], rows))
+    out.print(f"provider: {decision['provider']}; confidence {decision['confidence']:.2f}; "
+              f"{decision['explanation']}", markup=False)
     out.print(f"prompt tokens: {', '.join(decision['prompt_tokens']) or '(none)'}")
     out.print(f"top {decision['top_score']}, second {decision['second_score']}, "
               f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")

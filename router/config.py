@@ -19,13 +19,14 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
-    "provider": "weighted",
+    "provider": "spec",
     "provider_timeout_ms": 150,
     "min_confidence": 0.0,
     "weighted_floor": 6.0,
     "weighted_tag_boost": 1.5,
     "weighted_spread": 0.25,
     "intent_gate": True,
+    "intent_gate_focus": 3,
     "rare_word_rule": True,
 }
 
@@ -50,6 +51,8 @@ DOCS = {
     "weighted_spread": "weighted provider: share counted of member words outside the best-matching line",
     "intent_gate": "weighted provider: general requests (explain, what is, write a ...) with no "
                    "we/our/my/I inject nothing",
+    "intent_gate_focus": "weighted provider: the gate lets a prompt through when one member line holds this many "
+                         "of its words",
     "rare_word_rule": "weighted provider: the rarest matched word held by one member line brings its cluster",
 }
 

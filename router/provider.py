@@ -33,6 +33,7 @@ only when a custom provider runs.
 
 import math
 
+from router.config import DEFAULTS
 from router.hookio import log_diagnostic
 from router.score import render_context, route_prompt
 
@@ -247,7 +248,7 @@ def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None,
     ``explanation``. A custom provider that fails in any way gives a silent decision whose
     explanation says why, and one line in ``$MEMORY_ROUTER_LOG``.
     """
-    name = settings.get("provider") or "weighted"
+    name = settings.get("provider") or DEFAULTS["provider"]
     request = {"prompt": prompt, "cwd": cwd, "session_id": session_id, "table": table,
                "cluster_file": cluster_file, "settings": settings}
     if name in _BUILTIN_FACTORIES:

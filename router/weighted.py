@@ -20,7 +20,9 @@ What it adds to spec §10's word-set overlap, each for a failure measured on the
 - **Intent gate** (``intent_gate``). A general-knowledge request ("explain ...", "what is
   ...", "difference between ...", "history of ...", "write a ...", "how does ... work") with
   no ownership word (we, our, us, my, I) asks for knowledge, not for the user's memory, and
-  gets nothing, unless it names one of the store's identifiers (a word with ``_``).
+  gets nothing, unless it names one of the store's identifiers (a word with ``_``) or one
+  member line of the top cluster holds ``intent_gate_focus`` of its words ("explain the
+  decision ledger format" names a thing of this store; "explain how DNS works" grazes one word).
 
 Choice is spec §10's: the top cluster if it reaches ``weighted_floor``, a clear second as
 ``second_ratio`` says, at most ``line_cap`` lines (the lines holding the most prompt weight
@@ -169,15 +171,17 @@ def general_request(prompt_text, matched_words):
 
 
 def score_weighted(found, documents, settings):
-    """Per-cluster scores. Returns (ranked rows, member weights, rare word) where a row is
-    (position, score, tag_words, member_words) and member weights map (position, member_index)
-    to the prompt weight that member line holds."""
+    """Per-cluster scores. Returns (ranked rows, line weights, line words, rare word): a row is
+    (position, score, tag_words, member_words); line weights and line words map
+    (position, member_index) to the prompt weight and the prompt words that member line holds;
+    the rare word is (word, weight, position, member_index) or None."""
     tag_boost = settings["weighted_tag_boost"]
     spread = settings["weighted_spread"]
     cluster_part = {}
     tag_words = {}
     member_words = {}
-    member_weight = {}
+    line_weight = {}
+    line_words = {}
     member_only = {}
     rare = None
     for word, (factor, flat, _via) in found.items():
@@ -185,7 +189,7 @@ def score_weighted(found, documents, settings):
         weight = idf(len(postings), documents) * factor
         if len(postings) == 1 and postings[0][1] >= 0 and factor == 1.0 and len(word) >= RARE_MIN_LENGTH:
             if rare is None or weight > rare[1]:
-                rare = (word, weight, postings[0][0])
+                rare = (word, weight, postings[0][0], postings[0][1])
         kinds = {}
         for position, member_index in postings:
             kinds.setdefault(position, []).append(member_index)
@@ -202,9 +206,14 @@ def score_weighted(found, documents, settings):
             for member_index in indexes:
                 if member_index >= 0:
                     key = (position, member_index)
-                    member_weight[key] = member_weight.get(key, 0.0) + weight
+                    line_weight[key] = line_weight.get(key, 0.0) + weight
+                    line_words.setdefault(key, []).append(word)
+    # Decisive only when its line holds another prompt word too: a word that happens to occur
+    # once in the store is not by itself a fact being asked about.
+    if rare is not None and len(line_words[(rare[2], rare[3])]) < 2:
+        rare = None
     best_member = {}
-    for (position, member_index), weight in member_weight.items():
+    for (position, _member_index), weight in line_weight.items():
         if weight > best_member.get(position, 0.0):
             best_member[position] = weight
     rows = []
@@ -217,7 +226,12 @@ def score_weighted(found, documents, settings):
         rows.append((position, round(score, 4), sorted(tag_words.get(position, ())),
                      sorted(member_words.get(position, ()))))
     rows.sort(key=lambda row: (-row[1], -len(row[2]), row[0]))
-    return rows, member_weight, rare
+    return rows, line_weight, line_words, rare
+
+
+def focus(position, line_words):
+    """The most prompt words any one member line of the cluster at ``position`` holds."""
+    return max((len(words) for (p, _m), words in line_words.items() if p == position), default=0)
 
 
 def _choose(rows, rare, floor, settings):
@@ -253,11 +267,13 @@ def route_weighted(prompt, table, settings):
     words = _stems(tokenize(text))
     documents = table["weighted_meta"]["documents"]
     found = _lookup(words, table)
-    rows, member_weight, rare = score_weighted(found, documents, settings)
+    rows, member_weight, line_words, rare = score_weighted(found, documents, settings)
     floor = settings["weighted_floor"]
     clusters = table["clusters"]
     chosen = _choose(rows, rare, floor, settings)
-    gate = general_request(text, found) if (chosen and settings["intent_gate"]) else None
+    gate = None
+    if chosen and settings["intent_gate"] and focus(chosen[0], line_words) < settings["intent_gate_focus"]:
+        gate = general_request(text, found)
     top = rows[0][1] if rows else 0
     second = rows[1][1] if len(rows) > 1 else 0
     decision = {

@@ -94,6 +94,21 @@ def test_verdicts(xfail, dec, verdict, failed):
         assert result.differences == ("routes_to: expected c1 got nothing",)
 
 
+@pytest.mark.parametrize("provider, dec, verdict", [
+    ("spec", SILENT, "xfail"),      # the residual is spec's
+    ("spec", ROUTED, "xpass"),      # ... and it went away under spec: reported
+    ("weighted", SILENT, "fail"),   # another provider gets no excuse
+    ("weighted", ROUTED, "pass"),
+    (None, SILENT, "fail"),
+])
+def test_xfail_for_one_provider_applies_to_that_provider_only(provider, dec, verdict):
+    case = Case(id="c", prompt="p", routes_to=("c1",), xfail_by_provider=(("spec", "spec misses it"),))
+    result = evaluate(case, dict(dec, provider=provider) if provider else dec)
+    assert result.verdict == verdict
+    assert result.xfail == ("spec misses it" if provider == "spec" else None)
+    assert result.to_dict()["xfail"] == result.xfail
+
+
 def test_result_records_what_the_router_did():
     result = evaluate(Case(id="c", prompt="p", routes_to=("c1",), tags=("t",)), ROUTED)
     data = result.to_dict()
