@@ -22,12 +22,14 @@ DEFAULTS = {
     "provider": "spec",
     "provider_timeout_ms": 150,
     "min_confidence": 0.0,
-    "weighted_floor": 6.0,
+    "weighted_floor": 8.0,
     "weighted_tag_boost": 1.5,
-    "weighted_spread": 0.25,
+    "weighted_spread": 0.0,
     "intent_gate": True,
-    "intent_gate_focus": 3,
+    "intent_gate_focus": 4,
     "rare_word_rule": True,
+    "word_priors": False,
+    "word_prior_knee": 3.5,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -54,6 +56,9 @@ DOCS = {
     "intent_gate_focus": "weighted provider: the gate lets a prompt through when one member line holds this many "
                          "of its words",
     "rare_word_rule": "weighted provider: the rarest matched word held by one member line brings its cluster",
+    "word_priors": "weighted provider: discount common English words (needs the optional wordfreq package at "
+                   "build time; its data is CC BY-SA 4.0)",
+    "word_prior_knee": "weighted provider, word_priors: words commoner than this Zipf frequency lose weight",
 }
 
 # Keys that are not routing settings.

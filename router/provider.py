@@ -31,8 +31,6 @@ Standard library only: this is on the hook's path. ``threading`` (~1 ms to impor
 only when a custom provider runs.
 """
 
-import math
-
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
 from router.score import render_context, route_prompt
@@ -93,13 +91,14 @@ def _weighted_factory(settings):
 _BUILTIN_FACTORIES = {"null": _null_factory, "spec": _spec_factory, "weighted": _weighted_factory}
 
 
-def build_table(index, learned_terms=None):
+def build_table(index, learned_terms=None, word_frequency=None):
     """The routing table every built-in reads: spec §10's postings plus the weighted provider's
-    (``learned_terms``: {member slug: extra words}, see ``router.weighted.extend_table``)."""
+    (``learned_terms``: {member slug: extra words}; ``word_frequency``: see ``router.priors``;
+    both explained in ``router.weighted.extend_table``)."""
     from router.score import build_routing_table
     from router.weighted import extend_table
 
-    return extend_table(build_routing_table(index), index, learned_terms)
+    return extend_table(build_routing_table(index), index, learned_terms, word_frequency)
 
 
 # --------------------------------------------------------------------------- loading
@@ -174,7 +173,7 @@ def check_decision(decision):
         if line["cluster_id"] not in chosen:
             raise ProviderError(f"decision line {number} belongs to {line['cluster_id']!r}, not a chosen cluster")
     confidence = decision["confidence"]
-    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or math.isnan(confidence)
+    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or confidence != confidence
             or not 0 <= confidence <= 1):
         raise ProviderError(f"decision 'confidence' is {confidence!r}, not a number in [0, 1]")
     if not _is_text(decision["explanation"]):

@@ -37,12 +37,11 @@ extra words for a member as if they were in its line. The file they come from is
 whoever builds the table; today nobody passes any.
 """
 
-import math
 import re
 
 from router.score import prompt_for_scoring, render_context
 from router.stem import stem
-from router.tokens import slug_words, tokenize
+from router.tokens import STOPWORDS, slug_words, tokenize
 
 TAGS = -1
 LABEL = -2
@@ -56,65 +55,97 @@ _GENERAL_FORM = re.compile(
     r"\b(explain|eli5|define|definition of|what\s+(?:is|are|was|were|does)|what's|whats|"
     r"difference between|differences between|history of|how\s+(?:does|do|did)\s+[^?.!]{0,60}\bwork|"
     r"tell me about|write\s+(?:me\s+)?(?:a|an|some)|compose|pros and cons)\b")
-_OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've)\b")
+_OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b")
 
 
 # --------------------------------------------------------------------------- build time
 
 
+# Stemming can turn a word back into a stopword ("needed" -> "need"), or into a stopword's
+# stem ("becaus"); those go too. Short stems of stopwords ("real" of "really", "min" of
+# "mine") are real words of their own and stay.
+_STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
+
+
 def _stems(tokens):
-    return {token if "_" in token else stem(token) for token in tokens}
+    out = {token if "_" in token else stem(token) for token in tokens}
+    return {word for word in out if word not in _STOP_STEMS}
 
 
 def _deletes(word):
     return {word[:i] + word[i + 1:] for i in range(len(word))}
 
 
-def extend_table(table, index, learned_terms=None):
+def extend_table(table, index, learned_terms=None, word_frequency=None):
     """Add the weighted provider's postings to a spec §10 routing table (in place; returned).
 
-    ``term_postings``: stem -> flat tuple (position, member_index, ...) where member_index is
-    ``TAGS`` for a cluster's tags and ``LABEL`` for its label. ``fuzzy_postings``: each
+    ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
+    member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
+    computed here, so routing needs no logarithm). ``fuzzy_postings``: each
     one-letter deletion of a stem (and the stem itself) -> the stems it comes from.
-    ``weighted_meta``: {"documents": N}.
+    ``weighted_meta``: {"documents": N}. With ``word_frequency`` (word -> Zipf frequency in
+    general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
+    among the store's words with that stem.
     """
     learned_terms = learned_terms or {}
     postings = {}
+    forms = {}
     documents = 0
 
     def add(words, position, member_index):
         for word in words:
             postings.setdefault(word, []).extend((position, member_index))
 
+    def stems_of(tokens):
+        out = set()
+        for token in tokens:
+            key = token if "_" in token else stem(token)
+            if key not in _STOP_STEMS:
+                out.add(key)
+                if word_frequency is not None and "_" not in token:
+                    forms.setdefault(key, set()).add(token)
+        return out
+
     for position, cluster in enumerate(index.clusters):
         tag_stems = set()
         for tag in cluster.tags:
-            tag_stems |= _stems(tokenize(tag))
+            tag_stems |= stems_of(tokenize(tag))
         add(tag_stems, position, TAGS)
-        add(_stems(tokenize(cluster.label or "")) - tag_stems, position, LABEL)
+        add(stems_of(tokenize(cluster.label or "")) - tag_stems, position, LABEL)
         documents += 2
         for member_index, member in enumerate(cluster.members):
             words = slug_words(member.slug) | tokenize(member.hook)
             for extra in learned_terms.get(member.slug, ()):
                 words |= tokenize(extra)
-            add(_stems(words), position, member_index)
+            add(stems_of(words), position, member_index)
             documents += 1
     fuzzy = {}
     for word in postings:
         if len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
             for variant in _deletes(word) | {word}:
                 fuzzy.setdefault(variant, []).append(word)
-    table["term_postings"] = {word: tuple(flat) for word, flat in postings.items()}
+    table["term_postings"] = {word: (idf(len(flat) // 2, documents),) + tuple(flat)
+                              for word, flat in postings.items()}
     table["fuzzy_postings"] = {variant: tuple(sorted(words)) for variant, words in fuzzy.items()}
     table["weighted_meta"] = {"documents": documents}
+    if word_frequency is not None:
+        table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table
+
+
+def prior_factor(zipf, knee):
+    """How much of its weight a word keeps for being common English: all of it below ``knee``
+    on the Zipf scale (3 = once per million words), 1 / (1 + zipf - knee) above."""
+    return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)
 
 
 # --------------------------------------------------------------------------- route time
 
 
 def idf(df, documents):
-    return math.log(1 + (documents - df + 0.5) / (df + 0.5))
+    from math import log  # build time only: routing reads the stored idf
+
+    return log(1 + (documents - df + 0.5) / (df + 0.5))
 
 
 def within_one_edit(a, b):
@@ -134,16 +165,49 @@ def within_one_edit(a, b):
     return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
 
 
-def _lookup(words, table):
-    """{stem: (weight factor, flat postings, matched via)} for the prompt stems the store holds."""
+def _lookup(words, table, settings):
+    """{stem: (weight, flat postings, matched via)} for the prompt stems the store holds: weight
+    is the stem's idf, times ``FUZZY_FACTOR`` for a spelling repair and its word prior if any."""
+    found = _corroborated(_match(words, table))
+    priors = table.get("prior_postings") if settings["word_priors"] else None
+    if priors is not None:
+        knee = settings["word_prior_knee"]
+        for word, (weight, flat, via) in list(found.items()):
+            zipf = priors.get(word)
+            if zipf:
+                found[word] = (weight * prior_factor(zipf, knee), flat, via)
+    return found
+
+
+def _corroborated(found):
+    """Drop spelling repairs that no exactly matched word backs up: a one-edit variant counts
+    only in a member line (or a cluster's tag list) that holds another prompt word as written, so
+    "convert" is not read as "convent(ional)" unless the rest of the prompt is about that line."""
+    exact = set()
+    for word, (_weight, flat, via) in found.items():
+        if via == word:
+            exact.update(zip(flat[0::2], flat[1::2]))
+    out = {}
+    for word, entry in found.items():
+        flat, via = entry[1], entry[2]
+        if via == word:
+            out[word] = entry
+            continue
+        keep = tuple(x for pair in zip(flat[0::2], flat[1::2]) if pair in exact for x in pair)
+        if keep:
+            out[word] = (entry[0], keep, via)
+    return out
+
+
+def _match(words, table):
     term_postings = table["term_postings"]
     fuzzy_postings = table["fuzzy_postings"]
     found = {}
     unknown = []
     for word in words:
-        flat = term_postings.get(word)
-        if flat:
-            found[word] = (1.0, flat, word)
+        entry = term_postings.get(word)
+        if entry:
+            found[word] = (entry[0], entry[1:], word)
         elif len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
             unknown.append(word)
     for word in sorted(unknown)[:FUZZY_MAX_WORDS]:
@@ -152,9 +216,9 @@ def _lookup(words, table):
             candidates.update(fuzzy_postings.get(variant, ()))
         for candidate in sorted(candidates):
             if candidate not in found and within_one_edit(word, candidate):
-                flat = term_postings.get(candidate)
-                if flat:
-                    found[candidate] = (FUZZY_FACTOR, flat, word)
+                entry = term_postings.get(candidate)
+                if entry:
+                    found[candidate] = (entry[0] * FUZZY_FACTOR, entry[1:], word)
     return found
 
 
@@ -170,7 +234,7 @@ def general_request(prompt_text, matched_words):
     return form.group(0).split()[0]
 
 
-def score_weighted(found, documents, settings):
+def score_weighted(found, settings):
     """Per-cluster scores. Returns (ranked rows, line weights, line words, rare word): a row is
     (position, score, tag_words, member_words); line weights and line words map
     (position, member_index) to the prompt weight and the prompt words that member line holds;
@@ -184,10 +248,9 @@ def score_weighted(found, documents, settings):
     line_words = {}
     member_only = {}
     rare = None
-    for word, (factor, flat, _via) in found.items():
+    for word, (weight, flat, via) in found.items():
         postings = list(zip(flat[0::2], flat[1::2]))
-        weight = idf(len(postings), documents) * factor
-        if len(postings) == 1 and postings[0][1] >= 0 and factor == 1.0 and len(word) >= RARE_MIN_LENGTH:
+        if len(postings) == 1 and postings[0][1] >= 0 and via == word and len(word) >= RARE_MIN_LENGTH:
             if rare is None or weight > rare[1]:
                 rare = (word, weight, postings[0][0], postings[0][1])
         kinds = {}
@@ -265,9 +328,8 @@ def route_weighted(prompt, table, settings):
     """Route one prompt; returns the provider decision with the ``route --json`` keys."""
     text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
     words = _stems(tokenize(text))
-    documents = table["weighted_meta"]["documents"]
-    found = _lookup(words, table)
-    rows, member_weight, line_words, rare = score_weighted(found, documents, settings)
+    found = _lookup(words, table, settings)
+    rows, member_weight, line_words, rare = score_weighted(found, settings)
     floor = settings["weighted_floor"]
     clusters = table["clusters"]
     chosen = _choose(rows, rare, floor, settings)
@@ -303,20 +365,17 @@ def route_weighted(prompt, table, settings):
         "lines": [{"cluster_id": clusters[p][0], "slug": slug, "hook": hook} for (p, _i, slug, hook) in lines],
         "total_member_lines": total,
         "additional_context": context,
-        "explanation": _explain(rows, found, documents, floor, chosen, rare, gate, clusters),
+        "explanation": _explain(rows, found, floor, chosen, rare, gate, clusters),
     })
     return decision
 
 
-def _explain(rows, found, documents, floor, chosen, rare, gate, clusters):
+def _explain(rows, found, floor, chosen, rare, gate, clusters):
     if not rows:
         return "no prompt word (or a one-edit variant of it) is in the store"
     top = rows[0]
-    words = sorted(set(top[2]) | set(top[3]),
-                   key=lambda w: -idf(len(found[w][1]) // 2, documents) * found[w][0])[:6]
-    shown = ", ".join(
-        f"{w}{'~' + found[w][2] if found[w][2] != w else ''} {idf(len(found[w][1]) // 2, documents) * found[w][0]:.1f}"
-        for w in words)
+    words = sorted(set(top[2]) | set(top[3]), key=lambda w: (-found[w][0], w))[:6]
+    shown = ", ".join(f"{w}{'~' + found[w][2] if found[w][2] != w else ''} {found[w][0]:.1f}" for w in words)
     head = f"weighted score {top[1]:.2f} (floor {floor}) for {clusters[top[0]][0]} on {shown}"
     if gate is not None:
         return f"{head}; silenced by the intent gate: a general '{gate}' request with no ownership word"
