@@ -104,6 +104,13 @@ def test_intent_gate(table, prompt, silent):
         assert routed(prompt, table, weighted_floor=2.0, intent_gate=False)  # the gate did it
 
 
+def test_stemming_does_not_bring_a_stopword_back(table):
+    from router.weighted import _stems
+
+    assert _stems({"needed", "getting", "reboot"}) == {"reboot"}  # need, get: stopwords
+    assert _stems({"somethings"}) == set()  # the stem of the stopword "something"
+
+
 def test_floor_and_confidence(table):
     prompt = "the hook routes each prompt to one cluster"
     decision = route(prompt, table, weighted())
