@@ -35,7 +35,7 @@ from canaries.runner import run_suite  # noqa: E402
 from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from harness import builder  # noqa: E402
 from harness.memorydir import read_flat_index  # noqa: E402
-from router.cli import main as cli_main  # noqa: E402
+from harness.cli import main as cli_main  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_flat_index, default_settings  # noqa: E402
 from router.score import build_routing_table  # noqa: E402

@@ -48,10 +48,10 @@ def pytest_collect_file(parent, file_path):
 def _settings(config):
     cached = getattr(config, "_memory_router_canary_settings", None)
     if cached is None:
-        from router.cli_commands import load_cli_config
         from router.config import settings_of
+        from router.configfile import load_config
 
-        found = load_cli_config(config.getoption("canary_config"))
+        found = load_config(config.getoption("canary_config"))
         cached = settings_of(found)
         config._memory_router_canary_settings = cached
     return cached

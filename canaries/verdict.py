@@ -1,6 +1,6 @@
 """The behavioural canary verdict (spec §6.2, §11, §13): did the router's injection, on its own,
 change the answer? Pure: transcript entries (``transcripts.reader.Entry``) and facts in, a
-``Verdict`` out; ``canaries.verdict_cli`` reads the files.
+``Verdict`` out; ``harness.verdict_cli`` reads the files.
 
 PASS needs all of: the session's first typed prompt is the case's prompt (whitespace
 normalised); the router's injection on that prompt carries the fact's slug; the assistant's reply
@@ -241,7 +241,7 @@ def _contamination(entries, turn, slug, watch_paths, until_line, router_entry):
 
 def _hot_strip_findings(hot, slug, hook):
     """``(status, evidence list)``; status is ``clean``, ``leak`` or ``unknown``."""
-    from harness.checklist import memory_index_facts
+    from canaries.memoryindex import memory_index_facts
 
     leaks = []
     if slug in hot.config_hot:

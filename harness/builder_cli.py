@@ -101,7 +101,7 @@ def _refuse_slim_index(text, path):
 
 
 def read_labels(path):
-    from harness.builder import parse_labels_text
+    from harness.labels import parse_labels_text
     from router.errors import read_utf8
 
     return parse_labels_text(read_utf8(path, "labels file", "pass an existing YAML labels file"), path)
@@ -111,7 +111,7 @@ def cmd_clusters_build(args):
     from harness import builder
     from harness.fileops import Snapshot, write_archive
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
-    from router.cli_commands import load_cli_config
+    from harness.cliconfig import load_cli_config
     from router.config import settings_of
     from router.errors import InputError, decode_utf8
 

@@ -10,6 +10,7 @@ the prompt asked cold as the first prompt of a fresh interactive top-level sessi
 import re
 from dataclasses import dataclass
 
+from canaries.memoryindex import memory_index_facts  # noqa: F401 - the facts the checks read
 from harness import slim
 
 MET, NOT_MET, UNKNOWN, MANUAL = "met", "not met", "unknown", "manual"
@@ -40,45 +41,6 @@ class Check:
 
 
 # --------------------------------------------------------------------------- MEMORY.md facts
-
-
-def _mentions(text, needle):
-    """1-based line numbers of ``text`` holding ``needle`` (case-insensitive)."""
-    if not needle:
-        return []
-    needle = needle.lower()
-    return [i for i, line in enumerate(text.splitlines(), 1) if needle in line.lower()]
-
-
-def _squash(text):
-    return " ".join(text.split()).lower()
-
-
-def memory_index_facts(text, slug, hook=None):
-    """What an always-loaded MEMORY.md says about one fact.
-
-    ``slug_lines``: lines naming the slug anywhere (hot strip, a flat index line, a link
-    ``(env_x.md)``); ``hook_lines``: lines carrying the fact's hook text (when known), which
-    primes the agent just as well without the slug. Either means passive priming.
-    """
-    hot, router = slim.parse_slim_index(text)
-    hook_lines = []
-    if hook and len(_squash(hook)) >= 12:
-        squashed = _squash(hook)
-        hook_lines = [i for i, line in enumerate(text.splitlines(), 1) if squashed in _squash(line)]
-    data = text.encode("utf-8")
-    return {
-        "slim": slim.is_slim_index(text),
-        "has_hot_heading": any(line.strip() == slim.HOT_HEADING for line in text.splitlines()),
-        "has_router_heading": any(line.strip() == slim.ROUTER_HEADING for line in text.splitlines()),
-        "hot_slugs": hot,
-        "router_clusters": router,
-        "slug_in_hot_strip": slug in hot,
-        "slug_lines": _mentions(text, slug),
-        "hook_lines": hook_lines,
-        "lines": slim.line_count(text),
-        "bytes": len(data),
-    }
 
 
 def within_load_limit(facts):
@@ -206,7 +168,8 @@ def verdict_commands(case_id, project_dir, record=None, suite=None):
     reads (each record names the fact's slug)."""
     import os
 
-    from harness.install import quote_for_shell, state_dir_for
+    from harness.hookcommand import quote_for_shell
+    from harness.install import state_dir_for
 
     if record is None:
         base = project_dir or "."

@@ -1,15 +1,17 @@
 """``memory-router checklist``: the fresh-session behavioural canary checklist (spec §6.2, §11).
 
 The checks and the Markdown are pure (``harness.checklist``); this module gathers their inputs from
-disk: the project's settings (``harness.install_cli.scan_settings``), its config, MEMORY.md, the
+disk: the project's settings (``harness.doctor.scan_settings``), its config, MEMORY.md, the
 cluster file the installed hook reads, and a scan of the project for the fact's slug.
 """
 
 import os
 import sys
 
+from harness import hookcommand
 from harness import install as inst
-from harness.install_cli import _project_dir, _read_memory_index, project_config, resolve_memory_dir, scan_settings
+from harness.doctor import scan_settings
+from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
 from router.errors import InputError
 
 LEAK_SCAN_MAX_FILES = 20000
@@ -85,7 +87,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
 
     config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
-    memory_path, memory_text = _read_memory_index(memory_dir)
+    memory_path, memory_text = read_memory_index(memory_dir)
     facts = cl.memory_index_facts(memory_text, case.fact) if memory_text is not None else None
 
     locations = scan_settings(project_dir)
@@ -97,7 +99,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     cluster_path = cluster_override
     hook_blind = False
     if cluster_path is None and router_command is not None:
-        cluster_path = config_mod.resolve_cluster_path(inst.command_option(router_command, "clusters"), config,
+        cluster_path = config_mod.resolve_cluster_path(hookcommand.command_option(router_command, "clusters"), config,
                                                        [project_dir])
         hook_blind = cluster_path is None
     cluster_path = cluster_path or suite.cluster_path
@@ -139,7 +141,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
 def cmd_checklist(args):
     from harness import checklist as cl
 
-    project_dir = _project_dir(args)
+    project_dir = project_dir_of(args)
     suite_path = args.suite or default_suite_path()
     suite = _load_behavioural_suite(suite_path, args.clusters)
     cases = pick_cases(suite, args.case)

@@ -10,6 +10,15 @@ agent through the UserPromptSubmit hook, which injects the matching cluster's me
 
 import re
 
+from canaries.memoryindex import (  # noqa: F401 - the slim format's reading half, re-exported with its writing half
+    CLAUDE_CODE_BYTE_LIMIT,
+    CLAUDE_CODE_LINE_LIMIT,
+    HOT_HEADING,
+    ROUTER_HEADING,
+    is_slim_index,
+    line_count,
+    parse_slim_index,
+)
 from router.errors import RefusedError
 
 EM_DASH = "\u2014"
@@ -18,8 +27,6 @@ FORMAT_LINE = (
     f"_Format:_ always-loaded lines are `- <slug> {EM_DASH} <hook>`; router lines are "
     f"`- <cluster_id> (<size>) {EM_DASH} <tags> {EM_DASH} <label>`."
 )
-HOT_HEADING = "## Always-loaded (confabulation catchers)"
-ROUTER_HEADING = "## Cluster router (routed on demand)"
 ROUTER_NOTE = (
     "_The memory-router hook injects the matching cluster's member lines with each prompt; "
     "topic files stay readable on demand._"
@@ -31,10 +38,6 @@ ROUTER_TAG_CAP = 2
 
 # Spec §11: "Slimmed MEMORY.md <= ~5.5k bytes". Read as 5,500 bytes, the stricter reading.
 SLIM_TARGET_BYTES = 5500
-# claude-code-formats.md §4.1: only the first 200 lines or 25 KB are loaded. 25 KB is read as
-# 25,000 bytes (the smaller of 25,000 and 25,600) so the warning fires before truncation can.
-CLAUDE_CODE_LINE_LIMIT = 200
-CLAUDE_CODE_BYTE_LIMIT = 25_000
 
 
 class UnknownHotSlugError(RefusedError):
@@ -109,38 +112,6 @@ def merge_hot_slugs(*sources):
                 origin[slug] = label
                 ordered.append(slug)
     return ordered, origin
-
-
-_ROUTER_LINE_RE = re.compile(r"^- (?P<cluster_id>\S+) \((?P<size>\d+)\)(?: \u2014 |$)")
-_HOT_LINE_RE = re.compile(r"^- (?P<slug>[a-z0-9_]+) \u2014 ")
-
-
-def is_slim_index(text):
-    """True when ``text`` is already a slim index (it carries the router heading)."""
-    return any(line.strip() == ROUTER_HEADING for line in text.splitlines())
-
-
-def parse_slim_index(text):
-    """``(hot_slugs, cluster_ids)`` read back from a slim index, to verify what was written."""
-    hot, router = [], []
-    section = None
-    for line in text.splitlines():
-        if line.startswith("## "):
-            section = {HOT_HEADING: "hot", ROUTER_HEADING: "router"}.get(line.strip())
-            continue
-        if section == "hot":
-            match = _HOT_LINE_RE.match(line)
-            if match:
-                hot.append(match.group("slug"))
-        elif section == "router":
-            match = _ROUTER_LINE_RE.match(line)
-            if match:
-                router.append(match.group("cluster_id"))
-    return hot, router
-
-
-def line_count(text):
-    return len(text.splitlines())
 
 
 def size_summary(before, after):

@@ -63,7 +63,7 @@ def plan_render(args):
     """Read everything and build the slim text; raises before anything could be written."""
     from harness.memorydir import parse_index_text, read_memory_files
     from router import config as config_mod
-    from router.cli_commands import load_cli_config
+    from harness.cliconfig import load_cli_config
     from router.clusterfile import load_cluster_file
 
     config = load_cli_config(args.config)
@@ -235,7 +235,7 @@ def _resolve_archive(explicit, memory_dir, live_path):
 def cmd_slim_rollback(args):
     from harness.fileops import Snapshot, sha256_bytes
     from harness.report import print_json
-    from router.cli_commands import load_cli_config
+    from harness.cliconfig import load_cli_config
 
     config = load_cli_config(args.config) if args.config or not args.memory_dir else None
     memory_dir = _resolve_memory_dir(args, config)

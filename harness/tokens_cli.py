@@ -8,6 +8,7 @@ call's input tokens measured in real transcripts. Every token figure says how it
 import json
 import os
 
+from harness import sessionmodel
 from harness import tokens as tk
 from router.errors import InputError, MemoryRouterError
 
@@ -129,7 +130,7 @@ def first_call_in(path):
 
 
 def build_report(args, counter):
-    from router.cli_commands import load_cli_config, resolve_cli_clusters
+    from harness.cliconfig import load_cli_config, resolve_cli_clusters
     from router.config import settings_of
 
     flat_text = _read_text(args.flat, "flat index")
@@ -169,7 +170,7 @@ def build_report(args, counter):
             "tokens_method": counter.method,
             "model": "flat: flat index on every API call; slim: slim index on every API call plus each "
                      "injection from its prompt to the end of the session (it stays in the history)",
-            "scenarios": tk.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
+            "scenarios": sessionmodel.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
                                               args.turns, args.calls_per_prompt),
         }
     else:

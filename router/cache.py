@@ -41,7 +41,8 @@ RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
-    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", "provider.py", "weighted.py", "stem.py",
+    "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
+    "providername.py", "weighted.py", "stem.py",
     os.path.join("data", "stopwords.txt")))
 # O_NONBLOCK: a FIFO planted in the cache dir must not hang the hook; O_BINARY: Windows.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

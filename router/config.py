@@ -1,8 +1,10 @@
 """Configuration: one file, documented defaults, unknown keys refused.
 
 The file is ``memory-router.toml`` in the project (top-level keys) or the
-``[tool.memory-router]`` table of the project's ``pyproject.toml``. ``tomllib`` costs ~9 ms to
-import here, so it is imported only when a file is actually parsed (the hook caches the result).
+``[tool.memory-router]`` table of the project's ``pyproject.toml``. This module holds the
+settings, their defaults and validation, and where files are looked for; reading a config file
+(``tomllib``, ~9 ms to import) is in ``router.configfile``, which the hook imports only when its
+cache misses.
 """
 
 import os
@@ -61,6 +63,17 @@ DOCS = {
     "word_prior_knee": "weighted provider, word_priors: words commoner than this Zipf frequency lose weight",
 }
 
+# The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.
+LEARNING_DEFAULTS = {
+    "learning": False,
+    "learned_cap": 24,
+}
+
+LEARNING_DOCS = {
+    "learning": "record feedback (MCP record_feedback) as learned terms in <cluster file stem>.learned.tsv",
+    "learned_cap": "most learned terms kept per cluster; the oldest leave first",
+}
+
 # Keys that are not routing settings.
 OTHER_KEYS = {
     "clusters": "path of the cluster file (.md or .tsv), relative to the config file",
@@ -77,7 +90,9 @@ DEFAULT_CLUSTER_RELPATHS = (
 
 def describe_defaults():
     """One line per setting, for --help epilogs."""
-    return "\n".join(f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items())
+    lines = [f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items()]
+    lines += [f"  {key} = {str(value).lower()}: {LEARNING_DOCS[key]}" for key, value in LEARNING_DEFAULTS.items()]
+    return "\n".join(lines)
 
 
 def default_settings():
@@ -90,7 +105,7 @@ def settings_of(config):
 
 
 def _check_provider(value, path):
-    from router.provider import BUILTINS, ProviderError, parse_provider_name
+    from router.providername import BUILTINS, ProviderError, parse_provider_name
 
     if not isinstance(value, str) or not value:
         raise ConfigError(f"provider must be a string, got {value!r}", path=path,
@@ -131,7 +146,8 @@ def _check_type(key, value, path):
 def validate_config(table, path):
     """Turn a parsed TOML table into the config dict, refusing unknown keys by name."""
     settings = default_settings()
-    config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path}
+    config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path,
+              **LEARNING_DEFAULTS}
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     for key, value in table.items():
         if key in DEFAULTS:
@@ -145,72 +161,25 @@ def validate_config(table, path):
                 raise ConfigError("hot_strip must be a list of slugs", path=path,
                                   fix='set hot_strip = ["slug_one", "slug_two"]')
             config["hot_strip"] = list(value)
+        elif key == "learning":
+            if not isinstance(value, bool):
+                raise ConfigError(f"learning must be true or false, got {value!r}", path=path,
+                                  fix="set learning = true (or false)")
+            config[key] = value
+        elif key == "learned_cap":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"learned_cap must be a positive integer, got {value!r}", path=path,
+                                  fix=f"set learned_cap = {LEARNING_DEFAULTS['learned_cap']}")
+            config[key] = value
         else:
-            known = ", ".join(sorted(list(DEFAULTS) + list(OTHER_KEYS)))
+            known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)))
             raise ConfigError(f"unknown config key {key!r}", path=path, fix=f"use one of: {known}")
     return config
-
-
-def parse_config_file(path):
-    """Parse ``memory-router.toml`` or the ``[tool.memory-router]`` table of a pyproject.toml.
-
-    Returns ``None`` for a pyproject.toml without that table.
-    """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
-    is_pyproject = os.path.basename(path) == "pyproject.toml"
-    if is_pyproject and b"memory-router" not in raw:
-        # Not ours, whatever else it holds: someone's broken pyproject.toml must not stop routing.
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError("config file is not valid UTF-8", path=path, line=raw[: err.start].count(b"\n") + 1,
-                          fix="save the file as UTF-8") from None
-    import tomllib
-
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        import re
-
-        # Python 3.11's TOMLDecodeError has no lineno attribute; the position is in the text.
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        line, col = (int(found.group(1)), int(found.group(2))) if found else (None, None)
-        message = str(err).split(" (at line")[0]
-        raise ConfigError(f"invalid TOML: {message}", path=path, line=line, column=col,
-                          fix="correct the TOML syntax") from None
-    if is_pyproject:
-        tool = data.get("tool")
-        table = tool.get("memory-router") if isinstance(tool, dict) else None
-        if table is None:
-            return None
-        if not isinstance(table, dict):
-            raise ConfigError("tool.memory-router must be a table", path=path,
-                              fix="write it as a [tool.memory-router] section")
-        return validate_config(table, path)
-    return validate_config(data, path)
 
 
 def config_candidates(project_dir):
     """Config files to look for in ``project_dir``, in order."""
     return (os.path.join(project_dir, CONFIG_FILENAME), os.path.join(project_dir, "pyproject.toml"))
-
-
-def find_config(project_dirs):
-    """The first config file found among ``project_dirs`` (memory-router.toml before pyproject)."""
-    for project_dir in project_dirs:
-        if not project_dir:
-            continue
-        for candidate in config_candidates(project_dir):
-            if os.path.isfile(candidate):
-                config = parse_config_file(candidate)
-                if config is not None:
-                    return config
-    return None
 
 
 def project_dirs(cwd=None):

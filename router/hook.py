@@ -44,8 +44,11 @@ def _build_table(path):
 
 
 def _parse_config(path):
+    # Imported here: tomllib costs ~9 ms, and with a current cache the hook never parses the config.
+    from router.configfile import parse_config_file
+
     _check_readable(path, MAX_CONFIG_FILE_BYTES, "config file")
-    return config_mod.parse_config_file(path)
+    return parse_config_file(path)
 
 
 def _find_config(dirs):

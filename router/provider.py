@@ -33,17 +33,13 @@ only when a custom provider runs.
 
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
+from router.providername import BUILTINS, ProviderError, parse_provider_name  # noqa: F401 - re-exported
 from router.score import render_context, route_prompt
 
-BUILTINS = ("null", "spec", "weighted")
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")
 # The route --json keys a decision from a provider without scores gets filled in with.
 _SCORELESS = {"prompt_tokens": [], "scores": [], "floor": 0, "top_score": 0, "second_score": 0,
               "margin_over_floor": 0, "lead_over_second": 0}
-
-
-class ProviderError(Exception):
-    """A provider that cannot be loaded or that returned something unusable."""
 
 
 # --------------------------------------------------------------------------- built-ins
@@ -102,18 +98,6 @@ def build_table(index, learned_terms=None, word_frequency=None):
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def parse_provider_name(name):
-    """``(module, attribute)`` of ``package.module:factory``; ``ProviderError`` if malformed."""
-    if not isinstance(name, str) or name.count(":") != 1:
-        raise ProviderError(f"provider {name!r} is neither a built-in ({', '.join(BUILTINS)}) nor "
-                            "'package.module:factory'")
-    module, attribute = name.split(":")
-    parts = module.split(".") + [attribute]
-    if not all(part.isidentifier() for part in parts):
-        raise ProviderError(f"provider {name!r} is not 'package.module:factory' (dotted Python names)")
-    return module, attribute
 
 
 def load_factory(name):

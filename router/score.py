@@ -14,7 +14,6 @@ Choice: the top cluster if its score reaches score_floor. The second joins only 
 scores strictly more than the third (a three-way tie is noise, not a runner-up).
 """
 
-from router.hookio import hook_output  # noqa: F401 - re-exported: the shape the hook prints
 from router.tokens import slug_words, tokenize
 
 HEADER_SINGLE = "Routed memory cluster: "

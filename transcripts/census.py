@@ -12,7 +12,8 @@ truncated last line is a warning, not a failure: it is what a live session looks
 from collections import Counter
 from dataclasses import dataclass, field
 
-from transcripts.reader import KNOWN_ATTACHMENT_TYPES, KNOWN_TYPES, version_tuple
+from transcripts.entries import KNOWN_ATTACHMENT_TYPES, KNOWN_TYPES
+from transcripts.reader import version_tuple
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from canaries.baseline import compare, suite_key, validate_baseline
-from router.cli import main
+from harness.cli import main
 
 
 def record(verdict="pass", routed=("a",), injected=("s1",), score=6, margin=3):

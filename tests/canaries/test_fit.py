@@ -7,7 +7,7 @@ import pytest
 
 from canaries.fit import GRID, fit, grid_settings, in_holdout, split_cases, toml_snippet, update_toml_text
 from canaries.suite import Case, load_suite
-from router.cli import main
+from harness.cli import main
 from router.config import default_settings
 from router.score import build_routing_table
 

@@ -6,16 +6,8 @@ in the same order) carrying the text the router really emits for the case's prom
 lines follow claude-code-formats.md §2.4; assistant lines carry message.content text blocks.
 """
 
-import copy
-import functools
-import json
-import os
-import pathlib
-import uuid
-
 import pytest
 
-from canaries.suite import load_suite
 from canaries.verdict import (
     FAIL,
     INCONCLUSIVE,
@@ -27,144 +19,24 @@ from canaries.verdict import (
     judge,
     member_line,
 )
-from canaries.verdict_cli import append_record
-from router.cli import main
-from router.clusterfile import load_cluster_file
-from router.config import bundled_cluster_file, default_settings
-from router.score import build_routing_table, route_prompt
+from support.verdict_sessions import (
+    CASE,
+    CLEAN,
+    CWD,
+    MEMORY_DIR,
+    REAL_LINE,
+    RIGHT,
+    SLIM,
+    SLUG,
+    WRONG,
+    Session,
+    entries_of,
+    lines_of,
+    router_context,
+    standard,
+    verdict_of,
+)
 from transcripts.reader import read_session
-
-FIXTURES = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
-REAL_LINE = json.loads((FIXTURES / "v2.1.293-userpromptsubmit-additional-context-line.jsonl").read_text())
-SPEC = pathlib.Path(__file__).resolve().parents[2] / "canaries" / "spec.yaml"
-CASE = load_suite(SPEC).behavioural_case("cloudflare-cold")
-SLUG = CASE.fact
-CWD = "/home/marek/aria"
-MEMORY_DIR = "/home/marek/.claude/projects/-home-marek-aria/memory"
-RIGHT = "Because Secrets are not visible at build time. Fix: set that variable's type to Text (or Plaintext) " \
-        "instead of Secret, then redeploy."
-WRONG = "Build-time variables must be encrypted: use a Secret and read it with env.PUBLIC_X in the build."
-SLIM = "# Memory Index\n\n## Always-loaded (confabulation catchers)\n\n- env_bash_tool_env_var_caching \u2014 " \
-       "setx vars never reach the Bash tool\n\n## Cluster router (routed on demand)\n\n" \
-       "- layer1_project_memory_router (9) \u2014 behaviour, caching \u2014 memory router saga\n"
-
-
-@functools.lru_cache(maxsize=None)
-def router_context(prompt=CASE.prompt):
-    table = build_routing_table(load_cluster_file(bundled_cluster_file()))
-    return route_prompt(prompt, table, default_settings())["additional_context"]
-
-
-class Session:
-    """Lines of one session; each method appends one line and returns its 1-based number."""
-
-    def __init__(self, version="2.1.293", session_id="d6b06b53-fc7b-4a57-9e93-333e04c29f19"):
-        self.version = version
-        self.session_id = session_id
-        self.lines = []
-        self.last = None
-        self.clock = 0
-
-    def _envelope(self, kind, sidechain=False, agent_id=None, parent=None):
-        self.clock += 1
-        line = {"parentUuid": parent if parent is not None else self.last, "isSidechain": sidechain}
-        if agent_id:
-            line["agentId"] = agent_id
-        line.update({"type": kind, "uuid": str(uuid.uuid4()),
-                     "timestamp": f"2026-10-08T11:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z",
-                     "userType": "external", "entrypoint": "cli", "cwd": CWD, "sessionId": self.session_id,
-                     "version": self.version, "gitBranch": "main"})
-        return line
-
-    def _add(self, line):
-        self.lines.append(line)
-        if not line.get("isSidechain"):
-            self.last = line["uuid"]
-        return len(self.lines)
-
-    def prompt(self, text):
-        line = self._envelope("user")
-        line.update({"promptId": str(uuid.uuid4()), "message": {"role": "user", "content": text},
-                     "permissionMode": "default", "promptSource": "typed"})
-        return self._add(line)
-
-    def injection(self, text, sidechain=False, agent_id=None):
-        line = copy.deepcopy(REAL_LINE)
-        envelope = self._envelope("attachment", sidechain, agent_id)
-        for key in ("parentUuid", "isSidechain", "uuid", "timestamp", "sessionId", "version"):
-            line[key] = envelope[key]
-        line["cwd"] = CWD
-        if agent_id:
-            line["agentId"] = agent_id
-        line["attachment"]["content"] = [text]
-        line["attachment"]["toolUseID"] = f"hook-{uuid.uuid4()}"
-        line["rendered"] = [{"content": f"<system-reminder>\nUserPromptSubmit hook additional context: {text}\n"
-                                        "</system-reminder>"}]
-        return self._add(line)
-
-    def hook_success_json(self, context):
-        line = self._envelope("attachment")
-        stdout = json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}})
-        line["attachment"] = {"type": "hook_success", "hookName": "UserPromptSubmit", "toolUseID": "hook-1",
-                              "hookEvent": "UserPromptSubmit", "content": "", "stdout": stdout, "stderr": "",
-                              "exitCode": 0, "command": "/v/bin/memory-router hook", "durationMs": 40}
-        return self._add(line)
-
-    def _assistant(self, block, sidechain=False, agent_id=None):
-        line = self._envelope("assistant", sidechain, agent_id)
-        line.update({"message": {"model": "claude-opus-4-5-20251101", "id": f"msg_{uuid.uuid4().hex[:20]}",
-                                 "type": "message", "role": "assistant", "content": [block], "stop_reason": None,
-                                 "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 40}},
-                     "requestId": f"req_{uuid.uuid4().hex[:20]}"})
-        return self._add(line)
-
-    def reply(self, text, **kw):
-        return self._assistant({"type": "text", "text": text}, **kw)
-
-    def tool_use(self, name, tool_input):
-        self.tool_id = f"toolu_{uuid.uuid4().hex[:20]}"
-        return self._assistant({"type": "tool_use", "id": self.tool_id, "name": name, "input": tool_input})
-
-    def tool_result(self, content):
-        line = self._envelope("user")
-        line.update({"message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": self.tool_id, "content": content}]},
-            "toolUseResult": {"stdout": content}, "sourceToolAssistantUUID": self.last})
-        return self._add(line)
-
-    def hook_progress(self):
-        line = self._envelope("progress")
-        line.update({"data": {"type": "hook_progress", "hookEvent": "UserPromptSubmit",
-                              "hookName": "UserPromptSubmit", "command": "memory-router hook"},
-                     "parentToolUseID": "x", "toolUseID": "x"})
-        return self._add(line)
-
-    def write(self, path):
-        path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in self.lines), encoding="utf-8")
-        return path
-
-
-def entries_of(session, tmp_path):
-    return list(read_session(session.write(tmp_path / f"{session.session_id}.jsonl")))
-
-
-CLEAN = HotStripEvidence(memory_path=MEMORY_DIR + "/MEMORY.md", memory_text=SLIM)
-
-
-def standard(session=None, reply=RIGHT):
-    session = session or Session()
-    session.prompt(CASE.prompt)
-    session.injection(router_context())
-    session.reply(reply)
-    return session
-
-
-def verdict_of(session, tmp_path, hot=CLEAN, **kw):
-    return judge(entries_of(session, tmp_path), CASE, hot=hot, watch_paths=(MEMORY_DIR,), **kw)
-
-
-def lines_of(result):
-    return {e.line: e.what for e in result.evidence if e.line is not None}
 
 
 # --------------------------------------------------------------------------- shape of the built lines
@@ -426,118 +298,3 @@ def test_member_line():
     line, hook = member_line(text, SLUG)
     assert line.startswith(f"- {SLUG} \u2014 ") and hook in line
     assert member_line(text, "env_cloudflare") is None
-
-
-# --------------------------------------------------------------------------- the CLI
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def write_project_session(tmp_path, session, memory_text=SLIM):
-    """Claude Code's layout: <config>/projects/<key>/<session>.jsonl beside <key>/memory/MEMORY.md."""
-    folder = tmp_path / "claude" / "projects" / "-home-marek-aria"
-    (folder / "memory").mkdir(parents=True)
-    (folder / "memory" / "MEMORY.md").write_text(memory_text)
-    stamp = 1_790_000_000  # 2026-09-21, before the built session's timestamps
-    os.utime(folder / "memory" / "MEMORY.md", (stamp, stamp))
-    return session.write(folder / f"{session.session_id}.jsonl")
-
-
-@pytest.mark.parametrize("reply, memory_text, code, verdict", [
-    (RIGHT, SLIM, 0, "PASS"),
-    (WRONG, SLIM, 1, "FAIL"),
-    (RIGHT, SLIM + f"- {SLUG} \u2014 x\n", 3, "INCONCLUSIVE"),
-])
-def test_cli_exit_codes_and_record(capsys, tmp_path, reply, memory_text, code, verdict):
-    transcript = write_project_session(tmp_path, standard(reply=reply), memory_text)
-    record = tmp_path / "records" / "behavioural.jsonl"
-    result, out, _ = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--record", record)
-    assert result == code and verdict in out
-    result, out, _ = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--record", record,
-                         "--json")
-    report = json.loads(out)
-    assert result == code and report["verdict"] == verdict and report["exit_code"] == code
-    assert report["memory_dir"] == str(transcript.parent / "memory")
-    import jsonlines
-
-    with jsonlines.open(record) as reader:  # the record is valid JSONL, one object per line
-        lines = list(reader)
-    assert len(lines) == 2
-    for line in lines:
-        assert {"date", "case", "verdict", "claude_code_version", "session_id"} <= set(line)
-        assert (line["case"], line["verdict"], line["claude_code_version"]) == ("cloudflare-cold", verdict, "2.1.293")
-        assert line["session_id"] == "d6b06b53-fc7b-4a57-9e93-333e04c29f19"
-        assert line["date"].endswith("Z") and line["evidence"]
-
-
-def test_cli_memory_dir_option_and_changed_memory(capsys, tmp_path):
-    transcript = write_project_session(tmp_path, standard())
-    os.utime(transcript.parent / "memory" / "MEMORY.md")  # touched now: after the session started
-    code, out, _ = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--json")
-    assert code == 3 and "changed after the session started" in json.loads(out)["reasons"][0]
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    (other / "MEMORY.md").write_text(SLIM)
-    os.utime(other / "MEMORY.md", (1_790_000_000, 1_790_000_000))
-    code, out, _ = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--memory-dir", other)
-    assert code == 0
-
-
-def test_cli_finds_subagent_files(capsys, tmp_path):
-    session = Session()
-    session.prompt(CASE.prompt)
-    session.reply(RIGHT)
-    transcript = write_project_session(tmp_path, session)
-    sub = Session()
-    sub.prompt("sub-task")
-    sub.injection(router_context(), sidechain=True, agent_id="c3")
-    folder = transcript.with_suffix("") / "subagents"
-    folder.mkdir(parents=True)
-    sub.write(folder / "agent-c3.jsonl")
-    code, out, _ = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold")
-    assert code == 3 and "sidechain" in out
-
-
-@pytest.mark.parametrize("args, phrase", [
-    (["--case", "nope"], "cloudflare-cold"),
-    (["--case", "cloudflare-cold", "--suite", "/nonexistent/suite.yaml"], "suite.yaml"),
-])
-def test_cli_input_errors(capsys, tmp_path, args, phrase):
-    transcript = write_project_session(tmp_path, standard())
-    code, _, err = run(capsys, "canary", "verdict", transcript, *args)
-    assert code == 2 and phrase in err
-
-
-def test_cli_missing_transcript(capsys, tmp_path):
-    code, _, err = run(capsys, "canary", "verdict", tmp_path / "none.jsonl", "--case", "cloudflare-cold")
-    assert code == 2 and "none.jsonl" in err
-
-
-@pytest.mark.parametrize("where", ["a-directory", "under-a-file"])
-def test_cli_unwritable_record_is_input_error_not_a_traceback(capsys, tmp_path, where):
-    transcript = write_project_session(tmp_path, standard())
-    blocker = tmp_path / "blocker"
-    if where == "a-directory":
-        blocker.mkdir()
-        record = blocker
-    else:
-        blocker.write_text("keep me\n")
-        record = blocker / "records.jsonl"
-    code, _, err = run(capsys, "canary", "verdict", transcript, "--case", "cloudflare-cold", "--record", record)
-    assert code == 2  # never 1, which would read as a FAIL verdict
-    assert f"{record}: cannot append the verdict (PASS)" in err and "fix:" in err and "Traceback" not in err
-    if where == "under-a-file":
-        assert blocker.read_text() == "keep me\n"
-
-
-def test_append_record_repairs_a_cut_last_line(tmp_path):
-    record = tmp_path / "r.jsonl"
-    record.write_bytes(b'{"verdict": "PASS"}\n{"verdict": "FA')
-    append_record(record, {"verdict": "FAIL"})
-    lines = record.read_bytes().split(b"\n")
-    assert lines[:2] == [b'{"verdict": "PASS"}', b'{"verdict": "FA']
-    assert json.loads(lines[2]) == {"verdict": "FAIL"} and lines[3] == b""

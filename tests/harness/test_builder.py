@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from harness import builder
+from harness import builder, clustering
+from harness import labels as labelsfile
 from harness.memorydir import Memory, read_flat_index, read_memory_dir
 from router.clusterfile import Cluster, ClusterIndex, Member, load_cluster_file, parse_cluster_text, render_markdown
 from router.config import default_settings
@@ -64,10 +65,6 @@ def test_small_store_groups_topics_and_leaves_the_loner_alone():
     assert len(groups) >= 4
 
 
-def test_default_target_is_about_one_cluster_per_five_members():
-    assert [builder.default_target(n) for n in (1, 2, 3, 10, 126, 1000)] == [1, 1, 1, 2, 25, 200]
-
-
 def test_target_count_is_reached_when_members_share_words(example_cluster_file):
     memories = example_memories(example_cluster_file)
     for target in (20, 25, 40):
@@ -114,21 +111,6 @@ def test_no_memories_is_an_input_error():
         builder.build_clusters([])
 
 
-def test_agglomerate_respects_seeds_and_ceiling():
-    vectors = [(("a", 1.0),), (("a", 1.0),), (("a", 1.0),), (("b", 1.0),), (("a", 1.0),)]
-    # Members 0 and 1 are seeded apart, so identical vectors still end in different clusters.
-    groups = builder.agglomerate(vectors, target=1, max_size=3, groups=[("x", [0]), ("y", [1])])
-    assert all(len(g) <= 3 for g in groups)
-    assert not any(0 in g and 1 in g for g in groups)
-    assert [3] in groups  # shares no term with anyone
-
-
-def test_place_new_members_joins_the_most_similar_group_with_room():
-    vectors = [(("a", 1.0),), (("b", 1.0),), (("a", 1.0),), (("c", 1.0),), (("a", 1.0),)]
-    placed = builder.place_new_members(vectors, {"ga": [0], "gb": [1]}, [2, 3, 4], max_size=2)
-    assert placed == {2: "ga"}  # 3 resembles nothing; 4 finds ga full
-
-
 # --------------------------------------------------------------------------- tags
 
 
@@ -138,25 +120,15 @@ def test_tags_are_distinct_specific_words_the_members_use(example_cluster_file):
     for cluster in index.clusters:
         words = set()
         for member in cluster.members:
-            words |= tokenize(builder.slug_topic_words(member.slug)) | tokenize(member.hook)
-        assert 1 <= len(cluster.tags) <= builder.MAX_TAGS
+            words |= tokenize(clustering.slug_topic_words(member.slug)) | tokenize(member.hook)
+        assert 1 <= len(cluster.tags) <= clustering.MAX_TAGS
         for tag in cluster.tags:
             (token,) = tokenize(tag)
             assert token in words, (cluster.cluster_id, tag)
-            assert token not in builder.GENERIC_WORDS and "_" not in token
+            assert token not in clustering.GENERIC_WORDS and "_" not in token
             assert token not in seen, f"{tag} tags both {seen.get(token)} and {cluster.cluster_id}"
             seen[token] = cluster.cluster_id
-    assert sum(len(c.tags) >= builder.MIN_TAGS for c in index.clusters) >= len(index) - 2
-
-
-def test_tags_prefer_words_several_members_share():
-    groups = [[0, 1, 2], [3]]
-    term_sets = [frozenset({"pnpm", "lockfile", "alpha"}), frozenset({"pnpm", "lockfile", "beta"}),
-                 frozenset({"pnpm", "gamma"}), frozenset({"zebra", "okapi", "quagga", "lion"})]
-    df = builder.document_frequencies(term_sets)
-    tags = builder.choose_tags(groups, term_sets, df, len(term_sets))
-    assert set(tags[0][:2]) == {"pnpm", "lockfile"}
-    assert len(tags[1]) == builder.MIN_TAGS  # a loner fills up with its own words
+    assert sum(len(c.tags) >= clustering.MIN_TAGS for c in index.clusters) >= len(index) - 2
 
 
 def test_tags_are_spelled_as_members_write_them():
@@ -263,7 +235,7 @@ clusters:
 
 
 def test_labels_pins_tags_aliases_and_label_hold():
-    labels = builder.parse_labels_text(LABELS, "labels.yaml")
+    labels = labelsfile.parse_labels_text(LABELS, "labels.yaml")
     result = builder.build_clusters(small_memories(), target=4, labels=labels)
     index = result.index
     people = index.cluster("layer1_people")
@@ -276,7 +248,7 @@ def test_labels_pins_tags_aliases_and_label_hold():
 
 
 def test_pins_hold_against_a_previous_file_and_keep_clusters():
-    labels = builder.parse_labels_text(
+    labels = labelsfile.parse_labels_text(
         "clusters:\n  layer1_mixed:\n    pin: [user_hardware, env_pnpm_store_drive]\n")
     first = builder.build_clusters(small_memories(), target=4, labels=labels).index
     for keep in (False, True):
@@ -287,7 +259,7 @@ def test_pins_hold_against_a_previous_file_and_keep_clusters():
 
 
 def test_labels_for_a_cluster_not_built_are_a_warning():
-    labels = builder.parse_labels_text("clusters:\n  layer1_gone:\n    label: old\n", "labels.yaml")
+    labels = labelsfile.parse_labels_text("clusters:\n  layer1_gone:\n    label: old\n", "labels.yaml")
     result = builder.build_clusters(small_memories(), labels=labels)
     assert result.warnings == ("labels.yaml:2: cluster layer1_gone is not in this build; "
                                "its label, tags and aliases were not used",)
@@ -295,42 +267,11 @@ def test_labels_for_a_cluster_not_built_are_a_warning():
 
 def test_oversized_pin_group_is_kept_whole_and_flagged():
     slugs = [slug for slug, _hook in SMALL_STORE[:5]]
-    labels = builder.parse_labels_text("clusters:\n  layer1_big:\n    pin: [" + ", ".join(slugs) + "]\n")
+    labels = labelsfile.parse_labels_text("clusters:\n  layer1_big:\n    pin: [" + ", ".join(slugs) + "]\n")
     result = builder.build_clusters(small_memories(), max_size=3, labels=labels)
     big = result.index.cluster("layer1_big")
     assert big.size == 5 and big.retier
     assert "above the size ceiling" in result.warnings[0]
-
-
-@pytest.mark.parametrize("text, line, message", [
-    ("nonsense: 1\n", 1, "unknown key 'nonsense'"),
-    ("clusters:\n  layer1_a:\n    colour: red\n", 3, "unknown key 'colour' in cluster layer1_a"),
-    ("clusters:\n  bad id!:\n    label: x\n", 2, "invalid cluster id"),
-    ("clusters:\n  layer1_a:\n    label: x\n  layer1_a:\n    label: y\n", 4, "listed twice"),
-    ("clusters:\n  layer1_a: [x]\n", 2, "must map to label/tags/aliases/pin"),
-    ("clusters:\n  layer1_a:\n    label: [x]\n", 3, "must be text"),
-    ("clusters:\n  layer1_a:\n    tags: {a: b}\n", 3, "must be a list"),
-    ("clusters:\n  layer1_a:\n    tags: [the, 'a, b']\n", 3, "no routable word"),
-    ("clusters:\n  layer1_a:\n    pin:\n      - [nested]\n", 4, "plain word"),
-    ("clusters:\n  layer1_a:\n    tags: [fine, 'a \u00b7 b']\n", 3, "field separator"),
-    ("clusters: [a, b]\n", 1, "must map cluster ids"),
-    ("- just a list\n", 1, "mapping with a 'clusters:' key"),
-    ("clusters:\n  layer1_a:\n    label: x\n   bad: indent\n", 4, "invalid YAML"),
-])
-def test_labels_schema_errors_name_the_line(text, line, message):
-    with pytest.raises(InputError) as err:
-        builder.parse_labels_text(text, "labels.yaml")
-    assert err.value.line == line, str(err.value)
-    assert message in str(err.value)
-    assert str(err.value).startswith(f"labels.yaml:{line}")
-    assert err.value.exit_code == 2
-
-
-def test_labels_errors_are_all_reported():
-    with pytest.raises(builder.LabelsError) as err:
-        builder.parse_labels_text("clusters:\n  layer1_a:\n    colour: red\n  layer1_b:\n    size: 3\n", "l.yaml")
-    assert [p[0] for p in err.value.problems] == [3, 5]
-    assert "and 1 more" in str(err.value)
 
 
 @pytest.mark.parametrize("text, line, message", [
@@ -339,24 +280,10 @@ def test_labels_errors_are_all_reported():
      "pinned to layer1_a on line 3"),
 ])
 def test_pins_are_checked_against_the_store(text, line, message):
-    labels = builder.parse_labels_text(text, "labels.yaml")
+    labels = labelsfile.parse_labels_text(text, "labels.yaml")
     with pytest.raises(InputError) as err:
         builder.build_clusters(small_memories(), labels=labels)
     assert err.value.line == line and message in str(err.value)
-
-
-def test_label_tags_split_on_commas_in_lists_and_strings():
-    labels = builder.parse_labels_text("clusters:\n  layer1_a:\n    tags: ['docker, compose', wsl]\n"
-                                       "    aliases: 'container, image'\n")
-    (entry,) = labels.clusters
-    assert entry.tags == ("docker", "compose", "wsl") and entry.aliases == ("container", "image")
-
-
-def test_empty_labels_file_is_no_labels():
-    assert builder.parse_labels_text("", "l.yaml").clusters == ()
-    assert builder.parse_labels_text("clusters:\n", "l.yaml").clusters == ()
-    (entry,) = builder.parse_labels_text("clusters:\n  layer1_a:\n    pin:\n    tags:\n", "l.yaml").clusters
-    assert entry.pins == () and entry.tags == ()
 
 
 # --------------------------------------------------------------------------- reports
@@ -474,7 +401,7 @@ def test_self_routing_reports_a_line_cut_by_the_cap():
 def test_pins_name_a_memory_by_its_file_name_as_the_fix_says(written):
     # Claude Code names memory files in kebab-case (prefers-bun.md) and the slug is that name
     # normalised; a pin written as the file name must hold, as the unknown-pin fix tells users.
-    labels = builder.parse_labels_text(f"clusters:\n  layer1_mine:\n    pin: [{written}, user_hardware]\n",
+    labels = labelsfile.parse_labels_text(f"clusters:\n  layer1_mine:\n    pin: [{written}, user_hardware]\n",
                                        "labels.yaml")
     result = builder.build_clusters(small_memories(), target=4, labels=labels)
     assert {"feedback_no_npm", "user_hardware"} <= {m.slug for m in result.index.cluster("layer1_mine").members}

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from harness import builder
-from router.cli import main
+from harness.cli import main
 from router.clusterfile import load_cluster_file
 
 

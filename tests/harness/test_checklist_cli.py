@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from router.cli import main
+from harness.cli import main
 
 
 def cli(capsys, *args):

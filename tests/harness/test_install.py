@@ -1,33 +1,15 @@
 """The pure settings.json transforms: parse, add, remove, minimal-edit rendering, uninstall plans."""
 
 import json
-import shlex
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from harness import hookcommand
+from harness import jsonedit
 from harness import install as inst
 from harness.fileops import sha256_bytes
 from router.errors import InputError
-
-OURS = "/venv/bin/memory-router hook # memory-router install"
-FOREIGN_HANDLER = {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/inject.sh", "timeout": 10}
-
-
-def settings_with_foreign_hooks():
-    return {
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {
-            "PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "check.sh"}]}],
-            "UserPromptSubmit": [{"hooks": [dict(FOREIGN_HANDLER)]}],
-        },
-        "model": "opus",
-    }
-
-
-def dumps(obj, indent=2):
-    return (json.dumps(obj, indent=indent) + "\n").encode()
+from support.settings_data import FOREIGN_HANDLER, OURS, dumps, settings_with_foreign_hooks
 
 
 # --------------------------------------------------------------------------- parsing
@@ -65,16 +47,16 @@ def test_empty_file_reads_as_empty_object(data):
 
 
 @pytest.mark.parametrize("data, style", [
-    (b'{\n  "a": 1\n}\n', inst.JsonStyle(indent=2)),
-    (b'{\n    "a": 1\n}', inst.JsonStyle(indent=4, trailing_newline=False)),
-    (b'{\n\t"a": 1\n}\n', inst.JsonStyle(indent="\t")),
-    (b'{"a": 1}\n', inst.JsonStyle(indent=None)),
-    (b'{\r\n  "a": 1\r\n}\r\n', inst.JsonStyle(indent=2, newline="\r\n")),
-    (b'\xef\xbb\xbf{\n  "a": 1\n}\n', inst.JsonStyle(indent=2, bom=True)),
-    (b'{\n  "a": "\\u00e9"\n}\n', inst.JsonStyle(indent=2, ascii_only=True)),
+    (b'{\n  "a": 1\n}\n', jsonedit.JsonStyle(indent=2)),
+    (b'{\n    "a": 1\n}', jsonedit.JsonStyle(indent=4, trailing_newline=False)),
+    (b'{\n\t"a": 1\n}\n', jsonedit.JsonStyle(indent="\t")),
+    (b'{"a": 1}\n', jsonedit.JsonStyle(indent=None)),
+    (b'{\r\n  "a": 1\r\n}\r\n', jsonedit.JsonStyle(indent=2, newline="\r\n")),
+    (b'\xef\xbb\xbf{\n  "a": 1\n}\n', jsonedit.JsonStyle(indent=2, bom=True)),
+    (b'{\n  "a": "\\u00e9"\n}\n', jsonedit.JsonStyle(indent=2, ascii_only=True)),
 ])
 def test_detect_style(data, style):
-    assert inst.detect_style(data) == style
+    assert jsonedit.detect_style(data) == style
 
 
 # --------------------------------------------------------------------------- add / remove
@@ -85,7 +67,7 @@ def test_add_to_settings_without_hooks_appends_hooks_last_and_keeps_key_order():
     change = inst.add_entry(original, OURS, inst.ROUTER_MARK)
     assert change.action == "added"
     assert list(change.settings) == ["model", "permissions", "hooks"]
-    assert change.settings["hooks"] == {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}]}
+    assert change.settings["hooks"] == {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}]}
     assert original == {"model": "opus", "permissions": {"allow": []}}  # pure: input untouched
 
 
@@ -117,15 +99,15 @@ def test_add_with_another_command_updates_in_place():
 
 
 def test_duplicate_own_handlers_collapse_to_one_on_update():
-    doubled = {"hooks": {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}, {"hooks": [inst.handler(OURS)]}]}}
+    doubled = {"hooks": {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}, {"hooks": [hookcommand.handler(OURS)]}]}}
     change = inst.add_entry(doubled, OURS, inst.ROUTER_MARK)
     assert change.action == "updated"
-    assert change.settings == {"hooks": {"UserPromptSubmit": [{"hooks": [inst.handler(OURS)]}]}}
+    assert change.settings == {"hooks": {"UserPromptSubmit": [{"hooks": [hookcommand.handler(OURS)]}]}}
 
 
 def test_hand_written_router_hook_is_a_conflict():
     manual = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memory-router hook"}]}]}}
-    change = inst.add_entry(manual, OURS, inst.ROUTER_MARK, conflicts=inst.runs_router_hook)
+    change = inst.add_entry(manual, OURS, inst.ROUTER_MARK, conflicts=hookcommand.runs_router_hook)
     assert change.action == "conflict"
     assert "hooks.UserPromptSubmit[0].hooks[0]" in change.detail
     assert change.settings is manual
@@ -133,7 +115,7 @@ def test_hand_written_router_hook_is_a_conflict():
 
 def test_remove_takes_exactly_our_handler():
     shared_group = settings_with_foreign_hooks()
-    shared_group["hooks"]["UserPromptSubmit"][0]["hooks"].append(inst.handler(OURS))
+    shared_group["hooks"]["UserPromptSubmit"][0]["hooks"].append(hookcommand.handler(OURS))
     change = inst.remove_entries(shared_group, inst.ROUTER_MARK)
     assert change.action == "removed"
     assert change.settings == settings_with_foreign_hooks()
@@ -162,146 +144,12 @@ def test_sentinel_and_router_marks_do_not_collide():
     assert only_router == inst.add_entry({}, OURS, inst.ROUTER_MARK).settings
 
 
-@pytest.mark.parametrize("command, expected", [
-    ("/venv/bin/memory-router hook", True),
-    ("'/a b/memory-router' hook --clusters /c.md # memory-router install", True),
-    ("C:/Users/me/venv/Scripts/memory-router.exe hook", True),
-    ("/usr/bin/python3 -P -m router hook", True),
-    ("memory-router route 'x'", False),
-    ("my-memory-router-wrapper hook", False),
-    ("echo memory-router hook", False),
-    ('cd "$CLAUDE_PROJECT_DIR" && memory-router hook', True),
-    ("env MEMORY_ROUTER_LOG=/tmp/l memory-router hook --clusters c.md", True),
-    ("/usr/bin/python3 -m routerx hook", False),
-    ("/py -m harness.sentinel --flag f --text t", False),
-    ("'unbalanced", False),
-])
-def test_runs_router_hook(command, expected):
-    assert inst.runs_router_hook(command) is expected
-
-
-# --------------------------------------------------------------------------- commands
-
-
-def test_router_command_survives_spaces_and_quotes():
-    command = inst.router_hook_command(["/home/o'neil/my venv/bin/memory-router"], clusters="/data/it's here.md",
-                                       windows=False)
-    assert command.endswith(" # memory-router install")
-    assert shlex.split(command, comments=True) == [
-        "/home/o'neil/my venv/bin/memory-router", "hook", "--clusters", "/data/it's here.md"]
-    assert inst.command_option(command, "clusters") == "/data/it's here.md"
-    assert inst.runs_router_hook(command) and inst.has_mark(command, inst.ROUTER_MARK)
-
-
-def test_windows_paths_get_forward_slashes():
-    command = inst.router_hook_command([r"C:\Users\me\venv\Scripts\memory-router.exe"], windows=True)
-    assert command.startswith("C:/Users/me/venv/Scripts/memory-router.exe hook")
-
-
-def test_sentinel_command_runs_module_with_safe_path():
-    command = inst.sentinel_hook_command("/v/bin/python", "/p/.claude/memory-router/f.fired", "S-1", windows=False)
-    assert shlex.split(command, comments=True) == [
-        "/v/bin/python", "-P", "-m", "harness.sentinel", "--flag", "/p/.claude/memory-router/f.fired", "--text", "S-1"]
-    assert inst.has_mark(command, inst.SENTINEL_MARK) and not inst.has_mark(command, inst.ROUTER_MARK)
+# --------------------------------------------------------------------------- locations
 
 
 def test_user_settings_path_honours_claude_config_dir(tmp_path):
     assert inst.user_settings_path({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == str(tmp_path / "cfg" / "settings.json")
     assert inst.user_settings_path({"HOME": str(tmp_path)}) == str(tmp_path / ".claude" / "settings.json")
-
-
-# --------------------------------------------------------------------------- minimal edits
-
-
-FORMATS = {
-    "two-space": lambda o: dumps(o, 2),
-    "four-space-no-newline": lambda o: json.dumps(o, indent=4).encode(),
-    "tabs": lambda o: dumps(o, "\t"),
-    "one-line": lambda o: json.dumps(o).encode(),
-    "crlf": lambda o: dumps(o, 2).replace(b"\n", b"\r\n"),
-    "bom": lambda o: b"\xef\xbb\xbf" + dumps(o, 2),
-    "hand-mixed": lambda o: b'{\n    "permissions": {"allow": ["Bash(ls:*)"]},\n    "hooks": {\n'
-                            b'        "PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", '
-                            b'"command": "check.sh"}]}],\n        "UserPromptSubmit": [{"hooks": [{"type": "command", '
-                            b'"command": "\\"$CLAUDE_PROJECT_DIR\\"/.claude/hooks/inject.sh", "timeout": 10}]}]\n'
-                            b'    },\n    "model": "opus"\n}\n',
-}
-
-
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_install_edit_keeps_every_untouched_line(fmt):
-    original = FORMATS[fmt](settings_with_foreign_hooks())
-    before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
-    assert inst.same_data(inst.parse_settings(new, "s"), change.settings)
-    # The bytes before our group are the original's, byte for byte, up to the list's last item.
-    head = original[: original.index(b"inject.sh")]
-    assert new.startswith(head)
-    assert new.startswith(b"\xef\xbb\xbf") == original.startswith(b"\xef\xbb\xbf")
-    assert (b"\r\n" in new) == (b"\r\n" in original)
-    # And removing our handler structurally gives back the original bytes exactly.
-    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), inst.ROUTER_MARK, None, [])
-    assert (action, data) == ("write", original)
-
-
-def test_update_edits_only_the_command_line():
-    original = dumps(settings_with_foreign_hooks(), 2)
-    before = inst.parse_settings(original, "s")
-    installed = inst.render_change(original, before, inst.add_entry(before, OURS, inst.ROUTER_MARK).settings)
-    current = inst.parse_settings(installed, "s")
-    moved = "/moved/memory-router hook # memory-router install"
-    updated = inst.render_change(installed, current, inst.add_entry(current, moved, inst.ROUTER_MARK).settings)
-    old_lines, new_lines = installed.splitlines(), updated.splitlines()
-    assert len(old_lines) == len(new_lines)
-    assert [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b] == \
-        [next(i for i, line in enumerate(old_lines) if OURS.encode() in line)]
-
-
-def test_render_change_falls_back_on_duplicate_keys():
-    original = b'{"a": 1, "a": 2}'
-    before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
-    assert json.loads(new) == change.settings
-
-
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
-handlers = st.fixed_dictionaries({"type": st.just("command"), "command": st.text(min_size=1, max_size=20)},
-                                 optional={"timeout": st.integers(1, 60)})
-groups = st.fixed_dictionaries({"hooks": st.lists(handlers, max_size=2)}, optional={"matcher": st.text(max_size=5)})
-
-
-@st.composite
-def settings_objects(draw):
-    obj = draw(st.dictionaries(st.text(max_size=8).filter(lambda k: k != "hooks"), json_values, max_size=4))
-    if draw(st.booleans()):
-        events = draw(st.dictionaries(st.sampled_from(["PreToolUse", "Stop", "SessionStart"]),
-                                      st.lists(groups, max_size=2), max_size=2))
-        if draw(st.booleans()):
-            events["UserPromptSubmit"] = draw(st.lists(groups, min_size=1, max_size=2))
-        obj["hooks"] = events
-    return obj
-
-
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(obj=settings_objects(), indent=st.sampled_from([None, 2, 4, "\t"]), crlf=st.booleans())
-def test_install_then_structural_uninstall_round_trips(obj, indent, crlf):
-    original = json.dumps(obj, indent=indent).encode()
-    if crlf:
-        original = original.replace(b"\n", b"\r\n")
-    before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
-    new = inst.render_change(original, before, change.settings)
-    assert inst.same_data(inst.parse_settings(new, "s"), change.settings)
-    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), inst.ROUTER_MARK, None, [])
-    assert action == "write"
-    assert inst.same_data(inst.parse_settings(data, "s"), before) or not before.get("hooks")
-    emptied = isinstance(before.get("hooks"), dict) and (not before["hooks"])
-    if not emptied:
-        assert data == original
 
 
 # --------------------------------------------------------------------------- uninstall plans
@@ -311,8 +159,8 @@ def installed_bytes(original):
     before = inst.parse_settings(original, "s") if original is not None else {}
     change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
     if original is None:
-        return inst.render_settings(change.settings)
-    return inst.render_change(original, before, change.settings)
+        return jsonedit.render_settings(change.settings)
+    return jsonedit.render_change(original, before, change.settings)
 
 
 def test_plan_restores_backup_bytes_when_file_is_what_install_wrote():
@@ -366,24 +214,3 @@ def test_record_notes_hashes():
     record = inst.new_record("s.json", "router", b"a", b"b", "bk", "cmd", {"text": "T"})
     assert record["original_sha256"] == sha256_bytes(b"a") and record["written_sha256"] == sha256_bytes(b"b")
     assert record["text"] == "T" and record["original_existed"] is True
-
-
-# --------------------------------------------------------------------------- hook output
-
-
-@pytest.mark.parametrize("code, stdout, ok, phrase", [
-    (0, b"", True, "printed nothing"),
-    (0, b'{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}}', True,
-     "additionalContext (1 chars)"),
-    (0, b'{"additionalContext": "x"}', False, "ignores it"),
-    (0, b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "x"}}', False, "ignores it"),
-    (0, b"hello", False, "plain text"),
-    (0, b"{not json", False, "invalid JSON"),
-    (2, b"", False, "erase the user's prompt"),
-    (127, b"", False, "command not found"),
-    (1, b"", False, "exited 1"),
-])
-def test_judge_hook_output(code, stdout, ok, phrase):
-    result, message = inst.judge_hook_output(code, stdout, b"boom\n")
-    assert result is ok
-    assert phrase in message

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from harness import install as inst
+from harness import hookcommand
 from harness import sentinel
 
 PAYLOAD = json.dumps({"session_id": "s", "transcript_path": "", "cwd": "/tmp", "permission_mode": "default",
@@ -35,7 +35,7 @@ def test_fires_once_then_stays_silent(tmp_path):
 
 def test_the_installed_command_string_fires_once_through_the_shell(tmp_path):
     flag = tmp_path / "it's here" / "sentinel.fired"
-    command = inst.sentinel_hook_command(sys.executable, str(flag), "MEMORY-ROUTER-SENTINEL-77")
+    command = hookcommand.sentinel_hook_command(sys.executable, str(flag), "MEMORY-ROUTER-SENTINEL-77")
     runs = [subprocess.run(command, shell=True, input=PAYLOAD, capture_output=True, timeout=30, cwd=tmp_path)
             for _ in range(3)]
     assert [r.returncode for r in runs] == [0, 0, 0]
@@ -47,7 +47,7 @@ def test_a_project_harness_package_cannot_shadow_ours(tmp_path):
     (tmp_path / "harness").mkdir()
     (tmp_path / "harness" / "__init__.py").write_text("")
     (tmp_path / "harness" / "sentinel.py").write_text("print('SHADOWED')\n")
-    command = inst.sentinel_hook_command(sys.executable, str(tmp_path / "f.fired"), "S-1")
+    command = hookcommand.sentinel_hook_command(sys.executable, str(tmp_path / "f.fired"), "S-1")
     result = subprocess.run(command, shell=True, input=PAYLOAD, capture_output=True, timeout=30, cwd=tmp_path)
     assert b"SHADOWED" not in result.stdout and b"S-1" in result.stdout
 

@@ -6,7 +6,8 @@ import pytest
 
 from harness import slim
 from router.clusterfile import load_cluster_file, parse_cluster_text
-from router.config import bundled_example_dir, parse_config_file
+from router.config import bundled_example_dir
+from router.configfile import parse_config_file
 from router.errors import MemoryRouterError, RefusedError
 
 SMALL = """# Memory clusters

@@ -12,9 +12,10 @@ import pytest
 
 from harness import fileops
 from harness import slim
-from router.cli import main
+from harness.cli import main
 from router.clusterfile import load_cluster_file
-from router.config import bundled_example_dir, parse_config_file
+from router.config import bundled_example_dir
+from router.configfile import parse_config_file
 
 
 def sha(path):

@@ -10,10 +10,12 @@ import pytest
 
 import harness.tokens_cli as tokens_cli
 from harness import slim
+from harness import sessionmodel
 from harness import tokens as tk
-from router.cli import main
+from harness.cli import main
 from router.clusterfile import load_cluster_file
-from router.config import bundled_example_dir, parse_config_file
+from router.config import bundled_example_dir
+from router.configfile import parse_config_file
 from router.config import default_settings
 from router.score import build_routing_table, route_prompt
 
@@ -104,11 +106,11 @@ def test_report_sections_on_the_example_store(paths, capsys):
     session = result["session"]
     assert session["turns"] == 10 and session["calls_per_prompt"] == 1
     cycled = session["scenarios"]["suite_cycled"]
-    spread = [expected[i] for i in tk.spread_order(len(expected))]
-    model = tk.session_totals(loaded["flat"]["tokens"], loaded["slim"]["tokens"], tk.cycle(spread, 10))
+    spread = [expected[i] for i in sessionmodel.spread_order(len(expected))]
+    model = sessionmodel.session_totals(loaded["flat"]["tokens"], loaded["slim"]["tokens"], sessionmodel.cycle(spread, 10))
     assert cycled["flat_total"] == model["flat_total"] and cycled["slim_total"] == model["slim_total"]
     worst = session["scenarios"]["worst"]
-    assert worst["break_even_prompts"] == tk.break_even_constant(loaded["flat"]["tokens"], loaded["slim"]["tokens"],
+    assert worst["break_even_prompts"] == sessionmodel.break_even_constant(loaded["flat"]["tokens"], loaded["slim"]["tokens"],
                                                                  max(expected))
     assert result["transcripts"] is None
 

@@ -169,7 +169,7 @@ def test_same_size_same_mtime_rewrite_is_not_served_stale(tmp_path, example_clus
 
 
 def test_config_cache_sees_a_same_size_same_mtime_rewrite(tmp_path):
-    from router.config import parse_config_file
+    from router.configfile import parse_config_file
 
     path = tmp_path / "memory-router.toml"
     path.write_text("line_cap = 5\n", encoding="utf-8")

@@ -261,7 +261,7 @@ def test_hook_module_imports_no_heavy_libraries():
 def test_console_entry_for_hook_imports_no_heavy_libraries(example_cluster_file):
     code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
-            "from router.cli import main; rc = main(); "
+            "from harness.cli import main; rc = main(); "
             "heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'tomllib', 'argparse'} & set(sys.modules); "
             "sys.stdout.write('|' + repr(sorted(heavy)) + '|' + str(rc))")
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,

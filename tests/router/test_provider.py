@@ -213,7 +213,7 @@ def test_hook_does_not_wait_for_a_hanging_provider(run_cli, example_cluster_file
 def test_hook_with_builtin_provider_imports_no_threading(example_cluster_file):
     code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
-            "from router.cli import main; main(); sys.stdout.write('|' + str('threading' in sys.modules))")
+            "from harness.cli import main; main(); sys.stdout.write('|' + str('threading' in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
                             text=True, check=True)
     assert result.stdout.endswith("|False")

@@ -2,10 +2,10 @@ import pytest
 
 from router.clusterfile import Cluster, ClusterIndex, Member, parse_cluster_text
 from router.config import default_settings
+from router.hookio import hook_output
 from router.score import (
     build_routing_table,
     choose_clusters,
-    hook_output,
     parse_header,
     render_context,
     route_prompt,

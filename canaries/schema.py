@@ -1,0 +1,338 @@
+"""Validating a parsed suite against the schema in ``canaries.suite``'s docstring: types, unknown
+keys, ids, cluster ids and slugs that must exist, contradictions. Every problem is collected
+(with its line) rather than stopping at the first."""
+
+
+from canaries.cases import (
+    BEHAVIOURAL_KEYS,
+    CASE_KEYS,
+    DEFAULT_KEYS,
+    SUITE_KEYS,
+    BehaviouralCase,
+    Case,
+    Problem,
+    ID_RE,
+)
+from canaries.yamllines import LocatedList, compose_located
+
+# What check_case returns for a case facts_only leaves nothing to check in.
+SKIPPED = object()
+
+
+def _type_name(value):
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+class Checker:
+    """Validates one parsed suite; collects problems instead of stopping at the first."""
+
+    def __init__(self, problems):
+        self.problems = problems
+
+    def add(self, line, message, fix=None):
+        self.problems.append(Problem(line, None, message, fix))
+
+    def string(self, mapping, key, *, required=False, what=None):
+        if key not in mapping:
+            if required:
+                self.add(mapping.line, f"{what or 'entry'} has no '{key}'", f"add '{key}: ...'")
+            return None
+        value = mapping[key]
+        if not isinstance(value, str) or not value.strip():
+            self.add(mapping.value_lines[key], f"'{key}' must be a non-empty string, got {_type_name(value)}",
+                     f"write '{key}: \"text\"'")
+            return None
+        return value
+
+    def string_list(self, mapping, key, *, allow_empty=False):
+        """A string or a list of strings -> list of (value, line); ``None`` if absent or invalid."""
+        if key not in mapping:
+            return None
+        value = mapping[key]
+        line = mapping.value_lines[key]
+        if isinstance(value, str) and value.strip():
+            return [(value, line)]
+        if not isinstance(value, list):
+            self.add(line, f"'{key}' must be a string or a list of strings, got {_type_name(value)}",
+                     f"write '{key}: [a, b]'")
+            return None
+        if not value and not allow_empty:
+            fix = "write 'silent: true' to expect no route" if key == "routes_to" else f"name at least one, or remove '{key}'"
+            self.add(line, f"'{key}' is an empty list", fix)
+            return None
+        items = []
+        seen = set()
+        ok = True
+        for item, item_line in zip(value, value.item_lines):
+            if not isinstance(item, str) or not item.strip():
+                self.add(item_line, f"'{key}' items must be non-empty strings, got {_type_name(item)}",
+                         "quote the item")
+                ok = False
+            elif item in seen:
+                self.add(item_line, f"{item!r} is listed twice in '{key}'", "remove the repeat")
+                ok = False
+            else:
+                seen.add(item)
+                items.append((item, item_line))
+        return items if ok else None
+
+    def integer(self, mapping, key):
+        if key not in mapping:
+            return None
+        value = mapping[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.add(mapping.value_lines[key], f"'{key}' must be a whole number >= 0, got {_type_name(value)}",
+                     f"write '{key}: 12'")
+            return None
+        return value
+
+    def number(self, mapping, key):
+        if key not in mapping:
+            return None
+        value = mapping[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            self.add(mapping.value_lines[key], f"'{key}' must be a number >= 0, got {_type_name(value)}",
+                     f"write '{key}: 2'")
+            return None
+        return value
+
+    def boolean(self, mapping, key):
+        if key not in mapping:
+            return None
+        value = mapping[key]
+        if not isinstance(value, bool):
+            self.add(mapping.value_lines[key], f"'{key}' must be true or false, got {_type_name(value)}",
+                     f"write '{key}: true'")
+            return None
+        return value
+
+    def unknown_keys(self, mapping, known, what):
+        for key in mapping:
+            if key not in known:
+                self.add(mapping.key_lines[key], f"unknown key {key!r} in {what}",
+                         "use one of: " + ", ".join(known))
+
+    def case_id(self, mapping, seen_ids, what):
+        case_id = self.string(mapping, "id", required=True, what=what)
+        if case_id is None:
+            return None
+        line = mapping.value_lines["id"]
+        if not ID_RE.match(case_id):
+            self.add(line, f"invalid id {case_id!r}",
+                     "use letters, digits, '_', '.' and '-', starting with a letter or digit")
+            return None
+        if case_id in seen_ids:
+            self.add(line, f"duplicate id {case_id!r} (first on line {seen_ids[case_id]})", "give each case its own id")
+            return None
+        seen_ids[case_id] = line
+        return case_id
+
+
+def check_defaults(checker, raw, line=None):
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        # A scalar carries no line of its own: report the line of the 'defaults:' value.
+        checker.add(getattr(raw, "line", None) or line, f"'defaults' must be a mapping, got {_type_name(raw)}",
+                    "write 'defaults: {max_chars: 9500}'")
+        return {}
+    checker.unknown_keys(raw, DEFAULT_KEYS, "defaults")
+    out = {}
+    for key, value in (("max_lines", checker.integer(raw, "max_lines")),
+                       ("max_chars", checker.integer(raw, "max_chars")),
+                       ("min_margin", checker.number(raw, "min_margin"))):
+        if value is not None:
+            out[key] = value
+    tags = checker.string_list(raw, "tags")
+    if tags:
+        out["tags"] = tuple(t for t, _ in tags)
+    return out
+
+
+def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, facts_only=False):
+    if not isinstance(raw, dict):
+        checker.add(line, f"a case must be a mapping, got {_type_name(raw)}",
+                    "write '- id: ...' with 'prompt: ...' under it")
+        return None
+    problems_before = len(checker.problems)
+    checker.unknown_keys(raw, CASE_KEYS, "case")
+    case_id = checker.case_id(raw, seen_ids, "case")
+    prompt = checker.string(raw, "prompt", required=True, what=f"case {case_id or ''}".strip())
+    routes_to = checker.string_list(raw, "routes_to")
+    injects = checker.string_list(raw, "injects") or []
+    not_injects = checker.string_list(raw, "not_injects") or []
+    silent = checker.boolean(raw, "silent")
+    max_lines = checker.integer(raw, "max_lines")
+    max_chars = checker.integer(raw, "max_chars")
+    min_margin = checker.number(raw, "min_margin")
+    tags = checker.string_list(raw, "tags") or []
+    note = checker.string(raw, "note")
+    xfail = None
+    xfail_by_provider = ()
+    if "xfail" in raw:
+        value = raw["xfail"]
+        if isinstance(value, str) and value.strip():
+            xfail = value.strip()
+        elif (isinstance(value, dict) and value
+              and all(isinstance(k, str) and k and isinstance(v, str) and v.strip() for k, v in value.items())):
+            xfail_by_provider = tuple((k, v.strip()) for k, v in value.items())
+        else:
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string) or a mapping of provider "
+                        f"names to reasons, got {_type_name(value)}",
+                        "write 'xfail: why this known residual still fails' or 'xfail: {spec: why}'")
+    if facts_only:
+        # Another cluster file (a built one) has other ids: judge only what reaches the agent.
+        routes_to = None
+        if xfail or xfail_by_provider:
+            # A residual recorded against the hand-made ids says nothing about this file.
+            xfail = None
+            xfail_by_provider = ()
+    if index is not None:
+        for cluster_id, line in routes_to or ():
+            if not index.has_cluster(cluster_id):
+                checker.add(line, f"unknown cluster id {cluster_id!r} in routes_to (not in {cluster_label})",
+                            "use a cluster id from the cluster file")
+        for key, slugs in (("injects", injects), ("not_injects", not_injects)):
+            for slug, line in slugs:
+                if index.find_member(slug) is None:
+                    checker.add(line, f"unknown member slug {slug!r} in {key} (not in {cluster_label})",
+                                "use a member slug from the cluster file")
+    routed_ids = {c for c, _ in routes_to or ()}
+    if len(routed_ids) > 2:
+        checker.add(raw.key_lines["routes_to"], f"routes_to names {len(routed_ids)} clusters, but the router "
+                    "injects at most two (top-1 or a clear top-2): the case could never pass",
+                    "name one or two clusters")
+    if silent is True and "min_margin" in raw:
+        checker.add(raw.key_lines["min_margin"], "'silent: true' contradicts 'min_margin' (a silent prompt's "
+                    "top score is below the floor): the case could never pass", "remove 'min_margin' or 'silent'")
+    if silent is True:
+        for key in ("routes_to", "injects"):
+            if key in raw:
+                checker.add(raw.key_lines[key], f"'silent: true' contradicts '{key}': the case could never pass",
+                            f"remove '{key}' or 'silent'")
+    both = {s for s, _ in injects} & {s for s, _ in not_injects}
+    for slug in sorted(both):
+        checker.add(raw.key_lines["not_injects"], f"{slug!r} is in both injects and not_injects",
+                    "keep it in one of them")
+    if routes_to and index is not None:
+        for slug, line in injects:
+            found = index.find_member(slug)
+            if found is not None and found[0].cluster_id not in routed_ids:
+                checker.add(line, f"{slug!r} belongs to cluster {found[0].cluster_id}, which routes_to leaves out: "
+                                  "the case could never pass", f"add {found[0].cluster_id} to routes_to")
+    if max_lines is not None and len(injects) > max_lines:
+        checker.add(raw.value_lines["max_lines"], f"max_lines {max_lines} is below the {len(injects)} slugs "
+                    "in injects: the case could never pass", "raise max_lines")
+    if case_id is None or prompt is None or len(checker.problems) > problems_before:
+        return None
+
+    effective = {
+        "max_lines": max_lines, "max_chars": max_chars, "min_margin": min_margin,
+    }
+    for key in ("max_lines", "max_chars"):
+        if effective[key] is None and key in defaults:
+            effective[key] = defaults[key]
+    expects_route = bool(routes_to) or bool(injects) or silent is False
+    if effective["min_margin"] is None and "min_margin" in defaults and expects_route:
+        effective["min_margin"] = defaults["min_margin"]
+    all_tags = list(defaults.get("tags", ()))
+    all_tags += [t for t, _ in tags if t not in all_tags]
+    case = Case(
+        id=case_id,
+        prompt=prompt,
+        routes_to=tuple(sorted(routed_ids)) if routes_to else None,
+        injects=tuple(s for s, _ in injects),
+        not_injects=tuple(s for s, _ in not_injects),
+        silent=silent,
+        max_lines=effective["max_lines"],
+        max_chars=effective["max_chars"],
+        min_margin=effective["min_margin"],
+        tags=tuple(all_tags),
+        xfail=xfail,
+        line=raw.line,
+        note=note,
+        xfail_by_provider=xfail_by_provider,
+    )
+    if not case.expectations():
+        if facts_only:
+            return SKIPPED
+        checker.add(raw.line, f"case {case_id} has no expectation, so it could never fail",
+                    "add routes_to, injects, not_injects, silent, max_lines, max_chars or min_margin")
+        return None
+    return case
+
+
+def check_behavioural(checker, raw, line, seen_ids, index, cluster_label):
+    if not isinstance(raw, dict):
+        checker.add(line, f"a behavioural case must be a mapping, got {_type_name(raw)}",
+                    "write '- id: ...' with prompt, fact, expect_any and forbid under it")
+        return None
+    checker.unknown_keys(raw, BEHAVIOURAL_KEYS, "behavioural case")
+    before = len(checker.problems)
+    case_id = checker.case_id(raw, seen_ids, "behavioural case")
+    prompt = checker.string(raw, "prompt", required=True, what="behavioural case")
+    fact = checker.string(raw, "fact", required=True, what="behavioural case")
+    if "expect_any" not in raw:
+        checker.add(raw.line, "behavioural case has no 'expect_any'",
+                    "add 'expect_any: [phrases that show the documented fact]'")
+    expect_any = checker.string_list(raw, "expect_any") or []
+    forbid = checker.string_list(raw, "forbid", allow_empty=True) or []
+    note = checker.string(raw, "note")
+    if fact is not None and index is not None and index.find_member(fact) is None:
+        checker.add(raw.value_lines["fact"], f"unknown member slug {fact!r} in fact (not in {cluster_label})",
+                    "use the member slug that carries the answer")
+    lowered_expect = {p.lower() for p, _ in expect_any}
+    for phrase, line in forbid:
+        if phrase.lower() in lowered_expect:
+            checker.add(line, f"{phrase!r} is both expected and forbidden", "keep it in one list")
+    if len(checker.problems) > before:
+        return None
+    return BehaviouralCase(id=case_id, prompt=prompt, fact=fact, expect_any=tuple(p for p, _ in expect_any),
+                           forbid=tuple(p for p, _ in forbid), line=raw.line, note=note)
+
+
+def parse_top(text, checker):
+    data = compose_located(text, checker.problems)
+    if data is None:
+        if not checker.problems:
+            checker.add(1, "the suite file is empty", "add 'cases:' with at least one case")
+        return None
+    if not isinstance(data, dict):
+        checker.add(getattr(data, "line", 1), f"a suite must be a mapping, got {_type_name(data)}",
+                    "start the file with 'cases:'")
+        return None
+    checker.unknown_keys(data, SUITE_KEYS, "suite")
+    return data
+
+
+def list_section(checker, data, key, required):
+    if key not in data:
+        if required:
+            checker.add(1, f"the suite has no '{key}'", f"add '{key}:' with a list of cases")
+        return _empty_list()
+    value = data[key]
+    if value is None:
+        return _empty_list()
+    if not isinstance(value, list):
+        checker.add(data.value_lines[key], f"'{key}' must be a list, got {_type_name(value)}",
+                    f"write '{key}:' followed by '- id: ...' entries")
+        return _empty_list()
+    return value
+
+
+def _empty_list():
+    empty = LocatedList()
+    empty.item_lines = []
+    return empty

@@ -1,0 +1,54 @@
+"""What every command shares to find the cluster file and the settings, so each one resolves
+them the same way as the hook: the ``--clusters``/``--config`` options, the config lookup and the
+router context (index, routing table, settings) of one invocation."""
+
+import sys
+
+from router import config as config_mod
+from router.clusterfile import load_cluster_file
+from router.configfile import load_config as load_cli_config  # noqa: F401 - the one config lookup, shared with the canary pytest plugin
+from router.provider import build_table, route
+
+
+def add_clusters_option(parser):
+    parser.add_argument(
+        "--clusters", metavar="FILE",
+        help="cluster file (.md or .tsv); default: $MEMORY_ROUTER_CLUSTERS, the config file, "
+             "brain/memory-layer1-clusters.md, else the bundled example store")
+    parser.add_argument("--config", metavar="FILE",
+                        help="config file (default: memory-router.toml or [tool.memory-router] in "
+                             "pyproject.toml, in $CLAUDE_PROJECT_DIR or the current directory)")
+
+
+def resolve_cli_clusters(explicit=None, config=None, quiet=False):
+    """The cluster file a CLI command uses: the hook's order, then the bundled example store."""
+    path = config_mod.resolve_cluster_path(explicit, config, config_mod.project_dirs())
+    if path is None:
+        path = config_mod.bundled_cluster_file()
+        if not quiet:
+            print(f"memory-router: using the bundled example store ({path})", file=sys.stderr)
+    return path
+
+
+class RouterContext:
+    """Index, routing table and settings for one CLI invocation."""
+
+    def __init__(self, cluster_path, settings, config=None):
+        self.cluster_path = cluster_path
+        self.settings = settings
+        self.config = config
+        self.index = load_cluster_file(cluster_path)
+        self.table = build_table(self.index)
+
+    def route(self, prompt):
+        import os
+
+        return route(prompt, self.table, self.settings, cwd=os.getcwd(), cluster_file=self.cluster_path,
+                     log_as="route")
+
+
+def context_from_args(args, quiet=False):
+    config = load_cli_config(getattr(args, "config", None))
+    settings = config_mod.settings_of(config)
+    path = resolve_cli_clusters(getattr(args, "clusters", None), config, quiet=quiet)
+    return RouterContext(path, settings, config)

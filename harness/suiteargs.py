@@ -1,0 +1,132 @@
+"""What the ``canary`` commands share: the suites named on the command line (files or directories,
+loaded together with every problem reported at once), the settings and store options, and the
+number formats of their tables."""
+
+import os
+
+from router.errors import InputError
+
+
+class SuiteLoadErrors(InputError):
+    """Problems in several suite files at once (each already names its file and lines)."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__("invalid suites")
+
+    def format(self):
+        return "\n".join(err.format() for err in getattr(self, "errors", ()))
+
+
+def display_path(path):
+    path = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(path, os.getcwd())
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
+def settings_from(args):
+    from harness.cliconfig import load_cli_config
+    from router.config import settings_of
+
+    config = load_cli_config(getattr(args, "config", None))
+    return config, settings_of(config)
+
+
+def expand_suite_args(paths):
+    """SUITE arguments -> suite files; a directory stands for the suites directly inside it."""
+    from canaries.suite import bundled_suites, suite_files_in
+
+    if not paths:
+        found = bundled_suites()
+        if not found:
+            raise InputError("no bundled canary suites found (the package data is missing)",
+                             fix="reinstall memory-router, or pass a SUITE file")
+        return found
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            inside = suite_files_in(path)
+            if not inside:
+                raise InputError("no canary suite (a YAML file with top-level 'cases:') in this directory",
+                                 path=path, fix="pass a suite file")
+            out.extend(inside)
+        else:
+            out.append(path)
+    return out
+
+
+def load_suites(paths, cluster_path=None, facts_only=False):
+    """Load every suite, collecting the errors of all of them before failing (exit 2)."""
+    from canaries.suite import load_suite
+    from router.errors import MemoryRouterError
+
+    suites, errors = [], []
+    for path in paths:
+        try:
+            suites.append(load_suite(path, cluster_path=cluster_path, facts_only=facts_only))
+        except InputError as err:
+            errors.append(err)
+        except MemoryRouterError as err:  # pragma: no cover - every load error is an InputError today
+            errors.append(err)
+    if errors:
+        if len(errors) == 1:
+            raise errors[0]
+        raise SuiteLoadErrors(errors)
+    return suites
+
+
+def table_for(suite, cache):
+    from router.provider import build_table
+
+    key = os.path.abspath(suite.cluster_path)
+    if key not in cache:
+        cache[key] = build_table(suite.index)
+    return cache[key]
+
+
+def sha256_file(path):
+    from harness.fileops import sha256_bytes
+
+    with open(path, "rb") as handle:
+        return sha256_bytes(handle.read())
+
+
+def fmt_num(value):
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.3f}"
+    return str(value)
+
+
+def fmt_chars(value):
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def fmt_ratio(value):
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def add_store_options(parser):
+    parser.add_argument("--clusters", metavar="FILE",
+                        help="cluster file for every suite (overrides each suite's 'clusters:'; default: the suite's "
+                             "'clusters:', else the bundled example store)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="config file whose routing settings are used (default: memory-router.toml or "
+                             "[tool.memory-router] in pyproject.toml, in $CLAUDE_PROJECT_DIR or the current directory)")
+    parser.add_argument("--facts-only", action="store_true",
+                        help="ignore routes_to (and the xfail marks recorded against those cluster ids): judge a "
+                             "cluster file with other ids, such as a built one, by what it injects")
+
+
+def no_cases(pattern, suites):
+    # Zero cases run is not a pass: a gate that checked nothing must not read as green.
+    if pattern:
+        raise InputError(f"-k {pattern!r} matched no case", fix="match a substring of a case id or tag")
+    paths = [suite.path for suite in suites]
+    raise InputError("no routing cases to run (the suite holds only behavioural cases)"
+                     + (f"; nor do {', '.join(paths[1:])}" if len(paths) > 1 else ""),
+                     path=paths[0] if paths else None, fix="add cases under 'cases:'")

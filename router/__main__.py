@@ -1,5 +1,0 @@
-import sys
-
-from router.cli import main
-
-sys.exit(main())

@@ -1,0 +1,47 @@
+import json
+
+import pytest
+
+from harness.cli import main
+from router.clusterfile import load_cluster_file
+
+
+def test_clusters_check_ok_and_failing(capsys, tmp_path, example_cluster_file):
+    assert main(["clusters", "check", str(example_cluster_file)]) == 0
+    assert ": ok (26 clusters" in capsys.readouterr().out
+    bad = tmp_path / "bad.md"
+    bad.write_text(example_cluster_file.read_text(encoding="utf-8").replace(
+        "layer1_project_memory_router \u00b7 ", "layer1_project_memory_router \u00b7 9", 1), encoding="utf-8")
+    assert main(["clusters", "check", str(bad), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["violations"][0]["line"] > 0
+
+
+@pytest.mark.parametrize("to", ["md", "tsv"])
+def test_clusters_convert_round_trip(tmp_path, example_cluster_file, to):
+    source = example_cluster_file if to == "tsv" else example_cluster_file.with_suffix(".tsv")
+    out = tmp_path / f"converted.{to}"
+    assert main(["clusters", "convert", str(source), "--to", to, "--out", str(out)]) == 0
+    assert load_cluster_file(out) == load_cluster_file(source)
+
+
+def test_clusters_convert_refuses_onto_itself(example_cluster_file, tmp_path, capsys):
+    copy = tmp_path / "c.md"
+    copy.write_bytes(example_cluster_file.read_bytes())
+    assert main(["clusters", "convert", str(copy), "--to", "md", "--out", str(copy)]) == 2
+
+
+def test_clusters_convert_archives_a_different_sibling_before_replacing_it(example_cluster_file, tmp_path, capsys):
+    source = tmp_path / "memory-layer1-clusters.md"
+    source.write_bytes(example_cluster_file.read_bytes())
+    sibling = tmp_path / "memory-layer1-clusters.tsv"
+    hand_edited = b"cluster_id\tsize\tretier\ttags\tlabel\tslug\ttype\thook\nmine\t1\t0\ta\t\tmy_fact\tenv\tkeep me\n"
+    sibling.write_bytes(hand_edited)
+    assert main(["clusters", "convert", str(source), "--to", "tsv"]) == 0
+    assert load_cluster_file(sibling) == load_cluster_file(source)
+    archives = sorted(tmp_path.glob("memory-layer1-clusters-*.tsv"))
+    assert len(archives) == 1 and archives[0].read_bytes() == hand_edited
+    assert str(archives[0]) in capsys.readouterr().out
+    # converting again writes identical bytes: nothing new to archive
+    assert main(["clusters", "convert", str(source), "--to", "tsv"]) == 0
+    assert len(sorted(tmp_path.glob("memory-layer1-clusters-*.tsv"))) == 1

@@ -1,0 +1,134 @@
+"""doctor, driven through the memory-router CLI."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from harness import hookcommand
+from harness import install_cli
+from support.settings_project import cli, doctor, write_settings
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+def test_doctor_reports_a_working_hook(capsys, project, example_cluster_file, tmp_path):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text("# Memory Index\n" + "- a_slug \u2014 hook\n" * 50)
+    cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
+    code, checks, report = doctor(capsys, "--project", project, "--memory-dir", memory)
+    assert code == 0 and report["ok"] is True
+    assert checks["hook installed"]["status"] == "pass"
+    assert checks["hook installed"]["hooks"][0]["location"] == "project"
+    assert checks["hook runs"]["status"] == "pass"
+    assert checks["hook routes"]["status"] == "pass"
+    assert checks["cluster file"]["cluster_file"] == str(example_cluster_file)
+    assert checks["hooks enabled"]["status"] == "pass"
+    assert checks["MEMORY.md size"]["status"] == "pass" and checks["MEMORY.md size"]["lines"] == 51
+
+
+@pytest.mark.parametrize("command, phrase", [
+    ("/nonexistent/bin/memory-router hook # memory-router install", "command not found"),
+    ("memory-router hook >/dev/null; exit 2", "erase the user's prompt"),
+    ("echo some text; memory-router hook >/dev/null", "plain text"),
+    ("echo '{\"additionalContext\": \"x\"}' && memory-router hook >/dev/null", "ignores it"),
+])
+def test_doctor_reports_a_broken_hook(capsys, project, example_cluster_file, command, phrase, monkeypatch):
+    monkeypatch.setenv("MEMORY_ROUTER_CLUSTERS", str(example_cluster_file))
+    monkeypatch.setenv("PATH", os.path.dirname(install_cli.router_executable()[0]) + os.pathsep + os.environ["PATH"])
+    write_settings(project, command)
+    code, checks, report = doctor(capsys, "--project", project)
+    assert code == 1 and report["ok"] is False
+    assert checks["hook runs"]["status"] == "fail"
+    assert phrase in checks["hook runs"]["message"]
+
+
+def test_doctor_catches_a_hook_failing_open(capsys, project, tmp_path, example_cluster_file):
+    gone = tmp_path / "clusters.md"
+    shutil.copy(example_cluster_file, gone)
+    cli(capsys, "install", "--project", project, "--clusters", gone)
+    gone.unlink()
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1
+    assert checks["hook runs"]["status"] == "fail" and "failed open" in checks["hook runs"]["message"]
+    assert checks["cluster file"]["status"] == "fail"
+
+
+def test_doctor_catches_a_hook_reading_another_cluster_file(capsys, project, tmp_path, example_cluster_file):
+    other = tmp_path / "other.md"
+    other.write_text("## Layer 0 - Cluster Router\n\n- solo \u00b7 1 \u00b7 tags: zebra \u00b7 label: z\n\n"
+                     "## Layer 1 - Member Lines\n\n### solo\n- zebra_fact - project; zebras\n")
+    (project / "memory-router.toml").write_text(f'clusters = "{example_cluster_file}"\n')
+    exe = install_cli.router_executable()[0]
+    write_settings(project, f"MEMORY_ROUTER_CLUSTERS='{other}' '{exe}' hook")
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1
+    assert checks["cluster file"]["cluster_file"] == str(example_cluster_file)
+    assert checks["hook runs"]["status"] == "pass"
+    assert checks["hook routes"]["status"] == "fail"
+    assert "reads another cluster file" in checks["hook routes"]["message"]
+
+
+def test_doctor_without_a_hook(capsys, project):
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1
+    assert checks["hook installed"]["status"] == "fail"
+    assert "memory-router install" in checks["hook installed"]["fix"]
+    assert "hook runs" not in checks
+
+
+def test_doctor_reports_disable_all_hooks_and_two_hooks(capsys, project, example_cluster_file, isolated_env):
+    cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
+    user = isolated_env / ".claude"
+    user.mkdir()
+    (user / "settings.json").write_text(json.dumps({"disableAllHooks": True, "hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "memory-router hook"}]}]}}))
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1
+    assert checks["hooks enabled"]["status"] == "fail" and "user" in checks["hooks enabled"]["message"]
+    assert checks["one hook"]["status"] == "fail"
+    assert {h["location"] for h in checks["hook installed"]["hooks"]} == {"project", "user"}
+
+
+def test_doctor_names_claude_config_dir(capsys, project, tmp_path, monkeypatch, isolated_env, example_cluster_file):
+    home_settings = isolated_env / ".claude"
+    home_settings.mkdir()
+    (home_settings / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": hookcommand.router_hook_command(install_cli.router_executable(),
+                                                                            clusters=str(example_cluster_file))}]}]}}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert checks["CLAUDE_CONFIG_DIR"]["status"] == "warn"
+    assert "is ignored" in checks["CLAUDE_CONFIG_DIR"]["message"]
+    assert checks["hook installed"]["status"] == "fail"  # the hook is only where such a session never looks
+
+
+@pytest.mark.parametrize("lines, size, status", [(200, 1, "pass"), (201, 1, "fail"), (10, 3000, "fail")])
+def test_doctor_memory_md_against_the_load_limit(capsys, project, tmp_path, lines, size, status):
+    memory = tmp_path / "mem"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text(("x" * size + "\n") * lines)
+    _code, checks, _ = doctor(capsys, "--project", project, "--memory-dir", memory)
+    assert checks["MEMORY.md size"]["status"] == status
+
+
+def test_doctor_default_memory_dir_is_claude_codes(capsys, project, isolated_env):
+    expected = isolated_env / ".claude" / "projects" / inst_key(project) / "memory"
+    expected.mkdir(parents=True)
+    (expected / "MEMORY.md").write_text("# Memory Index\n")
+    _code, checks, _ = doctor(capsys, "--project", project)
+    assert checks["MEMORY.md size"]["memory_md"] == str(expected / "MEMORY.md")
+
+
+def inst_key(path):
+    from transcripts.locate import project_key
+
+    return project_key(path)
+
+
+def test_doctor_table_for_people(capsys, project):
+    code, out, _ = cli(capsys, "doctor", "--project", project)
+    assert code == 1 and "hook installed" in out and "FAIL" in out

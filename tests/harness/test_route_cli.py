@@ -1,0 +1,59 @@
+import json
+
+import pytest
+
+from harness.cli import main
+
+SPEC_PROMPT = "I set an env var with setx but the Bash tool still can't see it, why?"
+
+
+def test_route_json_shape(capsys, example_cluster_file):
+    assert main(["route", SPEC_PROMPT, "--clusters", str(example_cluster_file), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("prompt_tokens", "scores", "floor", "top_score", "second_score", "margin_over_floor",
+                "lead_over_second", "routed", "lines", "total_member_lines", "additional_context",
+                "hook_output", "cluster_file", "settings"):
+        assert key in out, key
+    assert out["routed"][0] == "layer1_project_memory_router"
+    assert out["hook_output"]["hookSpecificOutput"]["additionalContext"] == out["additional_context"]
+    assert {"cluster_id", "score", "tag_hits", "member_hits"} <= set(out["scores"][0])
+
+
+def test_route_table_for_people(capsys, example_cluster_file):
+    assert main(["route", "refactor this loop", "--clusters", str(example_cluster_file)]) == 0
+    assert "routed: nothing" in capsys.readouterr().out
+
+
+def test_route_uses_bundled_store_when_none_configured(capsys):
+    assert main(["route", SPEC_PROMPT, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "bundled example store" not in captured.err  # --json keeps stderr quiet too
+    assert json.loads(captured.out)["routed"]
+
+
+def test_route_bad_cluster_file_exits_2(capsys, tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_text("## Layer 0 - Cluster Router\n- c · x · tags: a\n## Layer 1 - Member Lines\n", encoding="utf-8")
+    assert main(["route", "x", "--clusters", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"memory-router: error: {bad}:2:")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [b"tool = 5\n", b"[tool]\nmemory-router = 5\n", b"score_floor = 3 # \xff\n"],
+    ids=["tool not a table", "our key not a table", "not UTF-8"],
+)
+def test_route_with_a_malformed_config_never_crashes(tmp_path, monkeypatch, capsys, pyproject,
+                                                     example_cluster_file):
+    monkeypatch.chdir(tmp_path)
+    name = "memory-router.toml" if b"score_floor" in pyproject else "pyproject.toml"
+    (tmp_path / name).write_bytes(pyproject)
+    code = main(["route", "setx bash tool", "--clusters", str(example_cluster_file), "--json"])
+    captured = capsys.readouterr()
+    if name == "pyproject.toml" and b"memory-router" not in pyproject:
+        assert code == 0 and json.loads(captured.out)["routed"]
+    else:
+        assert code == 2
+        assert captured.err.startswith("memory-router: error: ") and len(captured.err.splitlines()) == 1

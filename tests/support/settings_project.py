@@ -1,0 +1,42 @@
+"""A project directory with a .claude/ folder, and helpers to drive the install, doctor and
+sentinel commands against its settings.json."""
+
+import json
+
+import pytest
+
+from harness.cli import main
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    (path / ".claude").mkdir(parents=True)
+    return path
+
+
+def settings_file(project):
+    return project / ".claude" / "settings.json"
+
+
+def backups(project):
+    folder = project / ".claude" / "memory-router" / "backups"
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def write_settings(project, command, timeout=5, **extra):
+    data = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}]}}
+    data.update(extra)
+    settings_file(project).write_text(json.dumps(data))
+
+
+def doctor(capsys, *args):
+    code, out, err = cli(capsys, "doctor", "--json", *args)
+    report = json.loads(out)
+    return code, {c["name"]: c for c in report["checks"]}, report

@@ -1,0 +1,87 @@
+"""The import contracts of docs/architecture.md (configured in pyproject.toml), run with the tests
+so a violation fails the suite; each contract is also shown failing on a copy of the code with one
+offending import added, and the cycle check on a package with a cycle."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import grimp
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("router", "transcripts", "canaries", "harness")
+LINT_IMPORTS = pathlib.Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root, extra_env=None):
+    """Run lint-imports on the packages under ``root`` with its pyproject.toml."""
+    env = dict(os.environ, PYTHONPATH=str(root), **(extra_env or {}))
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", str(root / "pyproject.toml")],
+                          cwd=root, env=env, capture_output=True, text=True)
+
+
+def import_cycles(graph):
+    """Each direct import ``a -> b`` for which ``b`` also reaches ``a``: one per cycle edge."""
+    cycles = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            if imported in graph.modules and graph.find_shortest_chain(imported, importer):
+                cycles.append((importer, imported))
+    return cycles
+
+
+def test_import_contracts_are_kept():
+    result = lint_imports(REPO_ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+@pytest.fixture
+def code_copy(tmp_path):
+    """The four packages and pyproject.toml copied into a tmp dir, to break on purpose."""
+    for name in PACKAGES:
+        shutil.copytree(REPO_ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+@pytest.mark.parametrize("module,line,broken", [
+    ("router/tokens.py", "import harness.report", "router imports no other project package"),
+    ("router/score.py", "from canaries import metrics", "a layer imports only the layers below it"),
+    ("transcripts/census.py", "import canaries.suite", "a layer imports only the layers below it"),
+    ("canaries/runner.py", "from harness import fileops", "canaries and transcripts never import harness"),
+    ("router/cache.py", "import tomllib", "the hook's import graph holds no parser"),
+    ("router/hookio.py", "from dataclasses import dataclass", "the hook's import graph holds no parser"),
+    ("router/config.py", "import yaml", "the hook's import graph holds no parser"),
+])
+def test_each_contract_fails_on_an_offending_import(code_copy, module, line, broken):
+    path = code_copy / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # injected by the test\n", encoding="utf-8")
+    result = lint_imports(code_copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{broken}" in " ".join(result.stdout.split()), result.stdout
+    assert "BROKEN" in result.stdout
+    # The copy was checked, not the installed code: the offending line is reported from it.
+    assert module.replace("/", ".")[:-3] in result.stdout
+
+
+def test_no_import_cycles():
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    assert import_cycles(graph) == []
+
+
+def test_cycle_check_finds_a_cycle(tmp_path, monkeypatch):
+    package = tmp_path / "cyclic_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from cyclic_pkg import b\n", encoding="utf-8")
+    (package / "b.py").write_text("def f():\n    from cyclic_pkg import c\n", encoding="utf-8")
+    (package / "c.py").write_text("import cyclic_pkg.a\n", encoding="utf-8")
+    (package / "d.py").write_text("import cyclic_pkg.a\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("cyclic_pkg", cache_dir=None)
+    assert import_cycles(graph) == [("cyclic_pkg.a", "cyclic_pkg.b"), ("cyclic_pkg.b", "cyclic_pkg.c"),
+                                    ("cyclic_pkg.c", "cyclic_pkg.a")]

@@ -1,0 +1,313 @@
+"""Stream assembly for the injection audit: one pass over a transcript's entries builds, per
+conversation stream, its prompts, the injections hanging off each (their ``parentUuid`` chains
+followed, across streams too), what was re-sent, and where the sentinel was met. The checks
+(``transcripts.checks``) then judge that state."""
+
+import hashlib
+from collections import OrderedDict
+
+from router.score import parse_header
+from transcripts.auditmodel import (
+    MAX_EVIDENCE,
+    MIN_RESEND_CHARS,
+    RECORDED,
+    SEARCHED_KINDS,
+    SIZE_LIMIT,
+    TURN_ADVANCING,
+    Evidence,
+    Injection,
+    Prompt,
+    StreamAudit,
+    KEY_CHARS,
+    PROBE_CHARS,
+    RECENT_TURN_ENTRIES,
+)
+from transcripts.checks import check_a, check_b, check_c, check_d, check_e
+from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, PROGRESS, PROMPT, UPS
+
+
+def _digest(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _preview(text, limit=80):
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+def _hook_label(hook_id):
+    if hook_id == ("router",):
+        return "the memory router"
+    name, command = hook_id
+    return f"{name} hook `{command}`"
+
+
+class _PromptState:
+    __slots__ = ("entry_line", "uuid", "source", "form", "chars", "preview", "injections", "hooks")
+
+    def __init__(self, entry):
+        self.entry_line = entry.line
+        self.uuid = entry.uuid
+        self.source = entry.prompt_source
+        self.form = entry.subtype
+        self.chars = len(entry.text)
+        self.preview = _preview(entry.text)
+        self.injections = []
+        self.hooks = {}
+
+    def freeze(self):
+        return Prompt(self.entry_line, self.uuid, self.source, self.form, self.chars, self.preview,
+                      tuple(self.injections))
+
+
+class StreamAuditor:
+    """Accumulates one stream's state; memory grows with prompts and injections, not lines."""
+
+    def __init__(self, entry, sentinel):
+        self.name = entry.stream
+        self.is_sidechain = entry.is_sidechain
+        self.agent_id = entry.agent_id
+        self.session_id = entry.session_id
+        self.first_line = entry.line
+        self.sentinel = sentinel
+        self.entries = 0
+        self.prompts = []
+        self.prompt_by_uuid = {}
+        self.latest = None
+        self.advanced_at = None          # first turn-advancing line since the latest prompt
+        self.passthrough = {}            # uuid -> (parent_uuid, line), since the latest prompt
+        self.recent = OrderedDict()      # uuid -> (kind, line) of turn-advancing lines, bounded
+        self.unanchored = []
+        # Injected texts are kept as digests, so memory grows with the number of injections only.
+        self.by_digest = {}              # sha256 -> [(prompt index or None, line)]
+        self.probes = {}                 # first chars -> ({first KEY_CHARS: [(length, sha256)]}, [short texts])
+        self.last_line_of = {}           # sha256 -> line of its latest injection
+        self.duplicates = []
+        self.resent = []
+        self.crossings = []
+        self.sentinel_hits = []
+        self.hook_progress = []
+        self.notes = []
+        self.largest = 0
+        self.oversize = []
+
+    # -- lookups used to follow parentUuid chains, also from other streams
+    def lookup(self, uuid):
+        index = self.prompt_by_uuid.get(uuid)
+        if index is not None:
+            return ("prompt", index, self.prompts[index].entry_line)
+        hit = self.passthrough.get(uuid)
+        if hit is not None:
+            return ("pass", hit[0], hit[1])
+        hit = self.recent.get(uuid)
+        if hit is not None:
+            return ("turn", hit[0], hit[1])
+        return None
+
+    def feed(self, entry, session):
+        self.entries += 1
+        kind = entry.kind
+        if kind == PROMPT:
+            self.prompts.append(_PromptState(entry))
+            if entry.uuid:
+                self.prompt_by_uuid[entry.uuid] = len(self.prompts) - 1
+            self.latest = len(self.prompts) - 1
+            self.advanced_at = None
+            self.passthrough = {}
+            if LEGACY_HOOK_TAG in entry.text:
+                self.notes.append(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} text inside the prompt "
+                                  "(Claude Code 1.0.x); not audited as an injection")
+        elif kind in TURN_ADVANCING:
+            if self.advanced_at is None and self.latest is not None:
+                self.advanced_at = (kind, entry.line)
+            if entry.uuid:
+                self.recent[entry.uuid] = (kind, entry.line)
+                if len(self.recent) > RECENT_TURN_ENTRIES:
+                    self.recent.popitem(last=False)
+        elif entry.uuid:
+            self.passthrough[entry.uuid] = (entry.parent_uuid, entry.line)
+
+        if kind == INJECTION:
+            self._injection(entry, session)
+        elif kind == PROGRESS:
+            if entry.hook_event == UPS:
+                self.hook_progress.append(Evidence(entry.line, entry.hook_name or UPS))
+            return
+        elif kind == ATTACHMENT and entry.hook_event == UPS and entry.subtype in (
+                "hook_cancelled", "hook_non_blocking_error", "hook_blocking_error", "hook_error_during_execution"):
+            why = " (timed out: its context was discarded)" if entry.raw and (entry.raw.get("attachment") or {}).get("timedOut") else ""
+            self.notes.append(f"line {entry.line}: UserPromptSubmit {entry.subtype}{why}")
+        if (self.probes or self.sentinel) and kind in SEARCHED_KINDS and entry.texts:
+            self._search(entry, _digest(entry.text) if kind == INJECTION else None)
+
+    def _anchor(self, entry, session):
+        """(prompt index or None, "parent"/"order"/None, note)."""
+        found = session.resolve(self, entry.parent_uuid)
+        if found[0] == "prompt":
+            return found[1], "parent", f"parentUuid leads to the prompt at line {self.prompts[found[1]].entry_line}"
+        if found[0] == "turn":
+            return None, None, f"its parentUuid leads to the {found[1].replace('_', ' ')} at line {found[2]}, not to a prompt"
+        if found[0] == "cross":
+            self.crossings.append(Evidence(entry.line, f"parentUuid leads into stream {found[1]} (line {found[2]})"))
+        if self.latest is None:
+            return None, None, "no prompt comes before it"
+        if self.advanced_at is not None:
+            kind, line = self.advanced_at
+            return None, None, (f"no parentUuid chain to a prompt, and the turn of the prompt at line "
+                                f"{self.prompts[self.latest].entry_line} had already gone on "
+                                f"({kind.replace('_', ' ')} at line {line})")
+        return self.latest, "order", "no parentUuid chain to follow; it follows the prompt in file order"
+
+    def _injection(self, entry, session):
+        body = entry.text
+        index, how, note = self._anchor(entry, session)
+        clusters = parse_header(body)
+        lines = body.split("\n")
+        prompt = self.prompts[index] if index is not None else None
+        injection = Injection(
+            line=entry.line, uuid=entry.uuid, parent_uuid=entry.parent_uuid, attachment_type=entry.subtype,
+            hook_event=entry.hook_event, hook_name=entry.hook_name, command=entry.hook_command,
+            prompt_line=prompt.entry_line if prompt else None, anchor=how, anchor_note=note,
+            cluster_ids=tuple(clusters) if clusters is not None else None, chars=len(body), lines=len(lines),
+            member_lines=sum(1 for line in lines if line.startswith("- ")),
+            persisted_preview=entry.persisted_preview,
+            sha256=_digest(body), preview=_preview(body),
+        )
+        self.largest = max(self.largest, len(body))
+        if len(body) > SIZE_LIMIT:
+            self.oversize.append(Evidence(entry.line, f"{len(body):,} characters: Claude Code replaces hook "
+                                                      "output over 10,000 characters by a preview and a file path"))
+        elif entry.persisted_preview:
+            self.oversize.append(Evidence(entry.line, "Claude Code replaced this output by a <persisted-output> "
+                                                      "preview: the model saw only the preview"))
+        digest = injection.sha256
+        earlier = self.by_digest.get(digest)
+        resent_here = False
+        if earlier:
+            same_prompt = [line for (i, line) in earlier if i == index and index is not None]
+            if index is None or same_prompt:
+                first = (same_prompt or [earlier[0][1]])[0]
+                why = (f"for the same prompt (line {prompt.entry_line})" if same_prompt
+                       else "with no new prompt")
+                self._add(self.duplicates, Evidence(entry.line, f"repeats the text injected at line {first} {why}"))
+                if same_prompt and prompt is not None:
+                    # Compared by content: whatever its parentUuid says, the same text attached again
+                    # without a new prompt is a re-send for (b) as well (anchorless ones are added below).
+                    self._add(self.resent, Evidence(entry.line, f"the text injected at line {first} attached again "
+                                                                f"{why}: a re-send"))
+                    resent_here = True
+            else:
+                self.notes.append(f"line {entry.line}: the same text as line {earlier[-1][1]} injected again for "
+                                  f"a new prompt (line {prompt.entry_line}): allowed")
+        if prompt is None:
+            self._add(self.resent, Evidence(entry.line, f"not attached to a new prompt: {note}"))
+            self.unanchored.append(injection)
+        else:
+            hook_id = (entry.hook_name, entry.hook_command) if entry.hook_command else (
+                ("router",) if clusters is not None else None)
+            if hook_id is not None and hook_id in prompt.hooks:
+                if not resent_here:
+                    self._add(self.resent, Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for "
+                                                                f"the prompt at line {prompt.entry_line} (first at line "
+                                                                f"{prompt.hooks[hook_id]})"))
+            elif hook_id is not None:
+                prompt.hooks[hook_id] = entry.line
+            prompt.injections.append(injection)
+        self.by_digest.setdefault(digest, []).append((index, entry.line))
+        self.last_line_of[digest] = entry.line
+        if len(body) >= MIN_RESEND_CHARS:
+            # Two levels, so the cost stays linear in the text searched, not in the number of injections:
+            # one find() per distinct short probe (router injections share one), then a dict lookup of
+            # the text at each hit against the injected texts' longer prefixes.
+            by_key, short = self.probes.setdefault(body[:PROBE_CHARS], ({}, []))
+            if len(body) >= KEY_CHARS:
+                group = by_key.setdefault(body[:KEY_CHARS], [])
+                if (len(body), digest) not in group:
+                    group.append((len(body), digest))
+            elif body not in short:
+                short.append(body)
+
+    def _search(self, entry, own_digest):
+        texts = entry.texts
+        found = None
+        for probe, (by_key, short) in self.probes.items():
+            for text in texts:
+                pos = text.find(probe)
+                while pos != -1:
+                    hits = [(length, digest) for (length, digest) in by_key.get(text[pos:pos + KEY_CHARS], ())
+                            if _digest(text[pos:pos + length]) == digest]
+                    hits += [(len(body), _digest(body)) for body in short if text.startswith(body, pos)]
+                    for _length, digest in hits:
+                        if digest != own_digest:
+                            found = found if found is not None else {}
+                            found[digest] = None
+                    pos = text.find(probe, pos + 1)
+        if found:
+            for digest in found:
+                self._add(self.resent, Evidence(
+                    entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
+                                f"{self.last_line_of[digest]}"))
+        sentinel = self.sentinel
+        if sentinel:
+            for text in texts:
+                if sentinel in text:
+                    # _injection ran first: an injection that found no prompt is the last unanchored one.
+                    anchored = entry.kind == INJECTION and not (
+                        self.unanchored and self.unanchored[-1].line == entry.line)
+                    self.sentinel_hits.append((entry.line, entry.kind, anchored))
+                    break
+
+    def _add(self, bucket, evidence):
+        if len(bucket) < MAX_EVIDENCE:
+            bucket.append(evidence)
+
+    # -- the checks (transcripts.checks) over what was assembled
+    def finish(self, capability, capability_note, others):
+        prompts = tuple(p.freeze() for p in self.prompts)
+        count = sum(len(p.injections) for p in prompts) + len(self.unanchored)
+        recorded = capability == RECORDED
+        note = "this transcript cannot show injections"
+        checks = [
+            check_a(self, count, recorded, note),
+            check_b(self, count, recorded, note),
+            check_c(self, recorded, note),
+            check_d(self, count, recorded, note),
+            check_e(self, others),
+        ]
+        return StreamAudit(self.name, self.is_sidechain, self.agent_id, self.session_id, self.first_line,
+                           self.entries, prompts, tuple(self.unanchored), tuple(self.hook_progress),
+                           tuple(self.notes), tuple(checks))
+
+
+class Session:
+    """The streams of one file, so a parentUuid chain can be followed and cross-checked."""
+
+    def __init__(self, sentinel):
+        self.sentinel = sentinel
+        self.streams = {}
+
+    def auditor(self, entry):
+        found = self.streams.get(entry.stream)
+        if found is None:
+            found = self.streams[entry.stream] = StreamAuditor(entry, self.sentinel)
+        return found
+
+    def resolve(self, stream, uuid):
+        """("prompt", index) / ("turn", kind, line) / ("cross", stream, line) / ("missing",)."""
+        hops = 0
+        while uuid and hops < 10_000:
+            hops += 1
+            hit = stream.lookup(uuid)
+            if hit is None:
+                for other in self.streams.values():
+                    if other is not stream:
+                        crossed = other.lookup(uuid)
+                        if crossed is not None:
+                            return ("cross", other.name, crossed[2])
+                return ("missing",)
+            if hit[0] == "prompt":
+                return ("prompt", hit[1])
+            if hit[0] == "turn":
+                return ("turn", hit[1], hit[2])
+            uuid = hit[1]
+        return ("missing",)
