@@ -83,7 +83,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from router import config as config_mod
     from router.clusterfile import load_cluster_file
     from router.errors import MemoryRouterError
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table, route
 
     config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
@@ -107,7 +107,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     try:
         settings = config_mod.settings_of(config)
         index = load_cluster_file(cluster_path)
-        decision = route_prompt(case.prompt, build_routing_table(index), settings)
+        decision = route(case.prompt, build_table(index), settings, log_as="checklist")
         member = next((m for m in index.members if m.slug == case.fact), None)
         hook_text = member.hook if member else None
     except MemoryRouterError:

@@ -252,14 +252,14 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
     found? Asked with a prompt made of one cluster's tags, the two must inject the same text;
     otherwise the hook reads another cluster file or config than the one reported above."""
     from router import config as config_mod
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table, route
 
     settings = config_mod.settings_of(config)
-    table = build_routing_table(index)
+    table = build_table(index)
     probe = None
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
         prompt = " ".join(cluster.tags)
-        decision = route_prompt(prompt, table, settings)
+        decision = route(prompt, table, settings, log_as="doctor")
         if decision["additional_context"] is not None:
             probe = (prompt, decision)
             break

@@ -21,7 +21,7 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
-    "provider": "spec",
+    "provider": "weighted",
     "provider_timeout_ms": 150,
     "min_confidence": 0.0,
     "weighted_floor": 8.0,

@@ -14,6 +14,9 @@ from canaries.runner import (
 from canaries.suite import Case, load_suite
 from router.config import default_settings
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 
 def decision(routed=(), slugs=(), text=None, top=0, floor=3, second=0):
     """A route_prompt-shaped dict with only what the runner reads."""

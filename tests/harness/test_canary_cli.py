@@ -7,6 +7,9 @@ import pytest
 
 from harness.cli import main
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 # One passing and one deliberately failing case per expectation kind, on the test store
 # (see tests/support/canary_store.py prompts for what each prompt routes to).
 KINDS = [
