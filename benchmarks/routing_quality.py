@@ -1,6 +1,6 @@
 """Routing quality per prompt kind, side by side: spec §10, the weighted provider and BM25.
 
-    python benchmarks/routing_quality.py [SUITE ...] [--runs 15] [--no-latency] [--json]
+    python benchmarks/routing_quality.py [SUITE ...] [--clusters FILE] [--runs 15] [--no-latency] [--json]
 
 SUITE defaults to the bundled suites. Every case is routed in-process by each provider with the
 shipped constants (nothing here reads a user's config), against its own suite's cluster file;
@@ -14,6 +14,10 @@ measured interleaved in the same run.
 The BM25 baseline (``bm25_provider.py``, needs the ``bench`` extra) has one constant, its
 silence threshold; it is fitted here on the bundled suites only (same ceiling and ranking as
 ``canary fit``), whatever SUITEs are measured, so a held-out suite never tunes it.
+
+``--clusters FILE`` judges another cluster file (a built one) against the suites by what it
+injects (``--facts-only``: routes_to and the residual marks are dropped; cluster hit is then
+not measured), so built and hand-made clusters can be compared on the same prompts.
 
 Targets on held-out data (issue 14): fact recall >= 0.85, paraphrase fact recall >= 0.5, false
 priming <= 0.10. Reported per provider; the exit code is 0 whatever the figures.
@@ -46,8 +50,8 @@ BM25_GRID = {"bm25_threshold": (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)}
 TARGETS = {"fact_recall": 0.85, "paraphrase_recall": 0.5, "false_priming": 0.10}
 
 
-def _load(paths):
-    suites = [load_suite(path) for path in paths]
+def _load(paths, cluster_path=None):
+    suites = [load_suite(path, cluster_path=cluster_path, facts_only=cluster_path is not None) for path in paths]
     tables = {}
     for suite in suites:
         tables.setdefault(os.path.abspath(suite.cluster_path), build_table(suite.index))
@@ -180,13 +184,15 @@ def print_report(report):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("suites", nargs="*", metavar="SUITE", help="canary suites (default: the bundled ones)")
+    parser.add_argument("--clusters", metavar="FILE",
+                        help="judge this cluster file instead of each suite's, by what it injects")
     parser.add_argument("--runs", type=int, default=15, help="hook runs per provider for the latency column")
     parser.add_argument("--no-latency", action="store_true", help="skip the hook latency column")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
 
     paths = args.suites or bundled_suites()
-    suites, tables = _load(paths)
+    suites, tables = _load(paths, args.clusters)
     settings = providers(default_settings())
     report = {"suites": [os.path.relpath(p) for p in paths], "settings": {}, "providers": {}}
     for name, provider_settings in settings.items():

@@ -68,3 +68,17 @@ def test_bm25_provider_routes_and_stays_silent(example_cluster_file):
     assert routed["clusters"] == ["layer1_08"] and 0.5 <= routed["confidence"] <= 1
     silent = provider({"prompt": "what is the capital of Australia", "table": table, "settings": settings})
     assert silent["clusters"] == [] and silent["lines"] == []
+
+
+def test_another_cluster_file_is_judged_by_what_it_injects(quality, capsys, example_cluster_file):
+    pytest.importorskip("rank_bm25")
+    spec_suite = str(pathlib.Path(__file__).resolve().parents[2] / "canaries" / "spec.yaml")
+    assert quality.main([spec_suite, "--no-latency", "--json"]) == 0
+    hand = json.loads(capsys.readouterr().out)
+    # The .tsv form of the same store: same facts, and routes_to is not judged (facts only).
+    assert quality.main([spec_suite, "--clusters", str(example_cluster_file.with_suffix(".tsv")),
+                         "--no-latency", "--json"]) == 0
+    other = json.loads(capsys.readouterr().out)
+    for name in ("spec", "weighted"):
+        assert other["providers"][name]["all"]["fact_recall"] == hand["providers"][name]["all"]["fact_recall"]
+        assert other["providers"][name]["all"]["cluster_hit"] is None
