@@ -9,10 +9,31 @@ import re
 HOT_HEADING = "## Always-loaded (confabulation catchers)"
 ROUTER_HEADING = "## Cluster router (routed on demand)"
 
-# claude-code-formats.md §4.1: only the first 200 lines or 25 KB are loaded. 25 KB is read as
-# 25,000 bytes (the smaller of 25,000 and 25,600) so the warning fires before truncation can.
+# What Claude Code loads of MEMORY.md, measured with the real client 2.1.328 (memory-router lab,
+# tests/harness/lab/test_realclient.py): whole lines only, at most 200 of them, and no more than
+# fit in 25,000 characters counted as JavaScript does (UTF-16 code units), the kept lines joined by
+# newlines. The docs' "25KB" is characters, not bytes: a file of accented text loads twice the
+# bytes a byte limit would allow.
 CLAUDE_CODE_LINE_LIMIT = 200
-CLAUDE_CODE_BYTE_LIMIT = 25_000
+CLAUDE_CODE_CHAR_LIMIT = 25_000
+
+
+def utf16_units(text):
+    """The length JavaScript gives ``text`` (characters outside the BMP count twice)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def claude_code_loaded(text):
+    """``(loaded_text, truncated)``: the whole lines of a MEMORY.md that Claude Code loads."""
+    lines = text.splitlines(keepends=True)
+    kept = 0
+    units = -1                                   # no newline before the first line
+    for line in lines[:CLAUDE_CODE_LINE_LIMIT]:
+        units += 1 + utf16_units(line[:-1] if line.endswith("\n") else line)
+        if units > CLAUDE_CODE_CHAR_LIMIT:
+            break
+        kept += 1
+    return "".join(lines[:kept]), kept < len(lines)
 
 
 _ROUTER_LINE_RE = re.compile(r"^- (?P<cluster_id>\S+) \((?P<size>\d+)\)(?: \u2014 |$)")
@@ -72,6 +93,7 @@ def memory_index_facts(text, slug, hook=None):
         squashed = _squash(hook)
         hook_lines = [i for i, line in enumerate(text.splitlines(), 1) if squashed in _squash(line)]
     data = text.encode("utf-8")
+    loaded, truncated = claude_code_loaded(text)
     return {
         "slim": is_slim_index(text),
         "has_hot_heading": any(line.strip() == HOT_HEADING for line in text.splitlines()),
@@ -83,4 +105,6 @@ def memory_index_facts(text, slug, hook=None):
         "hook_lines": hook_lines,
         "lines": line_count(text),
         "bytes": len(data),
+        "loaded_lines": len(loaded.splitlines()),
+        "truncated": truncated,
     }

@@ -44,7 +44,7 @@ class Check:
 
 
 def within_load_limit(facts):
-    return facts["lines"] <= slim.CLAUDE_CODE_LINE_LIMIT and facts["bytes"] <= slim.CLAUDE_CODE_BYTE_LIMIT
+    return not facts["truncated"]
 
 
 # --------------------------------------------------------------------------- the checks

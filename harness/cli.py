@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "harness.mcp_cli",           # mcp (the MCP server)
     "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
     "harness.checklist_cli",     # checklist
+    "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
+    "harness.lab_cli",           # lab run/report/serve/client
 )
 
 EXIT_CODES = """exit codes:
@@ -28,7 +30,8 @@ EXIT_CODES = """exit codes:
   1  a check failed, or a write was refused to protect your data
   2  invalid input: a cluster, suite, config or transcript file that cannot be read or parsed,
      or a bad command line
-  memory-router hook always exits 0 (exit 2 would erase the user's prompt)"""
+  memory-router hook always exits 0 (exit 2 would erase the user's prompt); so does memory-router gate,
+  which refuses a write through PreToolUse JSON (see memory-router gate --help)"""
 
 
 def build_parser():
@@ -78,6 +81,11 @@ def main(argv=None):
         from router.hook import run_hook
 
         return run_hook(argv[1:])
+    if argv[:1] == ["gate"] and argv[1:2] != ["check"] and "-h" not in argv and "--help" not in argv:
+        # The PreToolUse citation gate: a hook like `hook`, so no argparse on its path either.
+        from router.gate import run_gate
+
+        return run_gate(argv[1:])
     from router.errors import MemoryRouterError
 
     parser = build_parser()

@@ -58,20 +58,10 @@ def judge_hook_output(returncode, stdout, stderr=b""):
     return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
 
 
-def settings_locations(project_dir):
-    """``[(label, path)]`` in the order Claude Code documents them (§1.1); managed settings and
-    plugins are not read."""
-    return [
-        ("project", inst.project_settings_path(project_dir)),
-        ("project local", inst.project_settings_path(project_dir, local=True)),
-        ("user", inst.user_settings_path()),
-    ]
-
-
 def scan_settings(project_dir):
     """Every settings file Claude Code would read for ``project_dir``: parsed, with our entries."""
     found = []
-    for label, path in settings_locations(project_dir):
+    for label, path in inst.settings_locations(project_dir):
         item = {"label": label, "path": path, "exists": os.path.isfile(path), "error": None,
                 "router": [], "sentinel": [], "disable_all_hooks": False}
         if item["exists"]:
@@ -239,11 +229,16 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     else:
         facts = cl.memory_index_facts(text, "")
         size = (f"{facts['lines']} lines, {facts['bytes']} bytes, against Claude Code's load limit of "
-                "200 lines / 25 KB")
+                "200 lines / 25,000 characters (whole lines)")
         ok = cl.within_load_limit(facts)
         checks.append(_check("MEMORY.md size", "pass" if ok else "fail",
-                             f"{path} ({how}): {size}" + ("" if ok else "; lines past the limit are never loaded"),
-                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"]))
+                             f"{path} ({how}): {size}" + ("" if ok else f"; only the first {facts['loaded_lines']} lines are loaded, "
+                                                              "the rest is never seen"),
+                             memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"],
+                             loaded_lines=facts["loaded_lines"]))
+    from harness import gate_install
+
+    checks.extend(gate_install.doctor_checks(project_dir, run_commands))
     return checks
 
 

@@ -58,6 +58,16 @@ def project_settings_path(project_dir, local=False):
     return os.path.join(os.path.abspath(project_dir), ".claude", LOCAL_SETTINGS_NAME if local else SETTINGS_NAME)
 
 
+def settings_locations(project_dir):
+    """``[(label, path)]`` in the order Claude Code documents them (§1.1); managed settings and
+    plugins are not read."""
+    return [
+        ("project", project_settings_path(project_dir)),
+        ("project local", project_settings_path(project_dir, local=True)),
+        ("user", user_settings_path()),
+    ]
+
+
 def state_dir_for(settings_path):
     """Where memory-router keeps its backups and install records for one settings file:
     ``<dir of settings.json>/memory-router/`` (``.claude/memory-router/`` or
@@ -275,7 +285,7 @@ def new_record(settings_path, role, original, written, backup, command, extra=No
     return record
 
 
-def plan_uninstall(current, settings, mark, record, backups):
+def plan_uninstall(current, settings, mark, record, backups, remove=None):
     """Decide what uninstall writes. Returns ``(action, data)``:
 
     - ``("absent", None)``: none of our handlers is there; nothing to do;
@@ -287,11 +297,12 @@ def plan_uninstall(current, settings, mark, record, backups):
       in the file's own style.
 
     ``record`` is the install record (or ``None``); ``backups`` a list of ``(path, bytes)``,
-    newest first, of earlier versions of this settings file.
+    newest first, of earlier versions of this settings file. ``remove`` replaces ``remove_entries``
+    for another event's handler (the citation gate's, ``harness.gate_install``).
     """
     from harness.fileops import sha256_bytes
 
-    change = remove_entries(settings, mark)
+    change = (remove or remove_entries)(settings, mark)
     if change.action == "absent":
         return "absent", None
     if record and record.get("written_sha256") == sha256_bytes(current):

@@ -37,12 +37,21 @@ def cmd_install(args):
 
         load_cluster_file(args.clusters)  # refuse to wire a hook that would only ever fail open
     command = hookcommand.router_hook_command(router_executable(), clusters=args.clusters, config=args.config)
+    if getattr(args, "gate", False):
+        from harness import gate_install
+
+        gate_install.check_installable(settings_path)
     action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command,
                                        dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook)
+    if action != "dry-run":
+        report_write(action, detail, backup, settings_path, "the memory-router hook")
+    if getattr(args, "gate", False):
+        from harness import gate_install
+
+        gate_install.install_gate(args, settings_path)  # beside the router's entry, in the same file
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
         return 0
-    report_write(action, detail, backup, settings_path, "the memory-router hook")
     if action in ("added", "updated"):
         print(f"command: {command}")
         print("check it with: memory-router doctor" + (f" --project {hookcommand.quote_for_shell(project_dir_of(args))}"
@@ -55,7 +64,15 @@ def cmd_uninstall(args):
         from harness.mcp_install import cmd_uninstall_mcp
 
         return cmd_uninstall_mcp(args)
+    from harness import gate_install
+
     settings_path, _level = target_settings(args)
+    if getattr(args, "gate", False):
+        gate_install.uninstall_gate(args, settings_path)
+    else:
+        left = gate_install.note_if_left(settings_path)
+        if left:
+            print(left)
     action, backup = apply_remove(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
@@ -113,3 +130,6 @@ def register(subparsers):
     uninstall.add_argument("--mcp", action="store_true",
                            help="instead of the hook, remove the MCP server that install --mcp added to .mcp.json")
     uninstall.set_defaults(handler=cmd_uninstall)
+    from harness import gate_install
+
+    gate_install.add_arguments(install, uninstall)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.errors import InputError, read_utf8
+from router.memorystore import is_index_file, normalise_slug  # noqa: F401 - shared with the citation gate
 
 _LINK_LINE_RE = re.compile(
     r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+)\)\s*(?:(?:[\u2014\u2013:]|\s-)\s*(?P<hook>.*))?$")
@@ -29,12 +30,6 @@ _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)"
 # store uses for environment gotchas. A slug that starts with one of these and ``_`` says its type.
 KNOWN_TYPES = ("env", "feedback", "project", "reference", "user")
 DEFAULT_TYPE = "project"
-
-
-def normalise_slug(text):
-    """A member slug (``[a-z0-9_]+``) from a file stem or a kebab-case name."""
-    slug = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
-    return slug or "memory"
 
 
 def infer_type(slug):
@@ -197,11 +192,6 @@ def memory_from_text(path, text):
         path=path,
         body=body,
     )
-
-
-def is_index_file(name):
-    """MEMORY.md and its archives (MEMORY.archive-<stamp>.md, MEMORY-<stamp>.md): not memories."""
-    return name == "MEMORY.md" or name.startswith(("MEMORY.", "MEMORY-"))
 
 
 def read_memory_files(directory):

@@ -147,11 +147,12 @@ def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None):
+def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None, add=None):
     """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
     out = out or sys.stdout
     snap, settings = read_settings(settings_path)
-    change = inst.add_entry(settings, command, mark, conflicts=conflicts)
+    # ``add`` replaces inst.add_entry for another event's handler (harness.gate_install).
+    change = (add or inst.add_entry)(settings, command, mark, conflicts=conflicts)
     if change.action == "conflict":
         raise RefusedError(f"{settings_path} already runs the router from a hook memory-router did not add "
                            f"({change.detail}); a second one would inject twice per prompt. Nothing was written",
@@ -184,14 +185,14 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     return change.action, change.detail, backup
 
 
-def apply_remove(settings_path, role, mark, dry_run=False, out=None):
+def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None):
     """Remove our handler. Returns ``(action, backup)``; action as in ``install.plan_uninstall``."""
     out = out or sys.stdout
     snap, settings = read_settings(settings_path)
     if not snap.exists:
         return "absent", None
     record = read_record(settings_path, role)
-    action, data = inst.plan_uninstall(snap.data, settings, mark, record, _backups(settings_path))
+    action, data = inst.plan_uninstall(snap.data, settings, mark, record, _backups(settings_path), remove=remove)
     if action == "absent":
         return action, None
     if dry_run:

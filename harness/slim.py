@@ -11,13 +11,15 @@ agent through the UserPromptSubmit hook, which injects the matching cluster's me
 import re
 
 from canaries.memoryindex import (  # noqa: F401 - the slim format's reading half, re-exported with its writing half
-    CLAUDE_CODE_BYTE_LIMIT,
+    CLAUDE_CODE_CHAR_LIMIT,
     CLAUDE_CODE_LINE_LIMIT,
     HOT_HEADING,
     ROUTER_HEADING,
+    claude_code_loaded,
     is_slim_index,
     line_count,
     parse_slim_index,
+    utf16_units,
 )
 from router.errors import RefusedError
 
@@ -131,18 +133,24 @@ def size_summary(before, after):
         "lines_before": before_lines,
         "lines_after": after_lines,
         "cut_percent": cut,
-        "warnings": size_warnings(len(after_bytes), after_lines),
+        "warnings": size_warnings(len(after_bytes), after_lines,
+                                  claude_code_loaded(after_bytes.decode("utf-8", "replace"))[1]),
     }
 
 
-def size_warnings(size_bytes, lines):
+def size_warnings(size_bytes, lines, truncated=None):
+    """Warnings for an index of ``size_bytes`` and ``lines``; ``truncated`` (from
+    ``claude_code_loaded``) says whether Claude Code cuts it, else the limits are read as bytes,
+    which over-warns for non-ASCII text and never under-warns."""
     warnings = []
     if size_bytes > SLIM_TARGET_BYTES:
         warnings.append(f"the slim index is {size_bytes} bytes, over the {SLIM_TARGET_BYTES}-byte target "
                         "(spec §11); trim the hot strip")
-    if lines > CLAUDE_CODE_LINE_LIMIT or size_bytes > CLAUDE_CODE_BYTE_LIMIT:
+    if truncated is None:
+        truncated = lines > CLAUDE_CODE_LINE_LIMIT or size_bytes > CLAUDE_CODE_CHAR_LIMIT
+    if truncated:
         warnings.append(f"the index is {lines} lines / {size_bytes} bytes: Claude Code loads only the first "
-                        f"{CLAUDE_CODE_LINE_LIMIT} lines or 25 KB, the rest is never seen")
+                        f"{CLAUDE_CODE_LINE_LIMIT} lines or 25,000 characters (whole lines), the rest is never seen")
     return warnings
 
 

@@ -14,7 +14,7 @@ Every token figure carries how it was obtained:
 
 # claude-code-formats.md §4.1: what Claude Code loads of MEMORY.md; one definition for the slim
 # warnings, doctor, the checklist and this report.
-from harness.slim import CLAUDE_CODE_BYTE_LIMIT, CLAUDE_CODE_LINE_LIMIT
+from harness.slim import claude_code_loaded
 
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 
@@ -101,16 +101,9 @@ def api_counter(count_message, model):
 
 
 def loaded_portion(text):
-    """What Claude Code actually loads of a MEMORY.md: the first 200 lines, then the first 25 KB.
-
-    Returns ``(loaded_text, truncated)``.
-    """
-    lines = text.splitlines(keepends=True)
-    loaded = "".join(lines[:CLAUDE_CODE_LINE_LIMIT])
-    data = loaded.encode("utf-8")
-    if len(data) > CLAUDE_CODE_BYTE_LIMIT:
-        loaded = data[:CLAUDE_CODE_BYTE_LIMIT].decode("utf-8", "ignore")
-    return loaded, loaded != text
+    """What Claude Code actually loads of a MEMORY.md (``harness.slim.claude_code_loaded``: whole
+    lines, at most 200, within 25,000 characters). Returns ``(loaded_text, truncated)``."""
+    return claude_code_loaded(text)
 
 
 def index_figures(text, counter):

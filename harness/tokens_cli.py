@@ -2,7 +2,9 @@
 
 (a) always-loaded bytes, lines and tokens, flat vs slim; (b) per-prompt injection sizes over a
 suite's prompts; (c) the modelled session (harness.tokens.session_scenarios); (d) the first API
-call's input tokens measured in real transcripts. Every token figure says how it was obtained.
+call's input tokens measured in real transcripts; (e) with ``--lab``, request bytes measured from
+the real client by ``memory-router lab`` (harness.lab.report.tokens_section). Every token figure
+says how it was obtained.
 """
 
 import json
@@ -182,6 +184,10 @@ def build_report(args, counter):
         after = first_call_in(args.after) if args.after else None
         report["transcripts"] = {"before": before, "after": after, "delta": tk.transcript_delta(before, after),
                                  "method": "measured"}
+    if getattr(args, "lab", None):
+        from harness.lab.report import tokens_section
+
+        report["lab"] = tokens_section(args.lab)
     return report
 
 
@@ -266,6 +272,10 @@ def print_report(report):
             if call:
                 print(f"{name}: {call['transcript']} (first call {call['message_id']} at line {call['line']}; "
                       f"{call['duplicate_rows_dropped']} repeated streamed rows folded)")
+    if report.get("lab"):
+        from harness.lab.report import print_tokens_section
+
+        print_tokens_section(report["lab"])
     for note in report["notes"]:
         out.print(f"note: {note}")
 
@@ -313,6 +323,8 @@ def register(subparsers):
                              "alike, so it never moves the break-even")
     report.add_argument("--before", metavar="T1", help="a session transcript (.jsonl) from before the slim render")
     report.add_argument("--after", metavar="T2", help="a session transcript (.jsonl) from after the slim render")
+    report.add_argument("--lab", metavar="RUN_DIR", help="(e) a memory-router lab run directory: request bytes "
+                                                        "measured from the real client, per session")
     report.add_argument("--tokenizer", choices=("auto", "estimate", "offline", "api"), default="auto",
                         help="auto (default): offline if ctok is installed, else estimate; estimate: "
                              f"{tk.ESTIMATE_RULE}; offline: the ctok package; api: Anthropic count_tokens "

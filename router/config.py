@@ -74,6 +74,24 @@ LEARNING_DOCS = {
     "learned_cap": "most learned terms kept per cluster; the oldest leave first",
 }
 
+# --- citation gate (memory-router gate; docs/citation-gate.md) ---------------------------------
+CITATION_DEFAULTS = {
+    "citation_id_pattern": r"D-\d+",
+    "citation_ledgers": [".wolf/decisions.md", "DECISIONS.md"],
+    "citation_dead_words": ["REVOKED", "SUPERSEDED", "AMENDED", "RETIRED", "MOOT"],
+    "citation_fixtures_dir": "",
+}
+
+CITATION_DOCS = {
+    "citation_id_pattern": "regular expression of a decision id (matched case-insensitively, never inside "
+                           "a hyphenated identifier)",
+    "citation_ledgers": "ledger file names looked for in every directory from the edited file's up to the root",
+    "citation_dead_words": "a cited entry whose text opens with one of these words is warned about, not blocked",
+    "citation_fixtures_dir": "directory (relative to the config file) whose files the gate never checks; "
+                             "empty: none",
+}
+# --- end citation gate ------------------------------------------------------------------------
+
 # Keys that are not routing settings.
 OTHER_KEYS = {
     "clusters": "path of the cluster file (.md or .tsv), relative to the config file",
@@ -93,6 +111,44 @@ def describe_defaults():
     lines = [f"  {key} = {value!r}: {DOCS[key]}" for key, value in DEFAULTS.items()]
     lines += [f"  {key} = {str(value).lower()}: {LEARNING_DOCS[key]}" for key, value in LEARNING_DEFAULTS.items()]
     return "\n".join(lines)
+
+
+def describe_citation_defaults():
+    """One line per citation gate setting, for ``gate --help``."""
+    return "\n".join(f"  {key} = {value!r}: {CITATION_DOCS[key]}" for key, value in CITATION_DEFAULTS.items())
+
+
+def citation_settings_of(config):
+    """The citation gate settings of a parsed config (a fresh dict), or the defaults."""
+    found = (config or {}).get("citation") or {}
+    return {key: found.get(key, list(value) if isinstance(value, list) else value)
+            for key, value in CITATION_DEFAULTS.items()}
+
+
+def _check_citation_key(key, value, path, base):
+    default = CITATION_DEFAULTS[key]
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            raise ConfigError(f"{key} must be a list of non-empty strings", path=path, fix=f"set {key} = {default!r}")
+        if key == "citation_ledgers" and any(os.path.isabs(item) for item in value):
+            raise ConfigError(f"{key} holds file names looked for in each directory, not absolute paths",
+                              path=path, fix=f"set {key} = {default!r}")
+        return list(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string", path=path, fix=f"set {key} = {default!r}")
+    if key == "citation_id_pattern":
+        import re
+
+        try:
+            compiled = re.compile(value)
+        except re.error as err:
+            raise ConfigError(f"{key} is not a valid regular expression: {err}", path=path,
+                              fix=f"set {key} = {default!r}") from None
+        if not value or compiled.match(""):
+            raise ConfigError(f"{key} matches the empty string", path=path, fix=f"set {key} = {default!r}")
+        return value
+    # citation_fixtures_dir: "" means none; a path is relative to the config file.
+    return os.path.normpath(os.path.join(base, os.path.expanduser(value))) if value else ""
 
 
 def default_settings():
@@ -171,8 +227,11 @@ def validate_config(table, path):
                 raise ConfigError(f"learned_cap must be a positive integer, got {value!r}", path=path,
                                   fix=f"set learned_cap = {LEARNING_DEFAULTS['learned_cap']}")
             config[key] = value
+        elif key in CITATION_DEFAULTS:
+            config.setdefault("citation", {})[key] = _check_citation_key(key, value, path, base)
         else:
-            known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)))
+            known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)
+                                     + list(CITATION_DEFAULTS)))
             raise ConfigError(f"unknown config key {key!r}", path=path, fix=f"use one of: {known}")
     return config
 

@@ -10,11 +10,11 @@ directory whose name starts with the first 200 characters of the key, and says s
 
 import os
 import pathlib
-import re
 from dataclasses import dataclass
 
+from router.memorystore import project_key  # noqa: F401 - one key rule for the locator and the citation gate
+
 MAX_KEY_CHARS = 200
-_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
 def config_dir(env=None):
@@ -24,15 +24,6 @@ def config_dir(env=None):
         return pathlib.Path(configured).expanduser()
     home = env.get("HOME") or os.path.expanduser("~")
     return pathlib.Path(home) / ".claude"
-
-
-def project_key(project_dir):
-    """Claude Code's directory name for a project: non-alphanumerics of the absolute path -> ``-``.
-
-    Claude Code does this in JavaScript, whose regular expressions (without the ``u`` flag) walk
-    UTF-16 code units: a character outside the Basic Multilingual Plane (an emoji, say) is two
-    units and so becomes ``--``."""
-    return _NON_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", os.path.abspath(str(project_dir)))
 
 
 @dataclass(frozen=True)

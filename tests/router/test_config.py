@@ -1,5 +1,8 @@
+import pytest
+
 from router import config as config_mod
 from router import configfile
+from router.errors import ConfigError
 
 
 def write(path, text):
@@ -52,3 +55,54 @@ def settings_of_again(config):
 def test_learning_defaults_are_in_the_help_text():
     text = config_mod.describe_defaults()
     assert "learning = false:" in text and "learned_cap = 24:" in text
+
+
+# --- citation gate keys -------------------------------------------------------------------------
+
+def test_citation_defaults_when_unset(tmp_path):
+    assert config_mod.citation_settings_of(None) == config_mod.CITATION_DEFAULTS
+    config = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", "line_cap = 5\n")))
+    assert config_mod.citation_settings_of(config) == config_mod.CITATION_DEFAULTS
+    fresh = config_mod.citation_settings_of(None)
+    fresh["citation_ledgers"].append("X.md")
+    assert config_mod.CITATION_DEFAULTS["citation_ledgers"] == [".wolf/decisions.md", "DECISIONS.md"]
+
+
+def test_citation_keys_are_read_and_the_fixtures_dir_is_relative_to_the_config(tmp_path):
+    path = write(tmp_path / "memory-router.toml",
+                 'citation_id_pattern = "ADR-\\\\d{4}"\ncitation_ledgers = ["docs/ADR.md"]\n'
+                 'citation_dead_words = ["VOID"]\ncitation_fixtures_dir = "tests/fixtures"\n')
+    settings = config_mod.citation_settings_of(configfile.parse_config_file(str(path)))
+    assert settings == {"citation_id_pattern": r"ADR-\d{4}", "citation_ledgers": ["docs/ADR.md"],
+                        "citation_dead_words": ["VOID"],
+                        "citation_fixtures_dir": str(tmp_path / "tests" / "fixtures")}
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("citation_id_pattern = 3\n", "citation_id_pattern must be a string"),
+    ('citation_id_pattern = "D-("\n', "citation_id_pattern is not a valid regular expression"),
+    ('citation_id_pattern = ""\n', "citation_id_pattern matches the empty string"),
+    ('citation_id_pattern = "D-\\\\d*|x?"\n', "citation_id_pattern matches the empty string"),
+    ('citation_ledgers = "DECISIONS.md"\n', "citation_ledgers must be a list of non-empty strings"),
+    ('citation_ledgers = [""]\n', "citation_ledgers must be a list of non-empty strings"),
+    ('citation_ledgers = ["/abs/DECISIONS.md"]\n', "not absolute paths"),
+    ("citation_dead_words = [1]\n", "citation_dead_words must be a list of non-empty strings"),
+    ("citation_fixtures_dir = []\n", "citation_fixtures_dir must be a string"),
+    ("citation_typo = 1\n", "citation_id_pattern"),
+])
+def test_bad_citation_keys_are_refused(tmp_path, text, needle):
+    with pytest.raises(ConfigError) as info:
+        configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", text)))
+    assert needle in str(info.value)
+    assert "fix:" in str(info.value)
+
+
+def test_empty_fixtures_dir_means_none(tmp_path):
+    config = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", 'citation_fixtures_dir = ""\n')))
+    assert config_mod.citation_settings_of(config)["citation_fixtures_dir"] == ""
+
+
+def test_citation_defaults_are_described():
+    text = config_mod.describe_citation_defaults()
+    for key, value in config_mod.CITATION_DEFAULTS.items():
+        assert f"{key} = {value!r}" in text

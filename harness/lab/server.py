@@ -1,0 +1,433 @@
+"""A loopback stand-in for the Anthropic Messages API, for running the real Claude Code offline.
+
+``LabServer`` binds 127.0.0.1 on a free port (never any other address), answers ``POST
+/v1/messages`` with the streaming protocol the client reads (``message_start``,
+``content_block_start/delta/stop`` for ``text`` and ``tool_use`` blocks, ``message_delta`` with
+``stop_reason`` and ``usage``, ``message_stop``), or a plain JSON message when ``stream`` is
+false, and records every request body verbatim in a JSON Lines log. It never opens an outgoing
+connection. Use it as a context manager so it stops with its session::
+
+    with LabServer(Script.default(), log_path) as server:
+        env["ANTHROPIC_BASE_URL"] = server.url
+        ...
+
+What it answers comes from a ``Script`` (see its docstring): plain text by default, scripted
+``tool_use`` turns (``Write``, ``Edit``, ``Agent`` or any tool name, an MCP tool included), a
+summary for compaction requests, and a reported ``usage.input_tokens`` high enough to make the
+client compact on its next prompt.
+
+Log line (one per request, in arrival order)::
+
+    {"seq": 1, "method": "POST", "path": "/v1/messages?beta=true", "prompt_index": 0,
+     "bytes": 51234, "reply": {"kind": "text", ...}, "body": "<the request body, verbatim>"}
+
+``body`` is the exact text received (decoded as UTF-8), so ``bytes`` is its length on the wire
+and ``harness.lab.measure`` can parse it again without losing anything.
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_INPUT_TOKENS = 100
+# Claude Code compacts before the next prompt when the last reply reports a context this full.
+COMPACTING_INPUT_TOKENS = 190_000
+DEFAULT_SUMMARY = ("<summary>\nLab conversation summary: the user asked short questions and got short "
+                   "answers. Nothing else to carry over.\n</summary>")
+
+# How the client words the request that asks for a compaction summary (2.1.328); see
+# is_compaction_request.
+COMPACTION_MARKERS = (
+    "Your task is to create a detailed summary of the conversation",
+    "create a detailed summary of the conversation so far",
+)
+
+
+# --------------------------------------------------------------------------- reading a request
+
+
+def text_of_content(content):
+    """All text of one message's ``content`` (a string or a list of blocks), tool results included."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            inner = block.get("content")
+            if inner is not None and block.get("type") == "tool_result":
+                parts.append(text_of_content(inner))
+    return "\n".join(parts)
+
+
+def last_user_text(body):
+    """The text of the last user message that is not only tool results (the latest prompt)."""
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list) and content and all(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            continue
+        return text_of_content(content)
+    return ""
+
+
+def ends_with_tool_result(body):
+    """True when the last message carries a tool_result: the client is answering our tool call."""
+    messages = body.get("messages") or []
+    if not messages or not isinstance(messages[-1], dict):
+        return False
+    content = messages[-1].get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def is_compaction_request(body):
+    """True for the client's request that asks for a summary of the conversation (``/compact``)."""
+    text = last_user_text(body)
+    return any(marker in text for marker in COMPACTION_MARKERS)
+
+
+def system_text(body):
+    system = body.get("system")
+    if isinstance(system, str):
+        return system
+    return text_of_content(system) if isinstance(system, list) else ""
+
+
+def tool_names(body):
+    return [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+# --------------------------------------------------------------------------- the script
+
+
+class Script:
+    """What the stand-in answers, rule by rule.
+
+    A rule is a dict: ``{"when": {...}, "reply": {...}, "times": 1}``. For each request the first
+    rule whose ``when`` matches and whose ``times`` is not used up gives the reply; otherwise the
+    default applies: a compaction request gets ``summary``, anything else the text
+    ``"Reply <n>."``. ``times`` defaults to 1 (``0`` means unlimited).
+
+    ``when`` keys (all given must hold; an empty ``when`` matches every request):
+
+    - ``prompt_contains``: a substring of the latest prompt (last user message that is not only
+      tool results);
+    - ``after_tool_result``: true/false, whether the request answers a tool call;
+    - ``compaction``: true/false, whether it is the summarisation request;
+    - ``has_tool``: a tool name the request offers (e.g. ``Agent``; an MCP tool's full name);
+    - ``system_contains``: a substring of the top-level system prompt (a subagent's differs).
+
+    ``reply`` keys: ``text`` (a text block), ``tool_use`` (``{"name", "input"}`` or a list of
+    them: tool_use blocks, stop_reason ``tool_use``), ``input_tokens`` (the usage reported;
+    ``COMPACTING_INPUT_TOKENS`` makes the client auto-compact before its next prompt),
+    ``output_tokens``.
+    """
+
+    def __init__(self, rules=(), summary=DEFAULT_SUMMARY, input_tokens=DEFAULT_INPUT_TOKENS):
+        self.rules = [dict(rule) for rule in rules]
+        self.summary = summary
+        self.input_tokens = input_tokens
+        self._used = [0] * len(self.rules)
+        self._lock = threading.Lock()
+        self._replies = 0
+
+    @classmethod
+    def default(cls):
+        return cls()
+
+    @classmethod
+    def from_data(cls, data, source="script"):
+        """A Script from parsed JSON/YAML: a list of rules, or ``{"rules": [...], "summary": ...,
+        "input_tokens": N}``. Raises InputError naming what is wrong."""
+        from router.errors import InputError
+
+        if isinstance(data, list):
+            data = {"rules": data}
+        if not isinstance(data, dict):
+            raise InputError("a lab script must be a list of rules or an object with \"rules\"", path=source,
+                             fix='write [{"when": {"prompt_contains": "..."}, "reply": {"text": "..."}}]')
+        rules = data.get("rules") or []
+        for i, rule in enumerate(rules):
+            if not isinstance(rule, dict) or not isinstance(rule.get("reply"), dict):
+                raise InputError(f"rule {i} has no \"reply\" object", path=source,
+                                 fix='give every rule a "reply": {"text": ...} or {"tool_use": ...}')
+            unknown = set(rule.get("when") or {}) - WHEN_KEYS
+            if unknown:
+                raise InputError(f"rule {i}: unknown condition(s) {sorted(unknown)}", path=source,
+                                 fix=f"use only {sorted(WHEN_KEYS)}")
+            unknown = set(rule["reply"]) - REPLY_KEYS
+            if unknown:
+                raise InputError(f"rule {i}: unknown reply key(s) {sorted(unknown)}", path=source,
+                                 fix=f"use only {sorted(REPLY_KEYS)}")
+        return cls(rules, data.get("summary", DEFAULT_SUMMARY), data.get("input_tokens", DEFAULT_INPUT_TOKENS))
+
+    @classmethod
+    def load(cls, path):
+        """A Script from a JSON or YAML file."""
+        from router.errors import InputError, read_utf8
+
+        text = read_utf8(path, "lab script", "pass an existing JSON or YAML script file")
+        if str(path).endswith((".yaml", ".yml")):
+            import yaml
+
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                raise InputError(f"cannot parse lab script: {getattr(err, 'problem', None) or err}", path=path,
+                                 line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+                                 fix="correct the YAML") from None
+        else:
+            try:
+                data = json.loads(text)
+            except ValueError as err:
+                raise InputError(f"cannot parse lab script: {err.msg}", path=path, line=err.lineno, column=err.colno,
+                                 fix="correct the JSON") from None
+        return cls.from_data(data, source=str(path))
+
+    def tool_names(self):
+        """Every tool name the script calls (so the runner can allow them)."""
+        names = []
+        for rule in self.rules:
+            uses = rule["reply"].get("tool_use") or []
+            for use in uses if isinstance(uses, list) else [uses]:
+                if use.get("name") and use["name"] not in names:
+                    names.append(use["name"])
+        return names
+
+    def _matches(self, when, body):
+        if "prompt_contains" in when and when["prompt_contains"] not in last_user_text(body):
+            return False
+        if "after_tool_result" in when and bool(when["after_tool_result"]) != ends_with_tool_result(body):
+            return False
+        if "compaction" in when and bool(when["compaction"]) != is_compaction_request(body):
+            return False
+        if "has_tool" in when and when["has_tool"] not in tool_names(body):
+            return False
+        if "system_contains" in when and when["system_contains"] not in system_text(body):
+            return False
+        return True
+
+    def reply_for(self, body):
+        """The reply dict for one parsed request body (thread-safe; consumes a rule's ``times``)."""
+        with self._lock:
+            self._replies += 1
+            number = self._replies
+            for i, rule in enumerate(self.rules):
+                times = rule.get("times", 1)
+                if times and self._used[i] >= times:
+                    continue
+                if self._matches(rule.get("when") or {}, body):
+                    self._used[i] += 1
+                    reply = dict(rule["reply"])
+                    reply.setdefault("input_tokens", self.input_tokens)
+                    reply["rule"] = i
+                    return reply
+        if is_compaction_request(body):
+            return {"text": self.summary, "input_tokens": self.input_tokens, "rule": "summary"}
+        return {"text": f"Reply {number}.", "input_tokens": self.input_tokens, "rule": "default"}
+
+
+WHEN_KEYS = {"prompt_contains", "after_tool_result", "compaction", "has_tool", "system_contains"}
+REPLY_KEYS = {"text", "tool_use", "input_tokens", "output_tokens"}
+
+
+# --------------------------------------------------------------------------- the wire
+
+
+def message_blocks(reply, message_seq):
+    """The content blocks of a reply, tool_use ids numbered from ``message_seq``."""
+    blocks = []
+    if reply.get("text"):
+        blocks.append({"type": "text", "text": reply["text"]})
+    uses = reply.get("tool_use") or []
+    for n, use in enumerate(uses if isinstance(uses, list) else [uses]):
+        blocks.append({"type": "tool_use", "id": f"toolu_lab{message_seq:04d}{n:02d}", "name": use["name"],
+                       "input": use.get("input") or {}})
+    if not blocks:
+        blocks.append({"type": "text", "text": "."})
+    return blocks
+
+
+def stop_reason_of(blocks):
+    return "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+
+
+def sse_events(reply, model, message_seq):
+    """The server-sent events of one streamed reply, as bytes."""
+    blocks = message_blocks(reply, message_seq)
+    input_tokens = int(reply.get("input_tokens", DEFAULT_INPUT_TOKENS))
+    output_tokens = int(reply.get("output_tokens", 10))
+    out = []
+
+    def event(name, data):
+        out.append(f"event: {name}\ndata: {json.dumps(data)}\n\n")
+
+    event("message_start", {"type": "message_start", "message": {
+        "id": f"msg_lab{message_seq:04d}", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0}}})
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            event("content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "text", "text": ""}})
+            event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "text_delta", "text": block["text"]}})
+        else:
+            event("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+            event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        event("content_block_stop", {"type": "content_block_stop", "index": index})
+    event("message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": stop_reason_of(blocks), "stop_sequence": None},
+                            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
+    event("message_stop", {"type": "message_stop"})
+    return "".join(out).encode("utf-8")
+
+
+def json_message(reply, model, message_seq):
+    blocks = message_blocks(reply, message_seq)
+    return json.dumps({
+        "id": f"msg_lab{message_seq:04d}", "type": "message", "role": "assistant", "model": model,
+        "content": blocks, "stop_reason": stop_reason_of(blocks), "stop_sequence": None,
+        "usage": {"input_tokens": int(reply.get("input_tokens", DEFAULT_INPUT_TOKENS)),
+                  "output_tokens": int(reply.get("output_tokens", 10))}}).encode("utf-8")
+
+
+def reply_summary(reply):
+    """What the log keeps of a reply: its kind, the tools it called, the usage it reported."""
+    uses = reply.get("tool_use") or []
+    uses = uses if isinstance(uses, list) else [uses]
+    kind = "tool_use" if uses else ("summary" if reply.get("rule") == "summary" else "text")
+    return {"kind": kind, "rule": reply.get("rule"), "tools": [u.get("name") for u in uses],
+            "input_tokens": reply.get("input_tokens")}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "memory-router-lab"
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+    def _read_body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status, data, content_type):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", f"req_lab{self.server.lab.seq:04d}")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def do_HEAD(self):
+        self.server.lab.record(self, b"", None)
+        self._send(200, b"", "text/plain")
+
+    def do_GET(self):
+        self.server.lab.record(self, b"", None)
+        self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"lab stand-in"}}',
+                   "application/json")
+
+    def do_POST(self):
+        raw = self._read_body()
+        lab = self.server.lab
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            body = None
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/count_tokens"):
+            lab.record(self, raw, {"kind": "count_tokens"})
+            size = len(raw) // 4
+            self._send(200, json.dumps({"input_tokens": size}).encode(), "application/json")
+            return
+        if not path.endswith("/v1/messages") or not isinstance(body, dict):
+            lab.record(self, raw, {"kind": "not_found"})
+            self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"lab stand-in"}}',
+                       "application/json")
+            return
+        reply = lab.script.reply_for(body)
+        seq = lab.record(self, raw, reply_summary(reply))
+        model = body.get("model") or "claude-lab"
+        if body.get("stream"):
+            self._send(200, sse_events(reply, model, seq), "text/event-stream")
+        else:
+            self._send(200, json_message(reply, model, seq), "application/json")
+
+
+class LabServer:
+    """The stand-in: ``start()``/``stop()`` or ``with LabServer(...) as server``.
+
+    ``prompt_index`` is stamped on every request logged while it is set, so the analysis knows
+    which prompt of the session each API call belongs to (the runner sets it before each prompt).
+    """
+
+    def __init__(self, script=None, log_path=None):
+        self.script = script or Script.default()
+        self.log_path = log_path
+        self.prompt_index = None
+        self.seq = 0
+        self.records = []          # kept only when there is no log file
+        self._lock = threading.Lock()
+        self._log = None
+        self._httpd = None
+        self._thread = None
+
+    @property
+    def port(self):
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self):
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self):
+        self._httpd = ThreadingHTTPServer((LOOPBACK, 0), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.lab = self
+        if self.log_path is not None:
+            self._log = open(self.log_path, "a", encoding="utf-8")
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="lab-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def record(self, handler, raw, reply):
+        with self._lock:
+            self.seq += 1
+            record = {"seq": self.seq, "method": handler.command, "path": handler.path,
+                      "prompt_index": self.prompt_index, "bytes": len(raw), "reply": reply,
+                      "body": raw.decode("utf-8", "replace")}
+            if self._log is not None:
+                self._log.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self._log.flush()
+            else:
+                self.records.append(record)
+            return self.seq

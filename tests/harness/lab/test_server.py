@@ -1,0 +1,160 @@
+"""harness.lab.server: the loopback stand-in speaks the streaming protocol and logs verbatim."""
+
+import json
+import urllib.request
+
+import pytest
+
+from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_events
+from router.errors import InputError
+
+
+def post(server, body, path="/v1/messages?beta=true"):
+    raw = json.dumps(body).encode()
+    request = urllib.request.Request(server.url + path, data=raw, method="POST",
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers.get("Content-Type"), response.read().decode()
+
+
+def parse_sse(text):
+    events = []
+    for chunk in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in chunk.splitlines())
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def request(prompt, stream=True, extra_messages=()):
+    return {"model": "claude-lab-model", "stream": stream, "system": [{"type": "text", "text": "sys"}],
+            "tools": [{"name": "Agent"}, {"name": "Write"}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}, *extra_messages]}
+
+
+def test_binds_loopback_only_and_logs_every_body_verbatim(tmp_path):
+    log = tmp_path / "requests.jsonl"
+    with LabServer(Script(), log) as server:
+        assert server.url.startswith(f"http://{LOOPBACK}:") and server.port > 0
+        server.prompt_index = 3
+        body = request("hello \u00e9")
+        post(server, body)
+    [record] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["seq"] == 1 and record["prompt_index"] == 3 and record["path"] == "/v1/messages?beta=true"
+    assert record["body"] == json.dumps(body) and record["bytes"] == len(json.dumps(body).encode())
+    assert record["reply"]["kind"] == "text"
+
+
+def test_default_reply_is_streamed_text_with_end_turn_and_usage():
+    with LabServer() as server:
+        content_type, text = post(server, request("hi"))
+    assert content_type == "text/event-stream"
+    events = parse_sse(text)
+    assert [name for name, _ in events] == ["message_start", "content_block_start", "content_block_delta",
+                                            "content_block_stop", "message_delta", "message_stop"]
+    assert events[0][1]["message"]["model"] == "claude-lab-model"
+    assert events[2][1]["delta"] == {"type": "text_delta", "text": "Reply 1."}
+    assert events[4][1]["delta"]["stop_reason"] == "end_turn"
+    assert events[4][1]["usage"]["output_tokens"] == 10
+
+
+def test_scripted_tool_use_streams_input_json_and_stops_for_the_tool():
+    script = Script([{"when": {"prompt_contains": "make a file"},
+                      "reply": {"tool_use": {"name": "Write", "input": {"file_path": "/p/a.txt", "content": "x"}}}}])
+    with LabServer(script) as server:
+        _, text = post(server, request("please make a file"))
+        _, second = post(server, request("please make a file"))    # times: 1, so the default now
+    events = parse_sse(text)
+    start = events[1][1]["content_block"]
+    assert start["type"] == "tool_use" and start["name"] == "Write" and start["input"] == {}
+    assert json.loads(events[2][1]["delta"]["partial_json"]) == {"file_path": "/p/a.txt", "content": "x"}
+    assert events[4][1]["delta"]["stop_reason"] == "tool_use"
+    assert parse_sse(second)[2][1]["delta"]["text"] == "Reply 2."
+
+
+def test_conditions_after_tool_result_and_has_tool():
+    tool_result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+    script = Script([{"when": {"after_tool_result": True}, "reply": {"text": "tool done"}, "times": 0},
+                     {"when": {"has_tool": "mcp__lab__probe"}, "reply": {"text": "never"}}])
+    with LabServer(script) as server:
+        _, after = post(server, request("p", extra_messages=[{"role": "assistant", "content": []}, tool_result]))
+        _, plain = post(server, request("p"))
+    assert parse_sse(after)[2][1]["delta"]["text"] == "tool done"
+    assert parse_sse(plain)[2][1]["delta"]["text"] == "Reply 2."
+
+
+def test_compaction_request_gets_the_summary_and_reported_tokens_force_compaction():
+    script = Script([{"when": {"prompt_contains": "big"}, "reply": {"text": "ok", "input_tokens": COMPACTING_INPUT_TOKENS}}],
+                    summary="<summary>S</summary>")
+    ask = "Your task is to create a detailed summary of the conversation so far, paying attention to..."
+    with LabServer(script) as server:
+        _, summary = post(server, request(ask))
+        _, big = post(server, request("big context"))
+    assert parse_sse(summary)[2][1]["delta"]["text"] == "<summary>S</summary>"
+    assert parse_sse(big)[0][1]["message"]["usage"]["input_tokens"] == COMPACTING_INPUT_TOKENS
+
+
+def test_non_streaming_request_gets_a_json_message():
+    with LabServer() as server:
+        content_type, text = post(server, request("hi", stream=False))
+    message = json.loads(text)
+    assert content_type == "application/json" and message["content"][0]["text"] == "Reply 1."
+    assert message["stop_reason"] == "end_turn"
+
+
+def test_unknown_path_is_a_404_and_still_logged():
+    import urllib.error
+
+    with LabServer() as server:
+        with pytest.raises(urllib.error.HTTPError) as err:
+            post(server, {"x": 1}, path="/v1/other")
+        assert err.value.code == 404
+        assert server.records[0]["reply"] == {"kind": "not_found"}
+
+
+def test_server_stops_with_its_context():
+    import urllib.error
+
+    with LabServer() as server:
+        url = server.url
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url + "/v1/messages", data=b"{}", timeout=2)
+
+
+def test_sse_events_numbers_several_tool_uses():
+    data = sse_events({"tool_use": [{"name": "Agent", "input": {"prompt": "a"}}, {"name": "Edit", "input": {}}]},
+                      "m", 7).decode()
+    starts = [d["content_block"] for name, d in parse_sse(data) if name == "content_block_start"]
+    assert [s["name"] for s in starts] == ["Agent", "Edit"]
+    assert starts[0]["id"] != starts[1]["id"]
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ("just text", "list of rules"),
+    ([{"when": {}}], 'no "reply"'),
+    ([{"when": {"prompt_startswith": "x"}, "reply": {"text": "y"}}], "unknown condition"),
+    ([{"reply": {"txt": "y"}}], "unknown reply key"),
+])
+def test_script_from_data_rejects_bad_rules(data, fragment):
+    with pytest.raises(InputError) as err:
+        Script.from_data(data, source="s.json")
+    assert fragment in str(err.value) and "s.json" in str(err.value)
+
+
+def test_script_load_json_and_yaml_and_tool_names(tmp_path):
+    rules = [{"when": {"prompt_contains": "a"}, "reply": {"tool_use": {"name": "Agent", "input": {}}}},
+             {"reply": {"tool_use": [{"name": "mcp__srv__tool"}, {"name": "Agent"}]}}]
+    (tmp_path / "s.json").write_text(json.dumps({"rules": rules, "input_tokens": 5}))
+    (tmp_path / "s.yaml").write_text("- reply: {text: hi}\n")
+    script = Script.load(tmp_path / "s.json")
+    assert script.tool_names() == ["Agent", "mcp__srv__tool"] and script.input_tokens == 5
+    assert Script.load(tmp_path / "s.yaml").rules == [{"reply": {"text": "hi"}}]
+    (tmp_path / "bad.json").write_text("{nope")
+    with pytest.raises(InputError):
+        Script.load(tmp_path / "bad.json")
+
+
+def test_yaml_script_error_names_the_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("- reply: {text: hi}\n- reply: [unclosed\n")
+    with pytest.raises(InputError) as err:
+        Script.load(tmp_path / "bad.yaml")
+    assert f"{tmp_path / 'bad.yaml'}:" in str(err.value)

@@ -1,0 +1,138 @@
+"""``memory-router gate check FILE... | -``: the gate's rules over text no write passes through."""
+
+import json
+import pathlib
+import re
+import shutil
+
+import pytest
+
+from router.citations import BYPASS_MARKER
+
+FIXTURE_LEDGER = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "citation-gate" / ".wolf" / "decisions.md"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / ".wolf").mkdir(parents=True)
+    (root / ".git").mkdir()
+    shutil.copyfile(FIXTURE_LEDGER, root / ".wolf" / "decisions.md")
+    (root / "docs").mkdir()
+    return root
+
+
+def ledger_ids():
+    """(a live id, a revoked id, an id the ledger lacks), read from the fixture ledger."""
+    found = re.findall(r"^## (D-\d+): (\w+)", FIXTURE_LEDGER.read_text(encoding="utf-8"), re.M)
+    live = [i for i, word in found if word not in ("REVOKED", "SUPERSEDED", "AMENDED", "RETIRED", "MOOT")]
+    revoked = [i for i, word in found if word == "REVOKED"]
+    top = max(int(i[2:]) for i, _ in found)
+    return live[0], revoked[0], f"D-{top + 900:03d}"
+
+
+def test_clean_file_passes(run_cli, project):
+    live, _revoked, _fake = ledger_ids()
+    doc = project / "docs" / "a.md"
+    doc.write_text(f"Per {live}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", doc, cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode() == f"{doc}: ok\n"
+
+
+def test_fabricated_id_exits_1_and_explains(run_cli, project):
+    live, _revoked, fake = ledger_ids()
+    good, bad = project / "docs" / "good.md", project / "docs" / "bad.md"
+    good.write_text(f"Per {live}.\n", encoding="utf-8")
+    bad.write_text(f"Per {fake.lower()}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", good, bad, cwd=project)
+    assert result.returncode == 1
+    out = result.stdout.decode()
+    assert f"{good}: ok\n" in out
+    assert f"{bad}: BLOCKED\n  BLOCKED: {fake} is not in the decision ledger" in out
+    assert "Do not substitute a lower id" in out
+
+
+def test_warning_only_exits_0(run_cli, project):
+    _live, revoked, _fake = ledger_ids()
+    doc = project / "docs" / "a.md"
+    doc.write_text(f"As {revoked} said.\n", encoding="utf-8")
+    result = run_cli("gate", "check", doc, cwd=project)
+    assert result.returncode == 0
+    assert f"{doc}: warnings\n  warning: {revoked} is cited, but its ledger entry opens REVOKED" in result.stdout.decode()
+
+
+def test_stdin_is_checked_against_the_ledgers_above_the_current_directory(run_cli, project):
+    _live, _revoked, fake = ledger_ids()
+    result = run_cli("gate", "check", "-", input=f"PR body: per {fake}\n".encode(), cwd=project / "docs")
+    assert result.returncode == 1
+    assert result.stdout.decode().startswith("<stdin>: BLOCKED\n")
+    bypassed = run_cli("gate", "check", "-", input=f"per {fake} {BYPASS_MARKER}".encode(), cwd=project)
+    assert bypassed.returncode == 0
+    assert "bypassed by the literal" in bypassed.stdout.decode()
+
+
+def test_the_skip_list_is_the_hooks(run_cli, project):
+    _live, _revoked, fake = ledger_ids()
+    (project / "memory-router.toml").write_text('citation_fixtures_dir = "tests/fixtures"\n', encoding="utf-8")
+    (project / "tests" / "fixtures").mkdir(parents=True)
+    fixture = project / "tests" / "fixtures" / "fake.json"
+    fixture.write_text(f'{{"cites": "{fake}"}}\n', encoding="utf-8")
+    ledger = project / ".wolf" / "decisions.md"
+    with ledger.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n## D999: not an entry\nmentions {fake}\n")
+    result = run_cli("gate", "check", fixture, ledger, cwd=project)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.decode() == f"{fixture}: skipped (fixtures directory)\n{ledger}: skipped (ledger file)\n"
+
+
+@pytest.mark.parametrize("bad", ["missing.md", "a-directory"])
+def test_unreadable_path_exits_2_with_one_line(run_cli, project, bad):
+    (project / "a-directory").mkdir()
+    good = project / "docs" / "a.md"
+    good.write_text("fine\n", encoding="utf-8")
+    result = run_cli("gate", "check", good, bad, cwd=project)
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"memory-router: error: {bad}: cannot read:")
+    assert result.stdout == b""
+
+
+def test_json_output(run_cli, project):
+    _live, _revoked, fake = ledger_ids()
+    doc = project / "docs" / "a.md"
+    doc.write_text(f"Per {fake}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", "--json", doc, cwd=project)
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["blocked"] is True
+    [entry] = data["results"]
+    assert entry["path"] == str(doc) and entry["verdict"] == "block" and entry["skipped"] is None
+
+
+def test_memory_citations_use_the_memory_dir_option(run_cli, project, tmp_path):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "feedback_real_one.md").write_text("x\n", encoding="utf-8")
+    doc = project / "docs" / "a.md"
+    doc.write_text("(memory: feedback_real_one) and (memory: feedback_real_two)\n", encoding="utf-8")
+    result = run_cli("gate", "check", "--memory-dir", memory, doc, cwd=project)
+    assert result.returncode == 1
+    assert "memory feedback_real_two is in neither" in result.stdout.decode()
+    assert "nearest existing: feedback_real_one" in result.stdout.decode()
+
+
+def test_bad_config_is_a_one_line_input_error(run_cli, project):
+    (project / "memory-router.toml").write_text("citation_dead_words = 3\n", encoding="utf-8")
+    doc = project / "docs" / "a.md"
+    doc.write_text("D-001\n", encoding="utf-8")
+    result = run_cli("gate", "check", doc, cwd=project)
+    assert result.returncode == 2
+    assert "citation_dead_words must be a list of non-empty strings" in result.stderr.decode()
+
+
+def test_gate_without_an_action_in_argparse_prints_usage(run_cli):
+    result = run_cli("gate", "check")
+    assert result.returncode == 2
+    assert b"the following arguments are required: FILE" in result.stderr
