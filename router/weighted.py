@@ -204,7 +204,9 @@ def _match(words, table):
     fuzzy_postings = table["fuzzy_postings"]
     found = {}
     unknown = []
-    for word in words:
+    # Sorted: the order of a set of strings changes with the process's hash seed, and the order
+    # words are added in decides float sums and ties; the same prompt must always route the same.
+    for word in sorted(words):
         entry = term_postings.get(word)
         if entry:
             found[word] = (entry[0], entry[1:], word)
@@ -251,7 +253,7 @@ def score_weighted(found, settings):
     for word, (weight, flat, via) in found.items():
         postings = list(zip(flat[0::2], flat[1::2]))
         if len(postings) == 1 and postings[0][1] >= 0 and via == word and len(word) >= RARE_MIN_LENGTH:
-            if rare is None or weight > rare[1]:
+            if rare is None or weight > rare[1] or (weight == rare[1] and word < rare[0]):
                 rare = (word, weight, postings[0][0], postings[0][1])
         kinds = {}
         for position, member_index in postings:

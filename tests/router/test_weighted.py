@@ -162,3 +162,28 @@ def test_prior_factor(zipf, factor):
 ])
 def test_within_one_edit(a, b, close):
     assert within_one_edit(a, b) is close and within_one_edit(b, a) is close
+
+
+def test_routing_does_not_depend_on_the_hash_seed():
+    # The order of a set of strings changes with PYTHONHASHSEED; ties (two words of equal weight
+    # for the rare-word rule) and float sums must not follow it.
+    import subprocess
+    import sys
+
+    code = ("import hashlib, json; from canaries.suite import bundled_suites, load_suite; "
+            "from router.config import default_settings; from router.provider import build_table, route; "
+            "out = []\n"
+            "for path in bundled_suites():\n"
+            "    suite = load_suite(path); table = build_table(suite.index)\n"
+            "    for case in suite.cases:\n"
+            "        d = route(case.prompt, table, dict(default_settings(), provider='weighted'))\n"
+            "        out.append((d['routed'], d['additional_context'], d['explanation']))\n"
+            "print(hashlib.sha256(json.dumps(out).encode()).hexdigest())")
+    digests = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        import os
+
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        digests.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                   check=True).stdout)
+    assert len(digests) == 1
