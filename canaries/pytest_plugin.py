@@ -37,7 +37,9 @@ def pytest_collect_file(parent, file_path):
     from canaries.suite import looks_like_suite
 
     try:
-        text = file_path.read_text(encoding="utf-8", errors="replace")
+        from router.safeio import read_regular_bytes
+
+        text = read_regular_bytes(file_path).decode("utf-8", errors="replace")
     except OSError:
         return None
     if not looks_like_suite(text):

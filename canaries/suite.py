@@ -47,6 +47,7 @@ from canaries.schema import (
 )
 from canaries.yamllines import compose_located  # noqa: F401 - re-exported with the records
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 
 def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_only=False):
@@ -172,8 +173,7 @@ def suite_files_in(directory):
             continue
         full = os.path.join(directory, name)
         try:
-            with open(full, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            text = read_regular_bytes(full).decode("utf-8", errors="replace")
         except OSError:
             continue
         if looks_like_suite(text):

@@ -23,6 +23,7 @@ from harness.suiteargs import (
     table_for,
 )
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
 
@@ -106,8 +107,7 @@ def _read_baseline(path):
     from canaries.baseline import validate_baseline
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular_bytes(path).decode("utf-8")
     except OSError as err:
         raise InputError(f"cannot read baseline: {err.strerror or err}", path=path,
                          fix="create one with --save-baseline FILE") from None

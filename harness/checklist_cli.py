@@ -13,6 +13,7 @@ from harness import install as inst
 from harness.doctor import scan_settings
 from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 LEAK_SCAN_MAX_FILES = 20000
 LEAK_SCAN_MAX_BYTES = 2_000_000
@@ -38,8 +39,7 @@ def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
             try:
                 if os.path.getsize(path) > LEAK_SCAN_MAX_BYTES:
                     continue
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                data = read_regular_bytes(path)
             except OSError:
                 continue
             scanned += 1

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "harness.checklist_cli",     # checklist
     "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
     "harness.lab_cli",           # lab run/report/serve/client
+    "harness.learn_cli",         # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:

@@ -14,6 +14,7 @@ from harness import install as inst
 from harness.project import project_config, read_memory_index, resolve_memory_dir
 from harness.settingsfile import read_settings
 from router.errors import InputError
+from router.safeio import open_regular
 
 DOCTOR_TIMEOUT_CAP = 30
 
@@ -62,7 +63,7 @@ def scan_settings(project_dir):
     """Every settings file Claude Code would read for ``project_dir``: parsed, with our entries."""
     found = []
     for label, path in inst.settings_locations(project_dir):
-        item = {"label": label, "path": path, "exists": os.path.isfile(path), "error": None,
+        item = {"label": label, "path": path, "exists": os.path.lexists(path), "error": None,
                 "router": [], "sentinel": [], "disable_all_hooks": False}
         if item["exists"]:
             try:
@@ -101,7 +102,7 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
         if ok and proc.stdout.strip():
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
         try:
-            with open(log, encoding="utf-8", errors="replace") as handle:
+            with open_regular(log, encoding="utf-8", errors="replace") as handle:
                 logged = handle.read().strip()
         except OSError:
             logged = ""

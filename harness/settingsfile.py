@@ -17,6 +17,7 @@ from harness import jsonedit
 from harness import install as inst
 from harness.project import project_dir_of
 from router.errors import InputError, RefusedError
+from router.safeio import read_regular_bytes
 
 ROUTER_ROLE = "router"
 SENTINEL_ROLE = "sentinel"
@@ -59,12 +60,7 @@ def read_settings(path):
     """``(Snapshot, settings dict)``; a missing file reads as ``{}``."""
     from harness.fileops import Snapshot
 
-    try:
-        snap = Snapshot(path)
-    except IsADirectoryError:
-        raise InputError("is a directory, not a settings file", path=path) from None
-    except OSError as err:
-        raise InputError(f"cannot read settings file: {err.strerror or err}", path=path) from None
+    snap = Snapshot(path, "settings file")
     settings = inst.parse_settings(snap.data, path) if snap.exists else {}
     return snap, settings
 
@@ -76,8 +72,7 @@ def record_path(settings_path, role):
 def read_record(settings_path, role):
     path = record_path(settings_path, role)
     try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
+        record = json.loads(read_regular_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -115,8 +110,7 @@ def _backups(settings_path):
     for name in sorted(names, key=lambda n: (os.path.getmtime(os.path.join(directory, n)), n), reverse=True):
         path = os.path.join(directory, name)
         try:
-            with open(path, "rb") as handle:
-                out.append((path, handle.read()))
+            out.append((path, read_regular_bytes(path)))
         except OSError:
             continue
     return out
@@ -202,8 +196,7 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None
         return "dry-run", None
     backup = _backup(settings_path, snap.data)
     if action == "delete":
-        snap.require_unchanged()
-        os.unlink(settings_path)
+        snap.remove()  # under the lock, moved aside and compared, put back if changed
     else:
         _replace(snap, data)
     if record is not None:

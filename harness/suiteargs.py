@@ -90,8 +90,9 @@ def table_for(suite, cache):
 def sha256_file(path):
     from harness.fileops import sha256_bytes
 
-    with open(path, "rb") as handle:
-        return sha256_bytes(handle.read())
+    from router.safeio import read_regular_bytes
+
+    return sha256_bytes(read_regular_bytes(path))
 
 
 def fmt_num(value):

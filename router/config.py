@@ -70,7 +70,8 @@ LEARNING_DEFAULTS = {
 }
 
 LEARNING_DOCS = {
-    "learning": "record feedback (MCP record_feedback) as learned terms in <cluster file stem>.learned.tsv",
+    "learning": "record feedback (MCP record_feedback, memory-router learn) as learned terms in "
+                "<cluster file stem>.learned.tsv",
     "learned_cap": "most learned terms kept per cluster; the oldest leave first",
 }
 

@@ -12,7 +12,7 @@ import stat
 
 from router import config as config_mod
 from router.argv import parse_long_options
-from router.cache import cached, load_routing_table
+from router.cache import cached, use_routing_table
 from router.hookio import hook_output, run_fail_open
 from router.provider import build_table, route
 
@@ -86,10 +86,10 @@ def decide(payload, options):
     if path is None:
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
-    table = load_routing_table(path, _build_table)
     settings = config_mod.settings_of(config)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    decision = route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path)
+    decision = use_routing_table(path, _build_table, lambda table: route(
+        prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path))
     if decision["additional_context"] is None:
         return None
     return hook_output(decision["additional_context"])

@@ -78,8 +78,10 @@ def last_user_text(body):
 
 
 def ends_with_tool_result(body):
-    """True when the last message carries a tool_result: the client is answering our tool call."""
-    messages = body.get("messages") or []
+    """True when the last message carries a tool_result: the client is answering our tool call.
+    ``system``-role messages after it are passed over: 2.1.328 appends one when a tool call
+    changed what it offers (ToolSearch loading an MCP tool lists the deferred tools again)."""
+    messages = [m for m in body.get("messages") or [] if not (isinstance(m, dict) and m.get("role") == "system")]
     if not messages or not isinstance(messages[-1], dict):
         return False
     content = messages[-1].get("content")

@@ -11,6 +11,7 @@ from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
 from harness import install_cli, settingsfile
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from support.settings_project import backups, cli, settings_file
 
 FOREIGN = (
@@ -192,6 +193,21 @@ def test_file_changed_during_install_is_refused(capsys, project, monkeypatch):
     code, _, err = cli(capsys, "install", "--project", project)
     assert code == 1 and "changed since it was read" in err
     assert settings_file(project).read_bytes() == b'{"edited": "meanwhile"}'
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_an_edit_while_settings_are_fsynced_is_refused_and_kept(capsys, project, monkeypatch, command):
+    """Issue 11, class 2: a save to settings.json between the last check and the rename was lost."""
+    settings_file(project).write_bytes(FOREIGN)
+    if command == "uninstall":
+        assert cli(capsys, "install", "--project", project)[0] == 0
+    late = settings_file(project).read_bytes().replace(b'"model": "opus"', b'"model": "sonnet"')
+    done = edit_during_fsync_of_temp_for(monkeypatch, settings_file(project),
+                                         lambda: settings_file(project).write_bytes(late))
+    code, _, err = cli(capsys, command, "--project", project)
+    assert done and code == 1 and "changed" in err
+    assert settings_file(project).read_bytes() == late
 
 
 @pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])

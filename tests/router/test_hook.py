@@ -135,6 +135,25 @@ def test_fail_open_exits_0_with_empty_stdout(run_cli, example_cluster_file, tmp_
     assert len(logged) == 1 and "memory-router hook:" in logged[0]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("hook_args", [["hook"], ["sentinel", "hook"]], ids=["router", "sentinel"])
+def test_log_that_is_a_fifo_keeps_the_hook_silent_and_fast(run_cli, example_cluster_file, tmp_path, hook_args):
+    """Issue 11, class 3: $MEMORY_ROUTER_LOG naming a FIFO with no reader hung the hook for ever."""
+    (tmp_path / "file").write_text("not a directory")
+    # A bad payload for the router, a flag that cannot be created for the sentinel: both fail
+    # open and log, first to a regular file (so the case is known to log), then to a FIFO.
+    args = (["--clusters", example_cluster_file] if hook_args == ["hook"]
+            else ["--flag", tmp_path / "file" / "flag", "--text", "x"])
+    regular = tmp_path / "log.txt"
+    result = run_cli(*hook_args, *args, input=b'{"prompt": ', env={"MEMORY_ROUTER_LOG": str(regular)}, timeout=20)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert regular.read_text(encoding="utf-8").count("\n") == 1
+    log = tmp_path / "log.fifo"
+    os.mkfifo(log)
+    result = run_cli(*hook_args, *args, input=b'{"prompt": ', env={"MEMORY_ROUTER_LOG": str(log)}, timeout=20)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
 def test_no_log_file_unless_asked(run_cli, example_cluster_file, tmp_path):
     result = run_cli("hook", "--clusters", tmp_path / "nope.md", input=payload("setx"), cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, b"")
