@@ -8,6 +8,9 @@ a generated store of 10,000 members in 2,000 clusters.
 
     python benchmarks/hook_latency.py [--runs 30]
 
+The hook runs with the default provider (``weighted``); benchmarks/routing_quality.py times each
+provider's hook side by side.
+
 Each store is measured with the session record (issue 13) absent (a new session), present with
 earlier lines held (the prompt's lines are sent and the record rewritten; the transcript since the
 last injection is scanned for a compaction), and, on the example store, present holding the
@@ -97,10 +100,10 @@ def _routed_keys(cluster_file):
     """The line keys the benchmark prompt sends to a fresh session (for the ``all held`` case)."""
     from router.clusterfile import load_cluster_file
     from router.config import default_settings
-    from router.score import build_routing_table
+    from router.provider import build_table
     from router.session import line_key, route_fresh
 
-    decision = route_fresh(PROMPT, build_routing_table(load_cluster_file(cluster_file)), default_settings())
+    decision = route_fresh(PROMPT, build_table(load_cluster_file(cluster_file)), default_settings())
     return [line_key(line["slug"], line["hook"]) for line in decision["lines"]]
 
 
@@ -126,6 +129,8 @@ def main(argv=None):
         cache = os.path.join(tmp, "cache")
         env = dict(os.environ, MEMORY_ROUTER_CACHE_DIR=cache)
         env.pop("MEMORY_ROUTER_LOG", None)
+        # A user's install has bytecode caches; without them every run would time the compiler.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         example = bundled_cluster_file()
         fixed = _payload(tmp, "bench-floor", os.path.join(tmp, "none.jsonl"))
         commands = {

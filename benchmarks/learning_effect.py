@@ -126,7 +126,8 @@ def measure(name, store, workdir):
     config = os.path.join(root, "memory-router.toml")
     with open(config, "w", encoding="utf-8") as handle:
         handle.write(f'clusters = "{os.path.basename(cluster_file)}"\nlearning = true\n')
-    settings = dict(DEFAULTS)
+    # Measured with the spec §10 scorer, the one these learned postings are merged into.
+    settings = dict(DEFAULTS, provider="spec")
     from router.clusterfile import load_cluster_file
 
     table = build_routing_table(load_cluster_file(cluster_file))

@@ -11,7 +11,7 @@ request per prompt (tool round trips would multiply both sides alike), the memor
     slim+router   the slim MEMORY.md + every injection since the last compaction, this one included,
                   each as it lands in the request (``UserPromptSubmit hook additional context: <text>``)
 
-The router runs through the hook's own code: ``router.score.route_prompt``, then
+The router runs through the hook's own code: ``router.provider.route`` (the configured provider), then
 ``router.session.session_step`` (de-duplication on) or ``plan_injection`` with nothing held
 (off); a compaction resets the session record as the SessionStart hook does.
 
@@ -51,7 +51,7 @@ from harness.tokens import loaded_portion  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
-from router.score import build_routing_table, route_prompt  # noqa: E402
+from router.provider import build_table, route  # noqa: E402
 from router.session import after_compaction, new_record, plan_injection, pointer_text, session_step  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
@@ -83,7 +83,7 @@ def simulate(prompts, table, settings, slim_bytes, dedup=True, pointer=False, co
     sent_lines = 0
     held_prompts = 0
     for number, prompt in enumerate(prompts, 1):
-        decision = route_prompt(prompt, table, settings)
+        decision = route(prompt, table, settings, log_as="bench")
         text = None
         if decision["additional_context"] is not None and old:
             text = decision["additional_context"]
@@ -125,7 +125,7 @@ VARIANTS = [
 
 
 def run_store(name, prompts, index, flat_text, slim, settings, compact_after=None):
-    table = build_routing_table(index)
+    table = build_table(index)
     flat_loaded, _ = loaded_portion(flat_text)
     flat_call = _bytes(flat_loaded)
     flat_total = flat_call * len(prompts)

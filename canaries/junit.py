@@ -33,7 +33,7 @@ def build_junit(suite_results, names=None, elapsed=None):
                                         message=result.differences[0] if result.differences else result.verdict)
                 failure.text = "\n".join(result.differences)
             elif result.verdict == "xfail":
-                skip = ET.SubElement(testcase, "skipped", type="xfail", message=case.xfail or "")
+                skip = ET.SubElement(testcase, "skipped", type="xfail", message=result.xfail or "")
                 skip.text = "\n".join(result.differences)
         total += counts["total"]
         failures += suite_failures

@@ -63,15 +63,16 @@ def _settings(config):
 class CanarySuiteFile(pytest.File):
     def collect(self):
         from canaries.suite import load_suite
-        from router.score import build_routing_table
+        from router.provider import build_table
 
         suite = load_suite(self.path, cluster_path=self.config.getoption("canary_clusters"))
         settings = _settings(self.config)
-        table = build_routing_table(suite.index)
+        table = build_table(suite.index)
         for case in suite.cases:
             item = CanaryItem.from_parent(self, name=case.id, case=case, table=table, settings=settings)
-            if case.xfail:
-                item.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
+            reason = case.xfail_for(settings["provider"])
+            if reason:
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
             item.extra_keyword_matches.update(case.tags)
             yield item
         for case in suite.sessions:

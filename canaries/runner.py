@@ -12,7 +12,7 @@ Verdicts:
 
 from dataclasses import dataclass
 
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table, route
 from router.session import after_compaction, new_record, route_fresh, session_step
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
@@ -71,6 +71,7 @@ class CaseResult:
     top_score: float
     margin: float
     lead: float
+    xfail: str | None = None
 
     @property
     def failed(self):
@@ -92,19 +93,21 @@ class CaseResult:
             "margin": self.margin,
             "lead_over_second": self.lead,
             "tags": list(case.tags),
-            "xfail": case.xfail,
+            "xfail": self.xfail,
         }
 
 
 def evaluate(case, decision):
-    """The verdict of ``case`` given the router's ``decision`` for its prompt."""
+    """The verdict of ``case`` given the router's ``decision`` for its prompt (an ``xfail`` mark
+    for another provider than ``decision["provider"]`` does not apply)."""
     found = tuple(differences(case, decision))
-    if case.xfail:
+    reason = case.xfail_for(decision.get("provider"))
+    if reason:
         verdict = "xfail" if found else "xpass"
     else:
         verdict = "fail" if found else "pass"
     if verdict == "xpass":
-        found = (f"xpass: marked xfail ({case.xfail}) but every expectation held; remove 'xfail' "
+        found = (f"xpass: marked xfail ({reason}) but every expectation held; remove 'xfail' "
                  "if the residual is fixed",)
     return CaseResult(
         case=case,
@@ -116,6 +119,7 @@ def evaluate(case, decision):
         top_score=decision["top_score"],
         margin=decision["margin_over_floor"],
         lead=decision["lead_over_second"],
+        xfail=reason,
     )
 
 
@@ -264,7 +268,7 @@ def run_session(case, table, settings):
             steps.append({"step": number, "kind": step.kind, "line": step.line, "sent": [l["slug"] for l in lines],
                           "chars": len(text) if text else 0, "differences": differences})
             continue
-        decision = route_prompt(step.prompt, table, settings)
+        decision = route(step.prompt, table, settings)
         if decision["additional_context"] is None:
             plan = {"lines": [], "held": [], "text": None}
         else:
@@ -295,7 +299,7 @@ def run_cases(cases, table, settings):
 def run_suite(suite, settings, table=None, pattern=None):
     """Run every case of ``suite`` (those matching ``pattern``) with ``settings``."""
     if table is None:
-        table = build_routing_table(suite.index)
+        table = build_table(suite.index)
     cases = [case for case in suite.cases if matches(case, pattern)]
     sessions = [run_session(case, table, settings) for case in suite.sessions if matches(case, pattern)]
     return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings),

@@ -186,19 +186,25 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
     tags = checker.string_list(raw, "tags") or []
     note = checker.string(raw, "note")
     xfail = None
+    xfail_by_provider = ()
     if "xfail" in raw:
         value = raw["xfail"]
         if isinstance(value, str) and value.strip():
             xfail = value.strip()
+        elif (isinstance(value, dict) and value
+              and all(isinstance(k, str) and k and isinstance(v, str) and v.strip() for k, v in value.items())):
+            xfail_by_provider = tuple((k, v.strip()) for k, v in value.items())
         else:
-            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
-                        "write 'xfail: why this known residual still fails'")
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string) or a mapping of provider "
+                        f"names to reasons, got {_type_name(value)}",
+                        "write 'xfail: why this known residual still fails' or 'xfail: {spec: why}'")
     if facts_only:
         # Another cluster file (a built one) has other ids: judge only what reaches the agent.
         routes_to = None
-        if xfail:
+        if xfail or xfail_by_provider:
             # A residual recorded against the hand-made ids says nothing about this file.
             xfail = None
+            xfail_by_provider = ()
     if index is not None:
         for cluster_id, line in routes_to or ():
             if not index.has_cluster(cluster_id):
@@ -263,6 +269,7 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
         xfail=xfail,
         line=raw.line,
         note=note,
+        xfail_by_provider=xfail_by_provider,
     )
     if not case.expectations():
         if facts_only:

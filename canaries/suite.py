@@ -164,11 +164,11 @@ def bundled_suite_dir():
     return os.path.dirname(os.path.abspath(__file__))
 
 
-BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml")
+BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml", "paraphrase.yaml")
 
 
 def bundled_suites():
-    """The suites shipped as package data (``canaries/spec.yaml``, ``canaries/example.yaml``)."""
+    """The suites shipped as package data (``canaries/spec.yaml``, ``example.yaml``, ``paraphrase.yaml``)."""
     base = bundled_suite_dir()
     return [os.path.join(base, name) for name in BUNDLED_SUITE_NAMES if os.path.isfile(os.path.join(base, name))]
 

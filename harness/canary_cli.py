@@ -148,7 +148,7 @@ def _print_run(suite_results, counts, comparison):
                 continue
             where = f"{display_path(suite.path)}:{result.case.line}"
             label = result.verdict.upper()
-            reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
+            reason = f" (xfail: {result.xfail})" if result.verdict == "xfail" else ""
             out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]),
                       soft_wrap=True)
             for difference in result.differences:

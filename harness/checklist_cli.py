@@ -83,7 +83,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from router import config as config_mod
     from router.clusterfile import load_cluster_file
     from router.errors import MemoryRouterError
-    from router.score import build_routing_table
+    from router.provider import build_table
     from router.session import route_fresh
 
     config = project_config(project_dir)
@@ -108,7 +108,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     try:
         settings = config_mod.settings_of(config)
         index = load_cluster_file(cluster_path)
-        decision = route_fresh(case.prompt, build_routing_table(index), settings)
+        decision = route_fresh(case.prompt, build_table(index), settings, log_as="checklist")
         member = next((m for m in index.members if m.slug == case.fact), None)
         hook_text = member.hook if member else None
     except MemoryRouterError:

@@ -287,14 +287,14 @@ def _probe_prompt(index, config):
     """``(prompt, decision)``: a prompt made of one cluster's tags that fires, with what a fresh
     session is sent for it (the routing decision after the session stage), or ``None``."""
     from router import config as config_mod
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table, route
     from router.session import applied, plan_injection
 
     settings = config_mod.settings_of(config)
-    table = build_routing_table(index)
+    table = build_table(index)
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
         prompt = " ".join(cluster.tags)
-        decision = route_prompt(prompt, table, settings)
+        decision = route(prompt, table, settings, log_as="doctor")
         if decision["additional_context"] is not None:
             return prompt, applied(decision, plan_injection(decision, prompt, settings))
     return None

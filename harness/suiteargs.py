@@ -79,11 +79,11 @@ def load_suites(paths, cluster_path=None, facts_only=False):
 
 
 def table_for(suite, cache):
-    from router.score import build_routing_table
+    from router.provider import build_table
 
     key = os.path.abspath(suite.cluster_path)
     if key not in cache:
-        cache[key] = build_routing_table(suite.index)
+        cache[key] = build_table(suite.index)
     return cache[key]
 
 

@@ -38,8 +38,8 @@ from router import __version__
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
-CACHE_FORMAT = 5
-_MAGIC = b"MRTABLE4"
+CACHE_FORMAT = 6
+_MAGIC = b"MRTABLE5"
 # magic, header length, CRC-32 of the header.
 _HEAD = struct.Struct("<8sQI")
 _ENTRY_MAGIC = b"MRENTRY1"
@@ -51,7 +51,9 @@ RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
-    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", os.path.join("data", "stopwords.txt")))
+    "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
+    "providername.py", "weighted.py", "stem.py",
+    os.path.join("data", "stopwords.txt")))
 
 
 def cache_dir():
@@ -173,16 +175,25 @@ def _shard_of(token, shards):
     return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards
 
 
+def posting_kinds(table):
+    """The token-keyed postings of a table (``tag_postings``, ``member_postings``, and what a
+    provider adds), in a fixed order; every other key but ``clusters`` is small metadata."""
+    return tuple(sorted(name for name in table if name.endswith("_postings")))
+
+
 def serialise_table(table, key):
-    """The sharded cache bytes for a routing table (see ``build_routing_table``)."""
-    tokens = set(table["tag_postings"]) | set(table["member_postings"])
+    """The sharded cache bytes for a routing table (see ``router.provider.build_table``)."""
+    kinds = posting_kinds(table)
+    meta = {name: value for name, value in table.items() if name != "clusters" and name not in kinds}
+    tokens = set()
+    for name in kinds:
+        tokens.update(table[name])
     posting_shards = max(1, len(tokens) // TOKENS_PER_SHARD)
     clusters = table["clusters"]
     cluster_shards = max(1, len(clusters) // CLUSTERS_PER_SHARD)
     postings = [{} for _ in range(posting_shards)]
     for token in tokens:
-        postings[_shard_of(token, posting_shards)][token] = (
-            table["tag_postings"].get(token, ()), table["member_postings"].get(token, ()))
+        postings[_shard_of(token, posting_shards)][token] = tuple(table[name].get(token, ()) for name in kinds)
     grouped = [{} for _ in range(cluster_shards)]
     for position, cluster in enumerate(clusters):
         grouped[position % cluster_shards][position] = cluster
@@ -192,7 +203,7 @@ def serialise_table(table, key):
     for blob in blobs:
         spans.append((offset, len(blob), zlib.crc32(blob)))
         offset += len(blob)
-    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans)))
+    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta))
     return _HEAD.pack(_MAGIC, len(header), zlib.crc32(header)) + header + b"".join(blobs)
 
 
@@ -278,7 +289,7 @@ def _open_table(entry, key):
         header = _pread(fd, header_len, _HEAD.size)
         if zlib.crc32(header) != header_crc:
             raise CorruptCacheError("routing-table cache header fails its checksum")
-        stored_key, posting_shards, cluster_shards, count, spans = marshal.loads(header)
+        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta = marshal.loads(header)
         if stored_key != key:
             raise ValueError("stale routing-table cache")
         end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
@@ -288,8 +299,11 @@ def _open_table(entry, key):
         os.close(fd)
         raise
     reader = _ShardReader(fd, _HEAD.size + header_len, posting_shards, cluster_shards, count, spans)
-    return {"tag_postings": _PostingView(reader, 0), "member_postings": _PostingView(reader, 1),
-            "clusters": _ClusterView(reader)}
+    table = dict(meta)
+    for which, name in enumerate(kinds):
+        table[name] = _PostingView(reader, which)
+    table["clusters"] = _ClusterView(reader)
+    return table
 
 
 def load_routing_table(path, build):

@@ -15,7 +15,7 @@ from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import cached, use_routing_table
 from router.hookio import hook_output, log_diagnostic, run_fail_open
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table, route
 from router.session import (
     after_compaction,
     hook_stage,
@@ -48,7 +48,9 @@ def _build_table(path):
     from router.clusterfile import load_cluster_file
 
     _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-    return build_routing_table(load_cluster_file(path))
+    # Learned terms (issue 14 item 4) join here: build_table(index, learned_terms) once a file
+    # beside the cluster file is read, with that file's stat in the cache key.
+    return build_table(load_cluster_file(path))
 
 
 def _parse_config(path):
@@ -95,7 +97,9 @@ def decide(payload, options):
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
     settings = config_mod.settings_of(config)
-    decision = use_routing_table(path, _build_table, lambda table: route_prompt(prompt, table, settings))
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    decision = use_routing_table(path, _build_table, lambda table: route(
+        prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path))
     if decision["additional_context"] is None:
         return None
     # Which clusters is the router's call; which of their lines this session still needs is

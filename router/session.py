@@ -183,11 +183,12 @@ def fresh(decision, prompt, settings):
     return applied(decision, plan_injection(decision, prompt, settings))
 
 
-def route_fresh(prompt, table, settings):
-    """``route_prompt`` then ``fresh``: what the hook sends this prompt in a new session."""
-    from router.score import route_prompt
+def route_fresh(prompt, table, settings, **route_options):
+    """The configured provider's decision (``router.provider.route``, given ``route_options``),
+    then ``fresh``: what the hook sends this prompt in a new session."""
+    from router.provider import route
 
-    return fresh(route_prompt(prompt, table, settings), prompt, settings)
+    return fresh(route(prompt, table, settings, **route_options), prompt, settings)
 
 
 # --------------------------------------------------------------------------- pure: the record

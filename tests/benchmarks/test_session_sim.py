@@ -9,7 +9,7 @@ import pytest
 
 from router.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table, route
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "session_sim.py"
 SLIM = 1000
@@ -25,13 +25,13 @@ def sim():
 
 @pytest.fixture
 def table(store):
-    return build_routing_table(load_cluster_file(str(store)))
+    return build_table(load_cluster_file(str(store)))
 
 
 def sent_bytes(sim, table, prompt, settings):
     from router.session import plan_injection
 
-    plan = plan_injection(route_prompt(prompt, table, settings), prompt, settings)
+    plan = plan_injection(route(prompt, table, settings), prompt, settings)
     return len(sim.in_request(plan["text"]).encode())
 
 
@@ -54,7 +54,7 @@ def test_a_compaction_empties_the_context_and_what_was_relied_on_is_sent_again(s
     # with the compaction, and the third ask finds it held
     from router.session import after_compaction, new_record, session_step
 
-    decision = route_prompt(prompts.setx, table, settings)
+    decision = route(prompts.setx, table, settings)
     _plan, record = session_step(new_record("s", ["x", 0, 0]), decision, prompts.setx, settings, now=1.0)
     _plan, record = session_step(record, decision, prompts.setx, settings, now=2.0)
     again = len((sim.SESSION_START_PREFIX + after_compaction(record, 9500, 3.0)[0]).encode())
@@ -62,7 +62,7 @@ def test_a_compaction_empties_the_context_and_what_was_relied_on_is_sent_again(s
     # asked about something else just before the compaction: nothing is sent again, the next ask sends
     other = sim.simulate([prompts.setx, prompts.ledger, prompts.setx], table, settings, SLIM, compact_after=2)
     assert other["per_call"][2] == SLIM + size
-    assert result["lines_sent"] == len(sim.plan_injection(route_prompt(prompts.setx, table, settings),
+    assert result["lines_sent"] == len(sim.plan_injection(route(prompts.setx, table, settings),
                                                           prompts.setx, settings)["lines"])
 
 
@@ -76,7 +76,7 @@ def test_the_pointer_costs_bytes_on_every_later_call(sim, table, prompts):
 
 def test_before_sends_the_routing_decisions_own_text(sim, table, prompts):
     settings = default_settings()
-    old_text = route_prompt(prompts.setx, table, settings)["additional_context"]
+    old_text = route(prompts.setx, table, settings)["additional_context"]
     result = sim.simulate([prompts.setx], table, settings, SLIM, dedup=False, old=True)
     assert result["per_call"] == [SLIM + len(sim.in_request(old_text).encode())]
 

@@ -4,6 +4,9 @@ import textwrap
 
 import pytest
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 pytest_plugins = ["pytester"]
 
 # The hypothesis plugin costs ~2 s per inner session and plays no part here.

@@ -18,6 +18,9 @@ from canaries.runner import (
 from canaries.suite import Case, load_suite
 from router.config import default_settings
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 
 def decision(routed=(), slugs=(), text=None, top=0, floor=3, second=0):
     """A route_prompt-shaped dict with only what the runner reads."""
@@ -100,6 +103,21 @@ def test_verdicts(xfail, dec, verdict, failed):
         assert result.differences == ("routes_to: expected c1 got nothing",)
 
 
+@pytest.mark.parametrize("provider, dec, verdict", [
+    ("spec", SILENT, "xfail"),      # the residual is spec's
+    ("spec", ROUTED, "xpass"),      # ... and it went away under spec: reported
+    ("weighted", SILENT, "fail"),   # another provider gets no excuse
+    ("weighted", ROUTED, "pass"),
+    (None, SILENT, "fail"),
+])
+def test_xfail_for_one_provider_applies_to_that_provider_only(provider, dec, verdict):
+    case = Case(id="c", prompt="p", routes_to=("c1",), xfail_by_provider=(("spec", "spec misses it"),))
+    result = evaluate(case, dict(dec, provider=provider) if provider else dec)
+    assert result.verdict == verdict
+    assert result.xfail == ("spec misses it" if provider == "spec" else None)
+    assert result.to_dict()["xfail"] == result.xfail
+
+
 def test_result_records_what_the_router_did():
     result = evaluate(Case(id="c", prompt="p", routes_to=("c1",), tags=("t",)), ROUTED)
     data = result.to_dict()
@@ -151,7 +169,7 @@ def test_run_suite_routes_each_case_with_the_settings(write_suite, prompts):
 # --------------------------------------------------------------------------- session cases (issue 13)
 
 # Every line of a routed cluster (no evidence cut), so these judge the session logic alone.
-ALL_LINES = dict(default_settings(), line_evidence_share=0)
+ALL_LINES = dict(default_settings(), line_evidence_share=0, provider="spec")  # written in spec §10 scores
 
 
 def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):

@@ -139,6 +139,10 @@ MALFORMED = [
      "a case must be a mapping"),
     ("xfail-without-reason", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: true\n", 5,
      "'xfail' must be the reason"),
+    ("xfail-mapping-empty-reason", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: {spec: ''}\n", 5,
+     "mapping of provider names to reasons"),
+    ("xfail-mapping-not-strings", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: {spec: 3}\n", 5,
+     "mapping of provider names to reasons"),
     ("routes-to-list-item-type", "cases:\n  - id: a\n    prompt: p\n    routes_to:\n      - layer1_04\n      - 7\n",
      6, "items must be non-empty strings"),
     ("routes-to-empty", "cases:\n  - id: a\n    prompt: p\n    routes_to: []\n", 4, "empty list"),
@@ -249,10 +253,25 @@ def test_suite_files_in_picks_only_suites(tmp_path):
     assert [p.rsplit("/", 1)[1] for p in suite_files_in(tmp_path)] == ["a.yaml", "b.yml"]
 
 
-def test_bundled_suites_are_the_two_package_files():
+def test_xfail_mapping_names_providers(write_suite):
+    path = write_suite("""
+        cases:
+          - id: a
+            prompt: p
+            silent: true
+            xfail: {spec: spec misses it, weighted: so does weighted}
+    """)
+    case = load_suite(path).cases[0]
+    assert case.xfail is None
+    assert case.xfail_by_provider == (("spec", "spec misses it"), ("weighted", "so does weighted"))
+    assert (case.xfail_for("spec"), case.xfail_for("weighted"), case.xfail_for("null")) == (
+        "spec misses it", "so does weighted", None)
+
+
+def test_bundled_suites_are_the_package_files():
     # Lists what is shipped; the cases themselves are checked by test_cli's bundled test.
     paths = bundled_suites()
-    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml"]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml", "paraphrase.yaml"]
 
 
 def test_facts_only_judges_a_cluster_file_with_other_ids(tmp_path, run_cli):

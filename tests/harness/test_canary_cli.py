@@ -7,6 +7,9 @@ import pytest
 
 from harness.cli import main
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 # One passing and one deliberately failing case per expectation kind, on the test store
 # (see tests/support/canary_store.py prompts for what each prompt routes to).
 KINDS = [
@@ -242,13 +245,13 @@ def test_bundled_suites_run_green_on_a_fresh_install(run_cli, tmp_path):
     from canaries.suite import bundled_suites, load_suite
 
     paths = bundled_suites()
-    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml"]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml", "paraphrase.yaml"]
     for path in paths:
         assert load_suite(path).cases
     done = run_cli("canary", "run", cwd=tmp_path)
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
-    assert "OK: " in out and "spec.yaml" in out and "example.yaml" in out
+    assert "OK: " in out and all(name in out for name in ("spec.yaml", "example.yaml", "paraphrase.yaml"))
 
 
 @pytest.mark.parametrize("command", ["run", "eval"])

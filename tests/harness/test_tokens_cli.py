@@ -17,6 +17,7 @@ from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from router.config import default_settings
+from router.provider import build_table
 from router.score import build_routing_table
 from router.session import route_fresh
 
@@ -89,7 +90,7 @@ def test_report_sections_on_the_example_store(paths, capsys):
     assert loaded["flat"]["tokens_method"] == "estimate" and loaded["flat"]["truncated"] is False
 
     # (b) recomputed independently: route each prompt, count the wrapped injection.
-    table = build_routing_table(load_cluster_file(paths.clusters))
+    table = build_table(load_cluster_file(paths.clusters))
     expected = []
     for prompt in PROMPTS:
         # what a fresh session is sent (the line selection applied)

@@ -58,6 +58,28 @@ def test_sharded_cache_routes_exactly_like_the_fresh_table(big_store):
     assert routed >= 30  # the comparison exercised real routes, not only silence
 
 
+@pytest.mark.parametrize("provider", ["spec", "weighted"])
+def test_sharded_cache_routes_every_builtin_like_the_fresh_table(big_store, provider):
+    from router.provider import build_table, route
+
+    def build(path):
+        return build_table(load_cluster_file(path))
+
+    fresh = build(big_store)
+    load_routing_table(big_store, build)
+    from_cache = load_routing_table(big_store, build)
+    assert not isinstance(from_cache["term_postings"], dict)
+    assert from_cache["weighted_meta"] == fresh["weighted_meta"]
+    settings = dict(default_settings(), provider=provider)
+    prompts = _prompts(big_store) + ["kalomi renzor tekvas"]  # misspelt and unknown words too
+    routed = 0
+    for prompt in prompts:
+        expected = route(prompt, fresh, settings)
+        assert route(prompt, from_cache, settings) == expected
+        routed += bool(expected["routed"])
+    assert routed >= 30
+
+
 def test_cache_hit_does_not_call_build(big_store):
     load_routing_table(big_store, _build)
 
@@ -109,7 +131,7 @@ def test_unwritable_cache_dir_is_ignored(big_store, monkeypatch, tmp_path):
 
 def test_serialised_table_is_compact_per_shard(big_store):
     data = serialise_table(_build(big_store), ("k",))
-    assert data[:8] == b"MRTABLE4"
+    assert data[:8] == cache._MAGIC
 
 
 def _counting_build():

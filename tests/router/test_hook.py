@@ -82,7 +82,11 @@ def test_config_file_sets_cluster_path_and_constants(run_cli, example_cluster_fi
     env = {"CLAUDE_PROJECT_DIR": str(project)}
     assert_injection(run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout)
     # a floor nobody can reach silences the hook: proves the config's constants are used
-    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nscore_floor = 999\n', encoding="utf-8")
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "weighted"\nweighted_floor = 999\n',
+                      encoding="utf-8")
+    assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "spec"\nscore_floor = 999\n',
+                      encoding="utf-8")
     assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
 
 
@@ -244,7 +248,7 @@ def test_any_exception_fails_open(monkeypatch, example_cluster_file):
     def boom(*_args, **_kwargs):
         raise RuntimeError("scorer exploded")
 
-    monkeypatch.setattr(hook, "route_prompt", boom)
+    monkeypatch.setattr(hook, "route", boom)
     out = io.StringIO()
     assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload("setx bash")), out) == 0
     assert out.getvalue() == ""

@@ -14,6 +14,7 @@ import pytest
 
 from router import session
 from router.config import default_settings
+from router.provider import build_table
 from router.score import build_routing_table, parse_header, route_prompt
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
@@ -565,7 +566,7 @@ def test_an_unwritable_cache_still_injects(hook, monkeypatch, tmp_path):
 def test_the_stage_never_changes_which_clusters_are_routed(example_cluster_file):
     from router.clusterfile import load_cluster_file
 
-    table = build_routing_table(load_cluster_file(str(example_cluster_file)))
+    table = build_table(load_cluster_file(str(example_cluster_file)))
     settings = dict(default_settings(), lines_per_injection=2)
     decision = route_prompt(SETX, table, settings)
     plan = session.plan_injection(decision, SETX, settings)
@@ -575,7 +576,7 @@ def test_the_stage_never_changes_which_clusters_are_routed(example_cluster_file)
 def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluster_file):
     from router.clusterfile import load_cluster_file
 
-    table = build_routing_table(load_cluster_file(str(example_cluster_file)))
+    table = build_table(load_cluster_file(str(example_cluster_file)))
     settings = default_settings()
     routed = session.route_fresh(SETX, table, settings)
     assert 1 <= len(routed["lines"]) <= settings["lines_per_injection"] < routed["total_member_lines"]
