@@ -40,9 +40,11 @@ def fact_as_new(request_log, line):
     """Per main-thread, non-compaction request: ``(prompt_index, [hook event, ...])``, one event
     name per time ``line`` appears inside a hook context placed after the last assistant message,
     i.e. text the model has not seen before."""
-    analysis = measure.analyze_requests(measure.read_log(request_log))
+    records = measure.read_log(request_log)
+    analysis = measure.analyze_requests(records)
     out = []
-    for record, call in zip((r for r in measure.read_log(request_log) if _is_call(r)), analysis["calls"]):
+    # analyze_requests keeps the Messages calls it can parse, in order: the same filter pairs them
+    for record, call in zip((r for r in records if _is_call(r)), analysis["calls"], strict=True):
         if call["thread"] != measure.MAIN or call["compaction"]:
             continue
         messages = json.loads(record["body"])["messages"]
