@@ -39,6 +39,14 @@ def cmd_clusters_convert(args):
     out = args.out or os.path.splitext(args.file)[0] + "." + args.to
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise InputError("refusing to convert a file onto itself", path=args.file, fix="pass --out")
+    if os.path.isdir(out):
+        raise InputError("--out names a directory, not a file", path=out,
+                         fix=f"pass a file path, such as {os.path.join(out, os.path.basename(os.path.splitext(args.file)[0]))}.{args.to}")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        # Creating it would hide a typo in the path; the user creates it once, on purpose.
+        raise InputError("the directory of --out does not exist; nothing was written", path=parent,
+                         fix=f"create it first (mkdir -p {parent}) or pass another --out")
     data = text.encode("utf-8")
     snapshot = Snapshot(out)
     if snapshot.exists and snapshot.data != data:

@@ -209,7 +209,7 @@ def _looks_like_json_object(text):
         return False
     try:
         return isinstance(json.loads(stripped), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -222,14 +222,15 @@ def _classify_user(obj, message):
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return META, None
     source = obj.get("promptSource")
-    if source is not None and source not in _PROMPT_SOURCES:
+    if source is not None and (source.__class__ is not str or source not in _PROMPT_SOURCES):
         # A source we have not seen: record it, but a line nobody typed must not anchor injections.
         return META, None
     if isinstance(content, str):
         head = content.lstrip()[:40]
     elif isinstance(content, list):
         first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
-        head = (first.get("text") or "").lstrip()[:40] if first else ""
+        text = first.get("text") if first else None
+        head = text.lstrip()[:40] if isinstance(text, str) else ""
     else:
         return META, None
     for marker, kind in _WRAPPER_KINDS:

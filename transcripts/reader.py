@@ -47,6 +47,19 @@ from transcripts.entries import (  # noqa: F401 - the kinds and records, importa
 )
 
 
+class _TooDeep(ValueError):
+    """A line nested past what the parser can take, with the column where it goes too deep."""
+
+    def __init__(self, raw):
+        from router.jsontext import too_deep_at
+
+        text = raw.decode("utf-8", errors="replace")
+        index = too_deep_at(text)
+        self.colno = None if index is None else index + 1
+        self.msg = "nested too deep to parse"
+        super().__init__(self.msg)
+
+
 class TranscriptReader:
     """Iterate a transcript file's entries; diagnostics accumulate on the reader as it goes.
 
@@ -108,6 +121,10 @@ class TranscriptReader:
                     except ValueError as err:
                         self._bad(line, raw, err)
                         continue
+                    except RecursionError:
+                        # Python's parser recurses per nesting level; no Claude Code line nests so.
+                        self._bad(line, raw, _TooDeep(raw))
+                        continue
                     if not isinstance(obj, dict):
                         self.bad_lines += 1
                         self._note(line, "not_an_object", f"a JSON {type(obj).__name__}, not an object; skipped")
@@ -120,8 +137,10 @@ class TranscriptReader:
                 # Also when a consumer stops early (first_turn): lines read so far.
                 self.lines = line
         if self.entries == 0 and self.bad_lines > 0:
-            raise InputError("no line is a JSON object: not a Claude Code transcript", path=self.path,
-                             line=self.diagnostics[0].line if self.diagnostics else None)
+            first = self.diagnostics[0] if self.diagnostics else None
+            reason = f" (line {first.line}: {first.message})" if first else ""
+            raise InputError(f"no line is a usable JSON object: not a Claude Code transcript{reason}", path=self.path,
+                             line=first.line if first else None)
 
     def _bad(self, line, raw, err):
         if not raw.endswith(b"\n"):

@@ -1,5 +1,7 @@
 """The one entry point: every command module registers, --help shows the defaults, bad commands exit 2."""
 
+import pytest
+
 from harness.cli import COMMAND_MODULES, build_parser, main
 
 
@@ -20,3 +22,78 @@ def test_help_shows_every_default(capsys):
 
 def test_unknown_command_is_a_usage_error(capsys):
     assert main(["no-such-command"]) == 2
+
+
+@pytest.mark.parametrize("raised,words", [
+    (RecursionError("maximum recursion depth exceeded"), "nests too deep"),
+    (IsADirectoryError(21, "Is a directory", "/some/MEMORY.md"), "/some/MEMORY.md: Is a directory"),
+    (OSError(40, "Too many levels of symbolic links", "/some/loop"), "/some/loop: Too many levels"),
+])
+def test_an_unexpected_recursion_or_os_error_is_one_line_and_exit_2(monkeypatch, capsys, raised, words):
+    import harness.route_cli
+
+    def handler(_args):
+        raise raised
+
+    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    assert main(["route", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memory-router: error: ") and words in err and err.count("\n") == 1
+
+
+def test_a_broken_pipe_is_still_a_quiet_exit_0(monkeypatch, capsys):
+    import harness.route_cli
+
+    def handler(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    assert main(["route", "anything"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _memory_md_directory(tmp_path):
+    (tmp_path / "mem" / "MEMORY.md").mkdir(parents=True)
+    return tmp_path / "mem"
+
+
+def _memory_md_symlink_loop(tmp_path):
+    (tmp_path / "mem").mkdir()
+    (tmp_path / "mem" / "MEMORY.md").symlink_to(tmp_path / "mem" / "loop")
+    (tmp_path / "mem" / "loop").symlink_to(tmp_path / "mem" / "MEMORY.md")
+    return tmp_path / "mem"
+
+
+def _settings(tmp_path, text):
+    (tmp_path / "p" / ".claude").mkdir(parents=True)
+    (tmp_path / "p" / ".claude" / "settings.json").write_text(text)
+    return tmp_path / "p"
+
+
+DEEP_SETTINGS = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize("make,command,named", [
+    (_memory_md_directory, ["slim", "render", "--memory-dir", "{}"], "MEMORY.md"),
+    (_memory_md_symlink_loop, ["slim", "render", "--memory-dir", "{}"], "MEMORY.md"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["install", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["uninstall", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["sentinel", "install", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, '{\n  "x": NaN\n}\n'), ["install", "--project", "{}"], "settings.json:2:8"),
+    (lambda t: _settings(t, '{"hooks": {"UserPromptSubmit": Infinity}}'), ["install", "--project", "{}"],
+     "settings.json:1:32"),
+    (lambda t: _settings(t, '{"x": -Infinity}'), ["sentinel", "uninstall", "--project", "{}"], "settings.json:1:7"),
+    (lambda t: (t / "outdir").mkdir() or t / "outdir",
+     ["clusters", "convert", "{clusters}", "--to", "tsv", "--out", "{}"], "outdir"),
+])
+def test_issue_11_tracebacks_are_one_line_errors_exit_2(run_cli, tmp_path, example_cluster_file, make, command,
+                                                       named):
+    target = make(tmp_path)
+    argv = [part.format(target, clusters=example_cluster_file) for part in command]
+    if argv[:2] == ["slim", "render"]:
+        argv += ["--clusters", str(example_cluster_file)]
+    result = run_cli(*argv, cwd=tmp_path)
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert "Traceback" not in err and err.startswith("memory-router: error: ") and err.count("\n") == 1, err
+    assert named in err

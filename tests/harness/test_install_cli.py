@@ -6,11 +6,14 @@ import pathlib
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
 from harness import install_cli, settingsfile
+from harness.cli import main
 from support.settings_project import backups, cli, settings_file
 
 FOREIGN = (
@@ -224,3 +227,25 @@ def test_router_executable_is_absolute_and_runs():
     assert os.path.isabs(argv[0])
     result = subprocess.run(argv + ["--version"], capture_output=True, timeout=60)
     assert result.returncode == 0 and b"memory-router" in result.stdout
+
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8),
+              st.just("memory-router hook # memory-router")),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["hooks", "UserPromptSubmit", "command", "timeout", "type",
+                                                             "matcher", "disableAllHooks"]), inner, max_size=4)),
+    max_leaves=15)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_JSON)
+def test_install_and_uninstall_on_any_json_exit_0_1_or_2(tmp_path_factory, document):
+    # Issue 11's fuzzing found "hooks": null crashing install; any JSON must give an exit code, never raise.
+    project = tmp_path_factory.mktemp("fuzz")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": document}))
+    for command in ("install", "uninstall", "sentinel"):
+        argv = ["sentinel", "install", "--project", str(project)] if command == "sentinel" else \
+            [command, "--project", str(project)]
+        assert main(argv) in (0, 1, 2)
