@@ -204,3 +204,10 @@ def test_parse_cluster_text_feeds_the_scorer():
             "## Layer 1 - Member Lines\n### c1\n- pg_fact - reference; vacuum runs nightly\n")
     table = build_routing_table(parse_cluster_text(text, "x.md"))
     assert route_prompt("postgres vacuum", table, settings())["routed"] == ["c1"]
+
+
+def test_no_member_line_fitting_the_size_cap_means_no_injection_not_a_bare_header():
+    index = make_index([("big", ["windows"], [("only_fact", "y" * 400)])])
+    decision = route_prompt("windows", build_routing_table(index), settings(max_context_chars=200))
+    assert decision["routed"] == ["big"] and decision["lines"] == []
+    assert decision["additional_context"] is None
