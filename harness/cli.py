@@ -89,6 +89,9 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
+        from harness.cliconfig import require_valid_config
+
+        require_valid_config(args)
         return int(handler(args) or 0)
     except MemoryRouterError as err:
         print(f"memory-router: error: {err}", file=sys.stderr)

@@ -97,3 +97,55 @@ def test_issue_11_tracebacks_are_one_line_errors_exit_2(run_cli, tmp_path, examp
     assert result.returncode == 2, err
     assert "Traceback" not in err and err.startswith("memory-router: error: ") and err.count("\n") == 1, err
     assert named in err
+
+
+BROKEN_CONFIG_COMMANDS = [
+    ["doctor"],                                   # exited 1 (a failed check) before issue 11
+    ["tokens", "report", "--flat", "{flat}", "--slim", "{flat}"],  # exited 0: it read no config
+    ["install", "--project", "."],
+    ["uninstall", "--project", "."],
+    ["sentinel", "install", "--project", "."],
+    ["transcript", "locate"],
+    ["clusters", "check", "{clusters}"],
+    ["route", "setx"],
+    ["canary", "run"],
+    ["checklist"],
+    ["slim", "rollback", "--memory-dir", "."],
+]
+
+
+def _takes_config(argv):
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            build_parser().parse_args([*argv, "--config", "x"])
+        except SystemExit:
+            return False
+    return True
+
+
+BROKEN_CONFIG_CASES = [(where, command) for command in BROKEN_CONFIG_COMMANDS for where in ("cwd", "project", "explicit")
+                       if where == "cwd" or (where == "project" and "--project" in command)
+                       or (where == "explicit" and _takes_config(command))]
+
+
+@pytest.mark.parametrize("where,command", BROKEN_CONFIG_CASES, ids=lambda v: v if isinstance(v, str) else " ".join(v[:2]))
+def test_a_broken_config_makes_every_command_exit_2_naming_file_and_line(tmp_path, monkeypatch, capsys,
+                                                                        example_cluster_file, example_flat_index,
+                                                                        command, where):
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "memory-router.toml"
+    config.write_text("score_floor = 3\nline_cap = \n")
+    argv = [part.format(flat=example_flat_index, clusters=example_cluster_file) for part in command]
+    if where == "cwd":
+        monkeypatch.chdir(project)
+    elif where == "project":
+        argv[argv.index("--project") + 1] = str(project)
+    else:
+        argv += ["--config", str(config)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{config}:2:" in err and "invalid TOML" in err
