@@ -279,7 +279,9 @@ def read_memory_dir(directory):
     hook: the index line's hook, else the file's description (see the module docstring).
     """
     if not os.path.isdir(directory):
-        raise InputError("not a directory", path=directory, fix="pass your Claude Code memory directory")
+        raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                         else "is a file, not a memory directory", path=directory,
+                         fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
     index_path = os.path.join(directory, "MEMORY.md")
     entries = read_index(index_path) if os.path.isfile(index_path) else []
     return merge_memories(entries, read_memory_files(directory), index_path)
