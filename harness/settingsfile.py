@@ -136,6 +136,16 @@ def _backup(settings_path, data):
                            "nothing was written", fix="make that directory writable") from None
 
 
+def _refuse_dangling_link(settings_path):
+    """A settings.json that is a symlink to nothing (a dotfiles link whose file is not there yet):
+    writing through it would create a file somewhere else, unasked. Refuse, naming both."""
+    if os.path.islink(settings_path) and not os.path.exists(settings_path):
+        target = os.path.realpath(settings_path)
+        raise RefusedError(f"{settings_path} is a symlink to {target}, which does not exist; nothing was written",
+                           fix=f"create {target} (even as {{}}) if the link is meant, or remove the link, then "
+                               "run the command again")
+
+
 def _replace(snap, data):
     """Atomically replace the settings file (or create it), refusing if it changed since read.
     Through a symlink (settings.json kept in a dotfiles repository) the file it points to is
@@ -150,6 +160,7 @@ def utc_now():
 def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None):
     """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
     out = out or sys.stdout
+    _refuse_dangling_link(settings_path)
     snap, settings = read_settings(settings_path)
     change = inst.add_entry(settings, command, mark, conflicts=conflicts)
     if change.action == "conflict":
@@ -165,6 +176,9 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     if dry_run:
         out.write(inst.unified_diff(snap.data, new, settings_path))
         return "dry-run", change.detail, None
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(settings_path, "settings file")
     backup = _backup(settings_path, snap.data) if snap.exists else None
     previous = read_record(settings_path, role)
     _replace(snap, new)
@@ -199,10 +213,15 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None):
         if action == "delete":
             out.write("(the file would be deleted: memory-router created it and it is unchanged since)\n")
         return "dry-run", None
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(settings_path, "settings file")
     backup = _backup(settings_path, snap.data)
     if action == "delete":
         snap.require_unchanged()
-        os.unlink(settings_path)
+        # Through a symlink, the file memory-router created is the link's target: delete that and
+        # keep the link, as it was before install.
+        os.unlink(os.path.realpath(settings_path))
     else:
         _replace(snap, data)
     if record is not None:
@@ -221,7 +240,10 @@ def report_write(action, detail, backup, settings_path, what):
         "restore": f"removed {what} from {settings_path}: restored, byte for byte, the file as it was before "
                    "memory-router changed it",
         "write": f"removed {what} from {settings_path}; every other key and hook kept",
-        "delete": f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed",
+        "delete": (f"removed {what}: deleted {os.path.realpath(settings_path)}, the file the link {settings_path} "
+                   "points to, which memory-router had created and nobody changed; the link is kept"
+                   if os.path.islink(settings_path) else
+                   f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed"),
         "absent": f"{what} is not installed in {settings_path}; nothing changed",
     }
     if action in messages:

@@ -249,3 +249,38 @@ def test_install_and_uninstall_on_any_json_exit_0_1_or_2(tmp_path_factory, docum
         argv = ["sentinel", "install", "--project", str(project)] if command == "sentinel" else \
             [command, "--project", str(project)]
         assert main(argv) in (0, 1, 2)
+
+
+@pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
+def test_install_refuses_a_dangling_settings_symlink(capsys, project, tmp_path, command):
+    # Issue 11: install created the link's target, and uninstall then deleted the link.
+    target = tmp_path / "dotfiles" / "settings.json"
+    settings_file(project).symlink_to(target)
+    code, _out, err = cli(capsys, *command, "--project", project)
+    assert code == 1 and f"is a symlink to {target}, which does not exist" in err and "nothing was written" in err
+    assert not target.exists() and settings_file(project).is_symlink() and not (tmp_path / "dotfiles").exists()
+
+
+def test_uninstall_deletes_the_created_target_and_keeps_the_link(capsys, project, tmp_path):
+    # A file memory-router created, later moved into a dotfiles folder behind a link: "delete" removes
+    # the file it created (the link's target) and leaves the link as the user made it.
+    assert cli(capsys, "install", "--project", project)[0] == 0
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    os.replace(settings_file(project), dotfiles / "settings.json")
+    settings_file(project).symlink_to(dotfiles / "settings.json")
+    code, out, _err = cli(capsys, "uninstall", "--project", project)
+    assert code == 0 and "the link is kept" in out
+    assert settings_file(project).is_symlink() and not (dotfiles / "settings.json").exists()
+
+
+@pytest.mark.parametrize("command", [["install"], ["uninstall"], ["sentinel", "install"]])
+def test_a_read_only_settings_file_is_refused_naming_it_and_the_fix(capsys, project, command):
+    settings_file(project).write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "/x/memory-router hook # memory-router install", "timeout": 5}]}]},
+        "model": "opus"}))
+    os.chmod(settings_file(project), 0o444)
+    before = settings_file(project).read_bytes()
+    code, _out, err = cli(capsys, *command, "--project", project)
+    assert code == 1 and f"{settings_file(project)} is read-only (mode 0444)" in err and "chmod u+w" in err
+    assert settings_file(project).read_bytes() == before and backups(project) == []
