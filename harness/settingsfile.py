@@ -157,12 +157,13 @@ def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None):
+def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
+              timeout=inst.HOOK_TIMEOUT_SECONDS):
     """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
     out = out or sys.stdout
     _refuse_dangling_link(settings_path)
     snap, settings = read_settings(settings_path)
-    change = inst.add_entry(settings, command, mark, conflicts=conflicts)
+    change = inst.add_entry(settings, command, mark, timeout=timeout, conflicts=conflicts)
     if change.action == "conflict":
         raise RefusedError(f"{settings_path} already runs the router from a hook memory-router did not add "
                            f"({change.detail}); a second one would inject twice per prompt. Nothing was written",

@@ -284,3 +284,39 @@ def test_a_read_only_settings_file_is_refused_naming_it_and_the_fix(capsys, proj
     code, _out, err = cli(capsys, *command, "--project", project)
     assert code == 1 and f"{settings_file(project)} is read-only (mode 0444)" in err and "chmod u+w" in err
     assert settings_file(project).read_bytes() == before and backups(project) == []
+
+
+def _our_entry(project):
+    data = json.loads(settings_file(project).read_text())
+    return data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+
+
+def test_reinstall_keeps_a_hand_edited_clusters_option_and_timeout_and_says_so(capsys, project, example_cluster_file):
+    # Issue 11: re-running install silently reverted both.
+    assert cli(capsys, "install", "--project", project)[0] == 0
+    data = json.loads(settings_file(project).read_text())
+    entry = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    entry["command"] = entry["command"].replace(" hook ", f" hook --clusters {example_cluster_file} ")
+    entry["timeout"] = 30
+    settings_file(project).write_text(json.dumps(data, indent=2))
+    edited = settings_file(project).read_bytes()
+    code, _out, err = cli(capsys, "install", "--project", project)
+    assert code == 0 and settings_file(project).read_bytes() == edited  # nothing to change: the edits are kept
+    assert "already installed" in _out
+    # A moved executable is rewritten, and the hand edits still kept, each named.
+    entry["command"] = entry["command"].replace(entry["command"].split()[0], "/old/venv/bin/memory-router")
+    settings_file(project).write_text(json.dumps(data, indent=2))
+    code, _out, err = cli(capsys, "install", "--project", project)
+    assert code == 0
+    assert _our_entry(project)["timeout"] == 30 and f"--clusters {example_cluster_file}" in _our_entry(project)["command"]
+    assert f"kept --clusters {example_cluster_file}" in err and "kept the entry's timeout of 30 s" in err
+    assert "the entry's command changes from /old/venv/bin/memory-router" in err
+
+
+def test_reinstall_with_a_new_clusters_option_says_what_changes(capsys, project, example_cluster_file, tmp_path):
+    other = tmp_path / "other.md"
+    other.write_bytes(example_cluster_file.read_bytes())
+    assert cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)[0] == 0
+    code, _out, err = cli(capsys, "install", "--project", project, "--clusters", other)
+    assert code == 0 and f"--clusters changes from {example_cluster_file} to {other}" in err
+    assert f"--clusters {other}" in _our_entry(project)["command"]
