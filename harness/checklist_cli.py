@@ -193,7 +193,8 @@ def register(subparsers):
                     "the exact first prompt, and the commands that find the transcript and record the verdict.",
         epilog="exit codes: 0 every automatic precondition met or unknown; 1 one is not met; 2 invalid suite",
         formatter_class=raw)
-    checklist.add_argument("suite", nargs="?", metavar="SUITE")
+    checklist.add_argument("suite", nargs="?", metavar="SUITE",
+                           help="suite file with behavioural: cases (default: the bundled canaries/spec.yaml)")
     checklist.add_argument("--case", metavar="ID", help="only this behavioural case")
     checklist.add_argument("--memory-dir", metavar="DIR",
                            help="memory directory (default: memory_dir in the config, else Claude Code's default)")

@@ -46,7 +46,7 @@ def register(subparsers):
         description="Scores PROMPT against every cluster: each cluster's score with its matched tag and "
                     "member tokens, the floor, the margins, the chosen clusters and the exact "
                     "additionalContext the hook would emit. --json gives the stable shape in the README.")
-    route.add_argument("prompt", metavar="PROMPT")
+    route.add_argument("prompt", metavar="PROMPT", help="the prompt text, quoted as one argument")
     add_clusters_option(route)
     route.add_argument("--json", action="store_true", help="machine-readable output")
     route.set_defaults(handler=cmd_route)

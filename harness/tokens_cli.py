@@ -287,7 +287,11 @@ def cmd_tokens_report(args):
 
 
 def register(subparsers):
-    tokens = subparsers.add_parser("tokens", help="token-delta report: slim vs flat, net of injections")
+    tokens = subparsers.add_parser(
+        "tokens", help="token-delta report: slim vs flat, net of injections",
+        description="Phase 2's token delta (spec §5): what the flat and the slim MEMORY.md cost on every API "
+                    "call, what the router injects per prompt, and a modelled session that keeps each "
+                    "injection in the history. 'report' prints it.")
     sub = tokens.add_subparsers(dest="tokens_command", metavar="ACTION", required=True)
     report = sub.add_parser(
         "report", help="always-loaded size, per-prompt injections, the modelled session and measured usage",

@@ -209,7 +209,8 @@ def register_verdict(canary_subparsers):
                     "names its evidence by line number.",
         epilog="exit codes: 0 PASS; 1 FAIL; 3 INCONCLUSIVE; 2 invalid input (transcript, suite, unknown case)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    verdict.add_argument("transcript", metavar="TRANSCRIPT")
+    verdict.add_argument("transcript", metavar="TRANSCRIPT",
+                         help="the session's .jsonl transcript (memory-router transcript locate prints it)")
     verdict.add_argument("--case", metavar="ID", required=True, help="the behavioural case's id")
     verdict.add_argument("--suite", metavar="SUITE", help="suite file (default: the bundled canaries/spec.yaml)")
     verdict.add_argument("--record", metavar="FILE",

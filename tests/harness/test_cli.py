@@ -149,3 +149,29 @@ def test_a_broken_config_makes_every_command_exit_2_naming_file_and_line(tmp_pat
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{config}:2:" in err and "invalid TOML" in err
+
+
+def _walk(parser, path):
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _walk(sub, [*path, name])
+
+
+def test_every_command_has_a_description_and_every_positional_a_help():
+    # Issue 11: clusters, clusters check, tokens, sentinel uninstall had no description, and no
+    # positional argument said what it takes.
+    import argparse
+
+    missing = []
+    for path, parser in _walk(build_parser(), ["memory-router"]):
+        if not parser.description:
+            missing.append(f"{' '.join(path)}: no description")
+        for action in parser._actions:
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction) and not action.help:
+                missing.append(f"{' '.join(path)}: positional {action.metavar or action.dest} has no help")
+    assert missing == []
+    assert len(list(_walk(build_parser(), ["memory-router"]))) > 20  # the walk reached the subcommands
