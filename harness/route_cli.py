@@ -36,7 +36,9 @@ def cmd_route(args):
     else:
         out.print(f"routed: {', '.join(decision['routed'])}")
         out.print("additionalContext the hook would emit:", style="bold")
-        out.print(decision["additional_context"], markup=False)
+        # Plain print, never the console: rich word-wraps to the terminal (80 columns when piped),
+        # and this text must be the exact bytes the hook would send.
+        print(decision["additional_context"], flush=True)
     return 0
 
 
