@@ -87,6 +87,10 @@ def sentinel_check_report(transcript, text, as_json=False):
     from transcripts.audit import FAIL, PASS, audit_path
     from transcripts.locate import subagent_files
 
+    if not str(transcript).strip():
+        from harness.transcript_cli import EMPTY_PATH_FIX, EMPTY_PATH_MESSAGE
+
+        raise InputError(EMPTY_PATH_MESSAGE, fix=EMPTY_PATH_FIX)
     if not os.path.isfile(transcript):
         raise InputError("no such transcript file", path=transcript,
                          fix="`memory-router transcript locate --project DIR` prints the newest one")

@@ -11,6 +11,11 @@ from router.errors import InputError
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "n/a": "dim", "unknown": "yellow"}
 
 
+EMPTY_PATH_MESSAGE = "the transcript path is empty, so there is nothing to read"
+EMPTY_PATH_FIX = ("pass a session .jsonl; from \"$(memory-router transcript locate)\", the message above "
+                  "says why no session was found")
+
+
 def expand_paths(paths, with_subagents=True):
     """FILE|DIR arguments -> transcript files, each session followed by its subagent files.
 
@@ -27,6 +32,9 @@ def expand_paths(paths, with_subagents=True):
             found.append(pathlib.Path(path))
 
     for arg in paths:
+        if not str(arg).strip():
+            # pathlib.Path("") is ".", which would audit every .jsonl under the current directory.
+            raise InputError(EMPTY_PATH_MESSAGE, fix=EMPTY_PATH_FIX)
         path = pathlib.Path(arg)
         if path.is_dir():
             for item in sorted(path.rglob("*.jsonl"), key=_session_order):

@@ -85,6 +85,10 @@ class TranscriptReader:
             self.dropped_diagnostics += 1
 
     def __iter__(self):
+        if not self.path.strip():
+            raise InputError("the transcript path is empty, so there is nothing to read",
+                             fix="pass a session .jsonl; from \"$(memory-router transcript locate)\", the "
+                                 "message above says why no session was found")
         try:
             handle = open(self.path, "rb")
         except IsADirectoryError:

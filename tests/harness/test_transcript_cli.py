@@ -179,3 +179,29 @@ def test_a_file_of_only_unusable_lines_is_one_error_line_saying_why(run_cli, tmp
         errors = [line for line in proc.stderr.decode().splitlines() if line.startswith("memory-router: error:")]
         assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in proc.stderr.decode()
         assert f"{path}:1:" in errors[0] and "nested too deep" in errors[0]
+
+
+@pytest.mark.parametrize("command", [["transcript", "audit"], ["transcript", "census"], ["sentinel", "check"],
+                                     ["canary", "verdict"]])
+def test_an_empty_transcript_path_is_one_clear_error(run_cli, tmp_path, session, bodies, command):
+    # `transcript audit "$(memory-router transcript locate)"` with no session passes "": it was read as
+    # "." (every .jsonl under the current directory) and gave a second, confusing error (issue 11).
+    build_pass(session, bodies, tmp_path, name="unrelated.jsonl")
+    extra = {"sentinel": ["--sentinel", "X"], "canary": ["--case", "setx-cold"]}.get(command[0], [])
+    proc = run_cli(*command, "", *extra, cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err.count("\n") == 1, err
+    assert "the transcript path is empty" in err and "transcript locate" in err and proc.stdout == b""
+
+
+def test_locate_then_audit_with_no_session_prints_the_reason_once(run_cli, tmp_path):
+    import subprocess
+
+    from conftest import memory_router_exe
+
+    exe = memory_router_exe()
+    proc = subprocess.run(f'"{exe}" transcript audit "$("{exe}" transcript locate)"', shell=True, cwd=tmp_path,
+                          capture_output=True)
+    lines = proc.stderr.decode().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2 and proc.stdout == b""
+    assert "no session transcript for" in lines[0] and "the message above says why" in lines[1]
