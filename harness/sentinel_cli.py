@@ -99,9 +99,11 @@ def sentinel_check_report(transcript, text, as_json=False):
     if main is None:
         raise InputError("no main-session lines in this transcript", path=transcript)
     check_c, check_b = main.check("c"), main.check("b")
-    prompts = len(main.prompts)
+    prompts = main.prompt_count if main.prompt_count is not None else len(main.prompts)
     hit_line = check_c.evidence[0].line if check_c.evidence else None
-    later = sum(1 for p in main.prompts if hit_line is not None and p.line > hit_line)
+    # Prompts past the listed ones (a very long session) all come after every listed one.
+    later = sum(1 for p in main.prompts if hit_line is not None and p.line > hit_line) + (
+        main.prompts_not_listed if hit_line is not None else 0)
     problems = []
     if check_c.status != PASS:
         problems.append(f"(c) {check_c.status}: {check_c.message}")

@@ -131,10 +131,16 @@ def _print_audit(results, errors, sentinel):
                     f"{', by order' if i.anchor == 'order' else ''})"
                     for i in prompt.injections) or "-"
                 rows.append((prompt.line, escape(prompt.preview), prompt.source or "-", escape(injections)))
+            if stream.prompts_not_listed:
+                rows.append(("\u2026", f"{stream.prompts_not_listed:,} more prompt(s) not listed", "", ""))
             for i in stream.unanchored:
                 rows.append(("-", "(no prompt)", "-", escape(f"L{i.line}: {i.preview}")))
-            injected = len(stream.injections)
-            title = (f"{stream.stream}: {len(stream.prompts)} prompt(s), {injected} injection(s), "
+            unlisted = (stream.unanchored_count or 0) - len(stream.unanchored)
+            if unlisted > 0:
+                rows.append(("\u2026", f"{unlisted:,} more unanchored injection(s) not listed", "", ""))
+            injected = stream.injection_count if stream.injection_count is not None else len(stream.injections)
+            prompt_count = stream.prompt_count if stream.prompt_count is not None else len(stream.prompts)
+            title = (f"{stream.stream}: {prompt_count:,} prompt(s), {injected:,} injection(s), "
                      f"{stream.entries} entries from line {stream.first_line}")
             if rows:
                 out.print(table(title, ["line", "prompt", "source", "injections (line: clusters)"], rows))

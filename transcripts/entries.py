@@ -157,15 +157,29 @@ class Diagnostic(NamedTuple):
 
 def _strings(value, out, depth=0):
     """Every string inside ``value`` (dicts, lists), in order."""
-    if isinstance(value, str):
+    # ``__class__ is``: json.loads makes exact str/dict/list, and this runs for most values of
+    # most lines.
+    cls = value.__class__
+    if cls is str:
         if value:
             out.append(value)
     elif depth < 12:
-        if isinstance(value, dict):
+        if cls is dict:
             for item in value.values():
-                _strings(item, out, depth + 1)
-        elif isinstance(value, list):
+                if item.__class__ is str:
+                    if item:
+                        out.append(item)
+                else:
+                    _strings(item, out, depth + 1)
+        elif cls is list:
             for item in value:
+                if item.__class__ is str:
+                    if item:
+                        out.append(item)
+                else:
+                    _strings(item, out, depth + 1)
+        elif isinstance(value, (dict, list)):  # a subclass, from a caller other than json.loads
+            for item in (value.values() if isinstance(value, dict) else value):
                 _strings(item, out, depth + 1)
 
 
@@ -217,7 +231,11 @@ def _classify_user(obj, message):
     content = message.get("content") if isinstance(message, dict) else None
     if obj.get("isCompactSummary"):
         return COMPACT_SUMMARY, None
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is dict and block.get("type") == "tool_result":
+                return TOOL_RESULT, None
+    elif isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
         return TOOL_RESULT, None
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return META, None
@@ -257,7 +275,12 @@ def _attachment_fields(att):
         # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
         # recorded on every hook_success/hook_cancelled/error line of that hook.
         if key not in _ATTACHMENT_BOOKKEEPING_KEYS:
-            _strings(value, texts, 1)
+            cls = value.__class__
+            if cls is str:
+                if value:
+                    texts.append(value)
+            elif cls is not int and cls is not bool and value is not None:
+                _strings(value, texts, 1)
     content = att.get("content")
     if isinstance(content, list):
         text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
@@ -367,7 +390,7 @@ def make_entry(obj, line):
         kind = UNKNOWN
     uuid, parent, agent, session, version, stamp = (
         get("uuid"), get("parentUuid"), get("agentId"), get("sessionId"), get("version"), get("timestamp"))
-    return Entry(
+    return _new_entry(Entry, (
         line, entry_type, kind,
         uuid if uuid.__class__ is str else None,
         parent if parent.__class__ is str else None,
@@ -377,4 +400,9 @@ def make_entry(obj, line):
         version if version.__class__ is str else None,
         stamp if stamp.__class__ is str else None,
         subtype, event, name, command, text, texts, tool_uses, source, message_id, persisted, obj,
-    )
+    ))
+
+
+# tuple.__new__ directly: the NamedTuple's own __new__ is a Python frame of 21 arguments, built
+# once per transcript line.
+_new_entry = tuple.__new__
