@@ -78,13 +78,15 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
     main = None
     # The per-line work here is kept to a few comparisons: the audit must keep up with a bare
     # json.loads loop (benchmarks/transcript_audit.py).
+    feed_main = None
     for entry in entries:
         if entry.is_sidechain:
             session.auditor(entry).feed(entry, session)
         else:
-            if main is None:
+            if feed_main is None:
                 main = session.auditor(entry)
-            main.feed(entry, session)
+                feed_main = main.feed
+            feed_main(entry, session)
         version = entry.version
         if version is not last_version and version is not None:
             versions[version] = None

@@ -120,6 +120,7 @@ class TranscriptReader:
         except OSError as err:
             raise InputError(f"cannot open: {err.strerror or err}", path=self.path)
         loads = _loads_line
+        scan_once = _SCAN_ONCE
         line = 0
         with handle:
             try:
@@ -132,7 +133,18 @@ class TranscriptReader:
                             self.blank_lines += 1
                             continue
                     try:
-                        obj = loads(raw)
+                        # _loads_line, inlined: this loop runs once per line of a file of any size.
+                        text = raw.decode("utf-8")
+                        if text.startswith("{"):
+                            try:
+                                obj, end = scan_once(text, 0)
+                            except StopIteration:
+                                obj = json.loads(text)
+                            else:
+                                if end != len(text) and text[end:].strip(" \t\n\r"):
+                                    obj = json.loads(text)
+                        else:
+                            obj = json.loads(text)
                     except UnicodeDecodeError:
                         try:
                             obj = loads(raw.decode("utf-8", errors="replace"))

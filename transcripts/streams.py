@@ -136,7 +136,10 @@ class StreamAuditor:
         self.latest = None
         self.advanced_at = None          # first turn-advancing line since the latest prompt
         self.passthrough = {}            # uuid -> (parent_uuid, line), since the latest prompt
-        self.recent = OrderedDict()      # uuid -> (kind, line) of turn-advancing lines, bounded
+        # uuid -> (kind, line) of turn-advancing lines: the last RECENT_TURN_ENTRIES at least, in two
+        # generations (cheaper per line than an OrderedDict trimmed one entry at a time).
+        self.recent = {}
+        self.recent_before = {}
         self.unanchored = Bounded(MAX_LISTED_PROMPTS)
         self.last_unanchored_line = None
         # Injected texts are kept as digests, so memory grows with distinct injected texts only.
@@ -163,7 +166,7 @@ class StreamAuditor:
         hit = self.passthrough.get(uuid)
         if hit is not None:
             return ("pass", hit[0], hit[1])
-        hit = self.recent.get(uuid)
+        hit = self.recent.get(uuid) or self.recent_before.get(uuid)
         if hit is not None:
             return ("turn", hit[0], hit[1])
         return None
@@ -199,9 +202,10 @@ class StreamAuditor:
             if self.advanced_at is None and self.latest is not None:
                 self.advanced_at = (kind, entry.line)
             if entry.uuid:
-                self.recent[entry.uuid] = (kind, entry.line)
-                if len(self.recent) > RECENT_TURN_ENTRIES:
-                    self.recent.popitem(last=False)
+                recent = self.recent
+                recent[entry.uuid] = (kind, entry.line)
+                if len(recent) >= RECENT_TURN_ENTRIES:
+                    self.recent_before, self.recent = recent, {}
         elif entry.uuid and len(self.passthrough) < MAX_PASSTHROUGH:
             self.passthrough[entry.uuid] = (entry.parent_uuid, entry.line)
 
