@@ -331,7 +331,8 @@ def _assistant_fields(message, line):
             elif kind in ("tool_use", "server_tool_use"):
                 name = block.get("name")
                 tool_input = block.get("input")
-                tool_uses.append(ToolUse(line, block.get("id"), name if isinstance(name, str) else "?", tool_input))
+                tool_uses.append(_new_entry(ToolUse, (line, block.get("id"), name if isinstance(name, str) else "?",
+                                                      tool_input)))
                 _strings(tool_input, texts)
     return _join(parts), tuple(texts), tuple(tool_uses), message_id
 
