@@ -255,6 +255,22 @@ def report_throughput(label, size, t_bin, t_txt, baseline, t_audit, result, repe
     return ratio
 
 
+def generate_and_time(folder, stem, label, size_mb, fraction, repeat, what, **kind):
+    """Generate ``<stem>.jsonl`` and a prefix of ``fraction`` of it, time the audit against the
+    bare loop on the whole file; ``(big, small, size, small_size, ratio)``."""
+    big = os.path.join(folder, f"{stem}.jsonl")
+    small = os.path.join(folder, f"{stem}-prefix.jsonl")
+    start = time.perf_counter()
+    size, lines, turns = generate(big, size_mb, **kind)
+    small_size = prefix_copy(big, small, fraction)
+    print(f"generated {size / 2**20:.1f} MB{what}, {lines:,} lines, {turns:,} prompts in "
+          f"{time.perf_counter() - start:.1f}s ({big})")
+    results = []
+    t_bin, t_txt, baseline, t_audit = time_against_baseline(big, repeat, results)
+    ratio = report_throughput(label, size, t_bin, t_txt, baseline, t_audit, results[-1], repeat)
+    return big, small, size, small_size, ratio
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=int, default=200, help="size of the generated transcript (default 200)")
@@ -271,17 +287,8 @@ def main(argv=None):
         folder = args.keep or tmp
         os.makedirs(folder, exist_ok=True)
         if args.size_mb:
-            big = os.path.join(folder, "bench-session.jsonl")
-            small = os.path.join(folder, "bench-session-quarter.jsonl")
-            start = time.perf_counter()
-            size, lines, turns = generate(big, args.size_mb)
-            small_size = prefix_copy(big, small, 0.25)
-            print(f"generated {size / 2**20:.1f} MB, {lines:,} lines, {turns:,} prompts in "
-                  f"{time.perf_counter() - start:.1f}s ({big})")
-            results = []
-            t_bin, t_txt, baseline, t_audit = time_against_baseline(big, args.repeat, results)
-            ratio = report_throughput("realistic", size, t_bin, t_txt, baseline, t_audit, results[-1], args.repeat)
-            results.clear()
+            big, small, size, small_size, ratio = generate_and_time(
+                folder, "bench-session", "realistic", args.size_mb, 0.25, args.repeat, "")
             peaks = {}
             for label, path, file_size in (("quarter", small, small_size), ("full", big, size)):
                 peaks[label] = (file_size, peak_mb("audit", path), peak_mb("loop", path))
@@ -299,17 +306,10 @@ def main(argv=None):
                     os.unlink(path)
 
         if args.repeated_mb:
-            big = os.path.join(folder, "bench-repeated.jsonl")
-            small = os.path.join(folder, "bench-repeated-small.jsonl")
-            start = time.perf_counter()
-            size, lines, turns = generate(big, args.repeated_mb, seed=11, repeated_bodies=6)
-            small_size = prefix_copy(big, small, args.repeated_small_mb / args.repeated_mb)
-            print(f"generated {size / 2**20:.1f} MB of repeated injections (6 router texts, injected on every "
-                  f"prompt), {lines:,} lines, {turns:,} prompts in {time.perf_counter() - start:.1f}s ({big})")
-            results = []
-            t_bin, t_txt, baseline, t_audit = time_against_baseline(big, args.repeat, results)
-            ratio = report_throughput("repeated", size, t_bin, t_txt, baseline, t_audit, results[-1], args.repeat)
-            results.clear()
+            big, small, size, small_size, ratio = generate_and_time(
+                folder, "bench-repeated", "repeated", args.repeated_mb, args.repeated_small_mb / args.repeated_mb,
+                args.repeat, " of repeated injections (6 router texts, injected on every prompt)",
+                seed=11, repeated_bodies=6)
             small_peak, big_peak = peak_mb("audit", small), peak_mb("audit", big)
             loop_peak = peak_mb("loop", big)
             within = big_peak <= 1.2 * small_peak and small_peak <= 1.2 * big_peak
