@@ -10,9 +10,14 @@ temp dir, then in the same run:
   and prints throughput and the ratio audit / baseline (target >= 0.5) in CPU time (wall-clock
   is printed too, but on a shared machine it mostly measures the neighbours);
 * measures peak memory (VmHWM, else ru_maxrss) of the audit and of the bare loop in fresh subprocesses, on
-  the whole file and on a prefix a quarter its size (target: flat in file size, under 100 MB).
+  the whole file and on a prefix a quarter its size (target: flat in file size, under 100 MB);
+* then the same on a transcript of many repeated injections (issue 11: the same few router texts
+  injected for prompt after prompt, which made the audit quadratic and its memory grow with every
+  re-injection): throughput against the bare loop on that file (target >= 0.5) and peak RSS at
+  ``--repeated-small-mb`` and ``--repeated-mb`` (target: within 20% of each other).
 
-    python benchmarks/transcript_audit.py [--size-mb 200] [--keep DIR] [--repeat 2]
+    python benchmarks/transcript_audit.py [--size-mb 200] [--repeated-mb 500] [--repeated-small-mb 50]
+                                          [--keep DIR] [--repeat 2]
 """
 
 import argparse
@@ -48,9 +53,14 @@ def text_pool(rng, chars):
 
 
 class Generator:
-    def __init__(self, seed=7):
+    def __init__(self, seed=7, repeated_bodies=0):
         self.rng = random.Random(seed)
         self.pool = text_pool(self.rng, 2_000_000)
+        # With repeated_bodies, every router injection is one of that many fixed texts.
+        self.bodies = [self.router_body() for _ in range(repeated_bodies)]
+        # Dense turns when injections repeat, so a file of a given size holds many more of them.
+        self.result_sizes = ((150, 600, 2_000, 8_000) if repeated_bodies else
+                             (150, 600, 2_000, 8_000, 30_000, 60_000, 120_000, 250_000))
         self.session = str(uuid.UUID(int=self.rng.getrandbits(128)))
         self.last = None
         self.clock = 0
@@ -74,6 +84,12 @@ class Generator:
         self.last = new
         return obj
 
+    def router_body(self):
+        rng = self.rng
+        members = [f"- slug-{rng.randint(0, 400)} \u2014 {self.text(rng.randint(60, 160))}"
+                   for _ in range(rng.randint(3, 12))]
+        return "\n".join([f"Routed memory cluster: cluster-{rng.randint(0, 25)}"] + members)
+
     def turn(self, index):
         rng = self.rng
         lines = []
@@ -81,10 +97,8 @@ class Generator:
                                    permissionMode="default",
                                    message={"role": "user", "content": self.text(rng.randint(40, 600))}))
         lines.append(self.envelope("attachment", attachment={"type": "environment", "content": self.text(300)}))
-        if rng.random() < 0.6:
-            members = [f"- slug-{rng.randint(0, 400)} \u2014 {self.text(rng.randint(60, 160))}"
-                       for _ in range(rng.randint(3, 12))]
-            body = "\n".join([f"Routed memory cluster: cluster-{rng.randint(0, 25)}"] + members)
+        if self.bodies or rng.random() < 0.6:
+            body = rng.choice(self.bodies) if self.bodies and index else self.router_body()
             if index == 0:
                 body += f"\nsentinel {SENTINEL}"
             lines.append(self.envelope(
@@ -113,7 +127,7 @@ class Generator:
                 "type": "hook_success", "hookName": f"PreToolUse:{name}", "toolUseID": tool_id,
                 "hookEvent": "PreToolUse", "content": "", "stdout": "", "stderr": "", "exitCode": 0,
                 "command": "guard.sh", "durationMs": rng.randint(5, 90)}))
-            size = rng.choice([150, 600, 2_000, 8_000, 30_000, 60_000, 120_000, 250_000])
+            size = rng.choice(self.result_sizes)
             result = self.text(size)
             lines.append(self.envelope("user", sourceToolAssistantUUID=self.last,
                                        message={"role": "user", "content": [
@@ -130,8 +144,8 @@ class Generator:
         return lines
 
 
-def generate(path, size_mb, seed=7):
-    gen = Generator(seed)
+def generate(path, size_mb, seed=7, repeated_bodies=0):
+    gen = Generator(seed, repeated_bodies)
     target = size_mb * 1024 * 1024
     written = lines = turns = 0
     with open(path, "w", encoding="utf-8", newline="\n") as out:
@@ -211,59 +225,99 @@ def peak_mb(mode, path):
     return int(out.strip().splitlines()[-1]) / 1024  # KiB on Linux
 
 
+def time_against_baseline(path, repeat, results):
+    """(baseline (cpu, wall), audit (cpu, wall)): best of ``repeat`` interleaved runs each."""
+    from transcripts.audit import audit_path
+
+    runs = {"binary": [], "text": [], "audit": []}
+    for _ in range(repeat):
+        # Interleaved, so a burst of load elsewhere hits every contender alike.
+        runs["binary"].append(timed(bare_loop_binary, path))
+        runs["text"].append(timed(bare_loop_text, path))
+        runs["audit"].append(timed(lambda p: results.append(audit_path(p, SENTINEL)), path))
+    t_bin, t_txt, t_audit = best_of(runs["binary"]), best_of(runs["text"]), best_of(runs["audit"])
+    return t_bin, t_txt, min(t_bin, t_txt), t_audit
+
+
+def report_throughput(label, size, t_bin, t_txt, baseline, t_audit, result, repeat):
+    stream = result.stream()
+    mb = size / 2**20
+    print(f"[{label}] bare json.loads loop, cpu (wall): binary {t_bin[0]:.2f}s ({t_bin[1]:.2f}s) = "
+          f"{mb / t_bin[0]:.0f} MB/s; text {t_txt[0]:.2f}s ({t_txt[1]:.2f}s) = {mb / t_txt[0]:.0f} MB/s; "
+          "baseline = the faster")
+    print(f"[{label}] audit, cpu (wall): {t_audit[0]:.2f}s ({t_audit[1]:.2f}s) = {mb / t_audit[0]:.0f} MB/s: "
+          f"{stream.prompt_count:,} prompts, {stream.injection_count:,} injections, status {result.status}, "
+          f"checks {' '.join(c.id + '=' + c.status for c in stream.checks)}")
+    ratio = baseline[0] / t_audit[0]
+    print(f"[{label}] throughput ratio audit/baseline (cpu): {ratio:.2f} (target >= 0.5) "
+          f"{'OK' if ratio >= 0.5 else 'BELOW TARGET'}; wall-clock ratio {baseline[1] / t_audit[1]:.2f} "
+          f"(best of {repeat})")
+    return ratio
+
+
+def generate_and_time(folder, stem, label, size_mb, fraction, repeat, what, **kind):
+    """Generate ``<stem>.jsonl`` and a prefix of ``fraction`` of it, time the audit against the
+    bare loop on the whole file; ``(big, small, size, small_size, ratio)``."""
+    big = os.path.join(folder, f"{stem}.jsonl")
+    small = os.path.join(folder, f"{stem}-prefix.jsonl")
+    start = time.perf_counter()
+    size, lines, turns = generate(big, size_mb, **kind)
+    small_size = prefix_copy(big, small, fraction)
+    print(f"generated {size / 2**20:.1f} MB{what}, {lines:,} lines, {turns:,} prompts in "
+          f"{time.perf_counter() - start:.1f}s ({big})")
+    results = []
+    t_bin, t_txt, baseline, t_audit = time_against_baseline(big, repeat, results)
+    ratio = report_throughput(label, size, t_bin, t_txt, baseline, t_audit, results[-1], repeat)
+    return big, small, size, small_size, ratio
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=int, default=200, help="size of the generated transcript (default 200)")
+    parser.add_argument("--repeated-mb", type=int, default=500,
+                        help="size of the repeated-injection transcript (default 500; 0 skips it)")
+    parser.add_argument("--repeated-small-mb", type=int, default=50,
+                        help="its prefix whose peak RSS is compared (default 50)")
     parser.add_argument("--repeat", type=int, default=2, help="timing runs; the best is kept (default 2)")
     parser.add_argument("--keep", metavar="DIR", help="write the transcripts here and keep them")
     args = parser.parse_args(argv)
 
-    from transcripts.audit import audit_path
-
+    ok = True
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or tmp
         os.makedirs(folder, exist_ok=True)
-        big = os.path.join(folder, "bench-session.jsonl")
-        small = os.path.join(folder, "bench-session-quarter.jsonl")
-        start = time.perf_counter()
-        size, lines, turns = generate(big, args.size_mb)
-        small_size = prefix_copy(big, small, 0.25)
-        print(f"generated {size / 2**20:.1f} MB, {lines:,} lines, {turns:,} prompts in "
-              f"{time.perf_counter() - start:.1f}s ({big})")
+        if args.size_mb:
+            big, small, size, small_size, ratio = generate_and_time(
+                folder, "bench-session", "realistic", args.size_mb, 0.25, args.repeat, "")
+            peaks = {}
+            for label, path, file_size in (("quarter", small, small_size), ("full", big, size)):
+                peaks[label] = (file_size, peak_mb("audit", path), peak_mb("loop", path))
+            for label, (file_size, audit_peak, loop_peak) in peaks.items():
+                print(f"[realistic] peak RSS on {file_size / 2**20:.0f} MB ({label}): audit {audit_peak:.1f} MB, "
+                      f"bare loop {loop_peak:.1f} MB")
+            growth = peaks["full"][1] - peaks["quarter"][1]
+            flat = peaks["full"][1] < 100 and growth < 0.1 * (peaks["full"][0] - peaks["quarter"][0]) / 2**20
+            print(f"[realistic] audit peak grows {growth:+.1f} MB for "
+                  f"{(peaks['full'][0] - peaks['quarter'][0]) / 2**20:.0f} MB more input (target: flat, under 100 MB) "
+                  f"{'OK' if flat else 'CHECK'}")
+            ok = ok and ratio >= 0.5 and flat
+            for path in (big, small):
+                if not args.keep:
+                    os.unlink(path)
 
-        runs = {"binary": [], "text": [], "audit": []}
-        results = []
-        for _ in range(args.repeat):
-            # Interleaved, so a burst of load elsewhere hits every contender alike.
-            runs["binary"].append(timed(bare_loop_binary, big))
-            runs["text"].append(timed(bare_loop_text, big))
-            runs["audit"].append(timed(lambda p: results.append(audit_path(p, SENTINEL)), big))
-        t_bin, t_txt, t_audit = best_of(runs["binary"]), best_of(runs["text"]), best_of(runs["audit"])
-        baseline = min(t_bin, t_txt)
-        result = results[-1]
-        stream = result.stream()
-        mb = size / 2**20
-        print(f"bare json.loads loop, cpu (wall): binary {t_bin[0]:.2f}s ({t_bin[1]:.2f}s) = {mb / t_bin[0]:.0f} MB/s; "
-              f"text {t_txt[0]:.2f}s ({t_txt[1]:.2f}s) = {mb / t_txt[0]:.0f} MB/s; baseline = the faster")
-        print(f"audit, cpu (wall): {t_audit[0]:.2f}s ({t_audit[1]:.2f}s) = {mb / t_audit[0]:.0f} MB/s: "
-              f"{len(stream.prompts):,} prompts, {len(stream.injections):,} injections, status {result.status}, "
-              f"checks {' '.join(c.id + '=' + c.status for c in stream.checks)}")
-        ratio = baseline[0] / t_audit[0]
-        print(f"throughput ratio audit/baseline (cpu): {ratio:.2f} (target >= 0.5) "
-              f"{'OK' if ratio >= 0.5 else 'BELOW TARGET'}; wall-clock ratio {baseline[1] / t_audit[1]:.2f} "
-              f"(best of {args.repeat})")
-
-        peaks = {}
-        for label, path, file_size in (("quarter", small, small_size), ("full", big, size)):
-            peaks[label] = (file_size, peak_mb("audit", path), peak_mb("loop", path))
-        for label, (file_size, audit_peak, loop_peak) in peaks.items():
-            print(f"peak RSS on {file_size / 2**20:.0f} MB ({label}): audit {audit_peak:.1f} MB, "
-                  f"bare loop {loop_peak:.1f} MB")
-        growth = peaks["full"][1] - peaks["quarter"][1]
-        flat = peaks["full"][1] < 100 and growth < 0.1 * (peaks["full"][0] - peaks["quarter"][0]) / 2**20
-        print(f"audit peak grows {growth:+.1f} MB for {(peaks['full'][0] - peaks['quarter'][0]) / 2**20:.0f} MB "
-              f"more input (target: flat, under 100 MB) {'OK' if flat else 'CHECK'}")
-    return 0 if ratio >= 0.5 and flat else 1
+        if args.repeated_mb:
+            big, small, size, small_size, ratio = generate_and_time(
+                folder, "bench-repeated", "repeated", args.repeated_mb, args.repeated_small_mb / args.repeated_mb,
+                args.repeat, " of repeated injections (6 router texts, injected on every prompt)",
+                seed=11, repeated_bodies=6)
+            small_peak, big_peak = peak_mb("audit", small), peak_mb("audit", big)
+            loop_peak = peak_mb("loop", big)
+            within = big_peak <= 1.2 * small_peak and small_peak <= 1.2 * big_peak
+            print(f"[repeated] peak RSS: audit {small_peak:.1f} MB on {small_size / 2**20:.0f} MB, "
+                  f"{big_peak:.1f} MB on {size / 2**20:.0f} MB ({(big_peak / small_peak - 1) * 100:+.1f}%; "
+                  f"target within 20%) {'OK' if within else 'NOT FLAT'}; bare loop {loop_peak:.1f} MB")
+            ok = ok and ratio >= 0.5 and within
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

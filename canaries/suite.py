@@ -96,14 +96,16 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
     cluster_label = os.path.basename(cluster_path) if cluster_path else "the cluster file"
     if cluster_path and load_index is not False:
         if not os.path.isfile(cluster_path):
+            what = ("is a directory, not a cluster file" if os.path.isdir(cluster_path)
+                    else "is not a regular file" if os.path.exists(cluster_path) else "does not exist")
             if cluster_line is not None:
-                checker.add(cluster_line, f"cluster file {cluster_path} does not exist",
-                            "make 'clusters:' a path relative to this suite file")
+                checker.add(cluster_line, f"cluster file {cluster_path} {what}",
+                            "make 'clusters:' the path of a .md or .tsv cluster file, relative to this suite file")
             else:
                 from router.errors import ClusterFileError
 
-                raise ClusterFileError("cluster file does not exist", path=cluster_path,
-                                       fix="pass an existing file with --clusters")
+                raise ClusterFileError(f"cluster file {what}", path=cluster_path,
+                                       fix="pass an existing .md or .tsv file with --clusters")
         else:
             # A broken cluster file is its own error (ClusterFileError, exit 2), naming its own lines.
             if load_index is None:

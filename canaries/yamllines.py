@@ -48,7 +48,16 @@ def compose_located(text, problems):
         except yaml.YAMLError as err:
             problems.append(Problem(None, None, f"invalid YAML: {err}", "correct the YAML syntax"))
             return None
+        except RecursionError:
+            # The pure-Python composer recurses once per nesting level (libyaml stops at 1000).
+            problems.append(Problem(None, None, f"invalid YAML: nested more than {MAX_DEPTH} levels deep",
+                                    "flatten the structure"))
+            return None
         if node is None:
+            return None
+        bound_problem = expansion_problem(node)
+        if bound_problem is not None:
+            problems.append(bound_problem)
             return None
         try:
             return _convert(loader, node, problems)
@@ -59,6 +68,68 @@ def compose_located(text, problems):
             return None
     finally:
         loader.dispose()
+
+
+# A suite is a few hundred cases; these bounds are orders of magnitude above any real one and
+# far below what exhausts memory. Aliases re-use a node without copying it in the composed
+# graph, but converting it to plain values copies it at every use: nine levels of nine aliases
+# each ("billion laughs") compose to ~90 nodes and convert to 9**9.
+MAX_ALIAS_EXPANSION = 100_000  # converted nodes beyond the distinct ones in the file
+MAX_DEPTH = 200
+
+
+def _children(node):
+    if node.id == "mapping":
+        return [child for pair in node.value for child in pair]
+    if node.id == "sequence":
+        return node.value
+    return ()
+
+
+def expansion_problem(root):
+    """A Problem if converting the composed graph ``root`` would recurse (an alias inside its
+    own anchor), nest deeper than MAX_DEPTH or expand aliases past MAX_ALIAS_EXPANSION; else None.
+
+    One post-order pass over the distinct nodes (memoised by identity), never over the expansion,
+    so a bomb is measured in the time it takes to read it.
+    """
+    expanded = {}   # id(node) -> nodes it converts to, counting every alias use
+    distinct = 0
+    on_path = set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            on_path.discard(key)
+            expanded[key] = 1 + sum(expanded[id(child)] for child in _children(node))
+            distinct += 1
+            if expanded[key] > distinct + MAX_ALIAS_EXPANSION:
+                return _node_problem(node, f"anchors and aliases expand this value to more than "
+                                           f"{MAX_ALIAS_EXPANSION:,} copied values",
+                                     "write the values out, or nest fewer aliases")
+            continue
+        if key in expanded:
+            continue
+        if key in on_path:
+            return _node_problem(node, "an alias refers to the anchor that contains it (a recursive value)",
+                                 "remove the alias from inside its own anchor")
+        if len(on_path) >= MAX_DEPTH:
+            return _node_problem(node, f"nested more than {MAX_DEPTH} levels deep", "flatten the structure")
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                return _node_problem(child, "an alias refers to the anchor that contains it (a recursive "
+                                            "value)", "remove the alias from inside its own anchor")
+            if id(child) not in expanded:
+                stack.append((child, False))
+    return None
+
+
+def _node_problem(node, message, fix):
+    mark = node.start_mark
+    return Problem(mark.line + 1, mark.column + 1, f"invalid YAML: {message}", fix)
 
 
 def _yaml_problem(err, text):

@@ -71,7 +71,9 @@ def read_memories(args, config):
             raise InputError("no memories to build from",
                              fix="pass --memory-dir DIR or --index FILE, or set memory_dir in memory-router.toml")
         if not os.path.isdir(directory):
-            raise InputError("not a directory", path=directory, fix="pass your Claude Code memory directory")
+            raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                         else "is a file, not a memory directory", path=directory,
+                         fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
         index_path = os.path.join(directory, "MEMORY.md")
         entries = []
         if os.path.exists(index_path):  # a FIFO or folder here is refused by read_utf8, not skipped

@@ -233,7 +233,8 @@ def register(subparsers):
                     "passed: reported, and it fails the run so the residual list stays honest).",
         epilog="exit codes: 0 every case passed (xfail allowed); 1 a case failed, an xfail case passed, or a "
                "baseline regression; 2 an invalid suite, cluster, config or baseline file")
-    run.add_argument("suites", nargs="*", metavar="SUITE")
+    run.add_argument("suites", nargs="*", metavar="SUITE",
+                     help="suite files or directories of them (default: the bundled suites)")
     add_store_options(run)
     run.add_argument("--json", action="store_true", help="machine-readable output")
     run.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")

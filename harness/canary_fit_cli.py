@@ -258,7 +258,7 @@ def register_eval(sub):
         description="Per-cluster precision, recall and F1 (over cases with routes_to), the no-route false-priming "
                     "rate and recall (over silent cases), fact recall (over injects slugs), mean and p95 injected "
                     "characters per prompt, and the distribution of margins over the floor.")
-    evaluate.add_argument("suite", metavar="SUITE")
+    evaluate.add_argument("suite", metavar="SUITE", help="the suite file whose cases are scored")
     add_store_options(evaluate)
     evaluate.add_argument("-k", dest="pattern", metavar="PATTERN", help="only cases whose id or tag contains PATTERN")
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
@@ -277,7 +277,7 @@ def register_fit(sub):
         description="Scores every setting of the grid on a deterministic fitting part of the suite, keeps those "
                     "under the false-priming ceiling, picks the best by routing F1, reports it and the current "
                     "setting on the held-out part, and lists the cases that flip. Changes nothing unless --write.")
-    fit_parser.add_argument("suite", metavar="SUITE")
+    fit_parser.add_argument("suite", metavar="SUITE", help="the suite file to fit the constants against")
     add_store_options(fit_parser)
     fit_parser.add_argument("--holdout", type=_fraction, default=0.3, metavar="FRACTION",
                             help="share of cases held out (by a hash of the case id; default 0.3; 0 = none)")

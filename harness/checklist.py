@@ -128,8 +128,8 @@ def check_no_repo_leak(slug, hits, scanned, capped, root):
         return Check(NOT_MET, what, f"named in {shown}")
     if capped:
         return Check(UNKNOWN, what, f"stopped after {scanned} files under {root} without a hit")
-    return Check(MET, what, f"{scanned} file{'' if scanned == 1 else 's'} under {root} scanned (memory-router's cluster file, config and "
-                            "state, and the memory dir, excepted)")
+    return Check(MET, what, f"{scanned} file{'' if scanned == 1 else 's'} under {root} scanned (memory-router's cluster file in both forms "
+                            "and its archives, the suite, config and state, and the memory dir, excepted)")
 
 
 def check_load_limit(memory_path, facts):

@@ -21,6 +21,18 @@ LEAK_SCAN_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv",
                                  ".mypy_cache", ".pytest_cache", ".tox", "build", "dist", ".cache"})
 
 
+def cluster_file_family(path):
+    """The cluster file at ``path``, its other form (``clusters build`` writes the .md and the .tsv)
+    and the archives ``build``/``convert`` keep beside them: all memory-router's, all naming slugs."""
+    if not path:
+        return []
+    import glob
+
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    return [path, stem + ".md", stem + ".tsv", *glob.glob(glob.escape(stem) + ".archive-*"),
+            *glob.glob(glob.escape(stem) + "-[0-9]*")]
+
+
 def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
     """``(files naming slug, files scanned, capped)`` under ``root``: text files up to 2 MB,
     skipping VCS/venv/cache directories and ``skip_paths`` (the memory dir, the cluster file)."""
@@ -130,7 +142,10 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     ]
     if scan:
         # memory-router's own files name slugs by design; the verdict watches tool calls on them.
-        own = (memory_dir, cluster_path, (config or {}).get("source"),
+        # The project's own cluster file too, even before the hook that reads it is installed.
+        project_clusters = config_mod.resolve_cluster_path(None, config, [project_dir])
+        own = (memory_dir, *cluster_file_family(cluster_path), *cluster_file_family(project_clusters),
+               (config or {}).get("source"), suite.path,
                inst.state_dir_for(inst.project_settings_path(project_dir)))
         hits, scanned, capped = scan_for_slug(project_dir, case.fact, skip_paths=own)
         checks.append(cl.check_no_repo_leak(case.fact, hits, scanned, capped, project_dir))
@@ -179,7 +194,8 @@ def register(subparsers):
                     "the exact first prompt, and the commands that find the transcript and record the verdict.",
         epilog="exit codes: 0 every automatic precondition met or unknown; 1 one is not met; 2 invalid suite",
         formatter_class=raw)
-    checklist.add_argument("suite", nargs="?", metavar="SUITE")
+    checklist.add_argument("suite", nargs="?", metavar="SUITE",
+                           help="suite file with behavioural: cases (default: the bundled canaries/spec.yaml)")
     checklist.add_argument("--case", metavar="ID", help="only this behavioural case")
     checklist.add_argument("--memory-dir", metavar="DIR",
                            help="memory directory (default: memory_dir in the config, else Claude Code's default)")

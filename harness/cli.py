@@ -109,15 +109,30 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
+        from harness.cliconfig import require_valid_config
+
+        require_valid_config(args)
         return int(handler(args) or 0)
     except MemoryRouterError as err:
         print(f"memory-router: error: {err}", file=sys.stderr)
         return err.exit_code
+    except RecursionError:
+        # Each reader names the file and line of what nests too deep; this is the net under them.
+        print("memory-router: error: an input nests too deep to process (fix: flatten it, or report which "
+              "file it was)", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as err:
+        # A path the tool could not open, read or write (a directory, a symlink loop, a permission):
+        # the readers turn the expected ones into InputError; this is the net under them.
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"memory-router: error: {where}{err.strerror or err} (fix: pass a readable regular file, in a "
+              "writable directory for outputs)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("memory-router: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -53,3 +53,25 @@ def context_from_args(args, quiet=False):
     settings = config_mod.settings_of(config)
     path = resolve_cli_clusters(getattr(args, "clusters", None), config, quiet=quiet)
     return RouterContext(path, settings, config)
+
+
+def require_valid_config(args):
+    """Raise the ``ConfigError`` (exit 2) of a broken config this invocation could read: its
+    ``--config``, else the one found in $CLAUDE_PROJECT_DIR, the current directory or ``--project``.
+
+    Run by ``harness.cli.main`` before every command, so a broken ``memory-router.toml`` stops
+    each one the same way (the README's promise), not only those that happen to route."""
+    import os
+
+    from router.configfile import find_config, load_config
+
+    explicit = getattr(args, "config", None)
+    if explicit:
+        load_config(explicit)
+        return
+    dirs = config_mod.project_dirs()
+    project = getattr(args, "project", None)
+    if isinstance(project, str) and project:
+        dirs.append(os.path.abspath(os.path.expanduser(project)))
+    for directory in dirs:
+        find_config([directory])

@@ -39,6 +39,14 @@ def cmd_clusters_convert(args):
     out = args.out or os.path.splitext(args.file)[0] + "." + args.to
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise InputError("refusing to convert a file onto itself", path=args.file, fix="pass --out")
+    if os.path.isdir(out):
+        raise InputError("--out names a directory, not a file", path=out,
+                         fix=f"pass a file path, such as {os.path.join(out, os.path.basename(os.path.splitext(args.file)[0]))}.{args.to}")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        # Creating it would hide a typo in the path; the user creates it once, on purpose.
+        raise InputError("the directory of --out does not exist; nothing was written", path=parent,
+                         fix=f"create it first (mkdir -p {parent}) or pass another --out")
     data = text.encode("utf-8")
     snapshot = Snapshot(out)
     if snapshot.exists and snapshot.data != data:
@@ -52,16 +60,24 @@ def cmd_clusters_convert(args):
 
 
 def register(subparsers):
-    clusters = subparsers.add_parser("clusters", help="check, convert or build cluster files")
+    clusters = subparsers.add_parser(
+        "clusters", help="check, convert or build cluster files",
+        description="The cluster file the hook routes with (brain/memory-layer1-clusters.md, or its .tsv form; "
+                    "format in docs/ and the README): 'check' lists every violation with its line, 'convert' "
+                    "writes the other form, 'build' makes one from a Claude Code memory directory.")
     sub = clusters.add_subparsers(dest="clusters_command", metavar="ACTION", required=True)
-    check = sub.add_parser("check", help="list every violation of the cluster format, with line numbers (exit 1)")
-    check.add_argument("file", metavar="FILE")
+    check = sub.add_parser(
+        "check", help="list every violation of the cluster format, with line numbers (exit 1)",
+        description="Reads FILE (.md or .tsv) and prints every violation of the cluster format as "
+                    "FILE:LINE:COLUMN: message (fix: ...), or 'ok' with the cluster and member counts.",
+        epilog="exit codes: 0 no violation; 1 violations listed; 2 FILE cannot be read")
+    check.add_argument("file", metavar="FILE", help="the cluster file to check (.md or .tsv)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(handler=cmd_clusters_check)
     convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file",
                              description="Writes the other form of FILE. An existing, different output file "
                                          "is archived first, beside it, as <name>-<UTC stamp>.<ext>.")
-    convert.add_argument("file", metavar="FILE")
+    convert.add_argument("file", metavar="FILE", help="the cluster file to read (.md or .tsv)")
     convert.add_argument("--to", choices=("md", "tsv"), required=True, help="the form to write")
     convert.add_argument("--out", metavar="FILE",
                          help="output path (default: FILE with the new extension; - for stdout)")

@@ -451,3 +451,23 @@ def _remove_quietly(path):
         os.unlink(path)
     except OSError:
         pass
+
+
+def require_not_read_only(path, what):
+    """Refuse (``RefusedError``, nothing written) to replace a file whose mode has no write bit.
+
+    ``rename`` over a 0444 file succeeds (it needs only the directory to be writable), and root
+    ignores the mode anyway, so an atomic writer would silently replace a file its owner marked
+    read-only: a frozen MEMORY.md, a settings.json locked against tools."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # the read that follows names the problem
+    if stat.S_ISREG(mode) and not mode & 0o222:
+        raise RefusedError(f"{path} is read-only (mode {stat.S_IMODE(mode):04o}); the {what} was not replaced "
+                           "and nothing was written",
+                           fix=f"if memory-router should change it, make it writable first: chmod u+w {path}")

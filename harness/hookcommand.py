@@ -22,14 +22,14 @@ def quote_for_shell(word, windows=None):
     return shlex.quote(word)
 
 
-def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, windows=None):
+def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, windows=None, as_written=()):
     """The command string for the router hook: ``exe_argv`` (e.g. ``['/abs/memory-router']`` or
-    ``['/abs/python', '-P', '-m', 'router']``) + ``hook`` + options, then our mark."""
+    ``['/abs/python', '-P', '-m', 'router']``) + ``hook`` + options, then our mark. Option values
+    are made absolute, except those named in ``as_written`` (kept from an existing entry)."""
     words = [quote_for_shell(w, windows) for w in exe_argv] + ["hook"]
-    if clusters:
-        words += ["--clusters", quote_for_shell(os.path.abspath(clusters), windows)]
-    if config:
-        words += ["--config", quote_for_shell(os.path.abspath(config), windows)]
+    for name, value in (("clusters", clusters), ("config", config)):
+        if value:
+            words += ["--" + name, quote_for_shell(value if name in as_written else os.path.abspath(value), windows)]
     return " ".join(words) + " " + mark
 
 

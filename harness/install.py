@@ -101,11 +101,12 @@ def parse_settings(data, path):
                             fix="save it as UTF-8; nothing was changed") from None
     if not text.strip():
         return {}
-    try:
-        settings = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SettingsError(f"invalid JSON: {err.msg}", path=path, line=err.lineno, column=err.colno,
-                            fix="correct the JSON (or move the file aside); nothing was changed") from None
+    from router.jsontext import loads_strict
+
+    # NaN/Infinity: Python reads them, Claude Code's JSON.parse does not, and a rewrite could not
+    # keep them; deep nesting: Python's parser would overflow its stack.
+    settings = loads_strict(text, path, "settings file", "correct the JSON (or move the file aside); "
+                            "nothing was changed", error=SettingsError)
     if not isinstance(settings, dict):
         raise SettingsError(f"settings must be a JSON object, got {type(settings).__name__}", path=path,
                             line=1, column=1, fix="make the file a JSON object {...}; nothing was changed")
@@ -239,8 +240,13 @@ def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=N
         _drop_emptied(result, {e.group for e in ours[1:]}, event)
         return Change(result, "updated", first.where)
     result = _copy(settings)
-    hooks = result.setdefault("hooks", {})
-    groups = hooks.setdefault(event, [])
+    # ``"hooks": null`` (or a null event list) means none, as a missing key does.
+    if result.get("hooks") is None:
+        result["hooks"] = {}
+    hooks = result["hooks"]
+    if hooks.get(event) is None:
+        hooks[event] = []
+    groups = hooks[event]
     group = {"matcher": matcher} if matcher is not None else {}
     group["hooks"] = [handler(command, timeout)]
     groups.append(group)

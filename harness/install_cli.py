@@ -36,15 +36,23 @@ def cmd_install(args):
         from router.clusterfile import load_cluster_file
 
         load_cluster_file(args.clusters)  # refuse to wire a hook that would only ever fail open
-    command = hookcommand.router_hook_command(router_executable(), clusters=args.clusters, config=args.config)
+    options, timeout, notes = _carry_over(settings_path, args)
+    command = hookcommand.router_hook_command(router_executable(), as_written=options["as_written"],
+                                              clusters=options["clusters"], config=options["config"])
+    existing = _existing_entry(settings_path)
+    if existing is not None and existing.command != command:
+        notes.append(f"the entry's command changes from {existing.command} to {command}")
     if getattr(args, "gate", False):
         from harness import gate_install
 
         gate_install.check_installable(settings_path)
     session_command = hookcommand.session_start_command(router_executable())
-    action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command,
+    action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command, timeout=timeout,
                                        dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook,
                                        more=((inst.SESSION_EVENT, session_command, inst.SESSION_MATCHER),))
+    if action != "unchanged":
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     if action != "dry-run":
         report_write(action, detail, backup, settings_path, "the memory-router hook")
     if getattr(args, "gate", False):
@@ -60,6 +68,48 @@ def cmd_install(args):
         print("check it with: memory-router doctor" + (f" --project {hookcommand.quote_for_shell(project_dir_of(args))}"
                                                       if not args.user else ""))
     return 0
+
+
+def _existing_entry(settings_path):
+    """Our entry already in ``settings_path`` (the first), or ``None``; an unreadable file is
+    left for ``apply_add`` to report."""
+    from router.errors import MemoryRouterError
+
+    if not os.path.lexists(settings_path):
+        return None
+    try:
+        _snap, settings = read_settings(settings_path)
+    except MemoryRouterError:
+        return None
+    found = inst.find_entries(settings, inst.ROUTER_MARK)
+    return found[0] if found else None
+
+
+def _carry_over(settings_path, args):
+    """What a re-install keeps from the entry it replaces, so it never silently reverts a hand
+    edit: ``--clusters``/``--config`` not given again, and a timeout the user changed. Returns
+    ``(options, timeout, notes)``; the notes say what was kept and what changes."""
+    options = {"clusters": args.clusters, "config": args.config, "as_written": ()}
+    timeout = inst.HOOK_TIMEOUT_SECONDS
+    notes = []
+    existing = _existing_entry(settings_path)
+    if existing is None:
+        return options, timeout, notes
+    kept = []
+    for name in ("clusters", "config"):
+        old = hookcommand.command_option(existing.command, name)
+        if old and not options[name]:
+            options[name] = old
+            kept.append(name)
+            notes.append(f"kept --{name} {old} from the existing entry (pass --{name} to change it)")
+        elif old and os.path.abspath(options[name]) != os.path.abspath(old):
+            notes.append(f"--{name} changes from {old} to {os.path.abspath(options[name])}")
+    options["as_written"] = tuple(kept)
+    if isinstance(existing.timeout, (int, float)) and not isinstance(existing.timeout, bool) \
+            and existing.timeout > 0 and existing.timeout != timeout:
+        timeout = existing.timeout
+        notes.append(f"kept the entry's timeout of {existing.timeout} s (the default is {inst.HOOK_TIMEOUT_SECONDS} s)")
+    return options, timeout, notes
 
 
 def cmd_uninstall(args):
@@ -102,7 +152,9 @@ def register(subparsers):
                     "compaction or /clear drops it from the context, to DIR/.claude/settings.json (default: the current directory) or, with "
                     "--user, to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when set). Every other "
                     "key and hook is kept in order; the file is backed up to .claude/memory-router/backups/ first "
-                    "and written atomically; running it twice changes nothing; invalid JSON is refused (exit 2) "
+                    "and written atomically; running it twice changes nothing; a re-install keeps the --clusters/--config "
+                    "and the timeout of the entry it replaces unless given again, and says what it changes; "
+                    "invalid JSON is refused (exit 2) "
                     "and left untouched. The entry is marked by a trailing '# memory-router install' shell "
                     "comment in its command, which is how uninstall finds exactly it.",
         epilog="exit codes: 0 installed or already installed; 1 refused (the file changed meanwhile, or a "

@@ -197,7 +197,7 @@ def register(subparsers):
                     "the first prompt and claude -p --resume on each later one; keeps the transcripts and every "
                     "request body (requests.jsonl); then prints the report (see lab report). Exit 1 when the "
                     "transcript audit and the requests disagree.")
-    run.add_argument("run_dir", metavar="RUN_DIR")
+    run.add_argument("run_dir", metavar="RUN_DIR", help="directory for the run's files: transcripts, request log, run.json")
     source = run.add_mutually_exclusive_group()
     source.add_argument("--suite", metavar="FILE", help="take the prompts of a canary suite, in order "
                                                         "(default: the bundled example suite)")
@@ -234,7 +234,7 @@ def register(subparsers):
                     "audit's verdict beside what the requests show. With flat and slim sessions: cumulative "
                     "memory bytes side by side and the prompt where slim + router passes flat. Exit 1 when the "
                     "audit and the requests disagree.")
-    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by lab run")
     report_options(report)
     report.set_defaults(handler=cmd_lab_report)
 
@@ -245,8 +245,10 @@ def register(subparsers):
     serve.add_argument("--script", metavar="FILE", help="JSON or YAML rules (default: plain text replies)")
     serve.set_defaults(handler=cmd_lab_serve)
 
-    client = sub.add_parser("client", help="find the Claude Code client, or install a version into the lab cache")
-    client.add_argument("action", choices=("which", "install"))
+    client = sub.add_parser("client", help="find the Claude Code client, or install a version into the lab cache",
+                            description="which: the client the lab would run and its version; install: npm-install a "
+                                        "version into the lab cache (~/.cache/memory-router-lab/claude-code/VERSION).")
+    client.add_argument("action", choices=("which", "install"), help="which: show the client; install: install it")
     client.add_argument("--version", default=TESTED_VERSION, help=f"client version (default: {TESTED_VERSION})")
     client.add_argument("--json", action="store_true", help="machine-readable output")
     client_option(client)

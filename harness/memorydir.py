@@ -146,6 +146,26 @@ def _simple_front_matter(text):
     return data
 
 
+def _safe_yaml(raw):
+    """``yaml.safe_load(raw)``, refusing (ValueError) what would recurse or expand aliases past
+    the suites' bound: a front matter's ``name: *bomb`` would otherwise be printed with str()."""
+    import yaml
+
+    from canaries.yamllines import expansion_problem
+
+    loader = yaml.SafeLoader(raw)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        problem = expansion_problem(node)
+        if problem is not None:
+            raise ValueError(problem.message)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_front_matter(text):
     """``(front_matter_dict, body)``; a file without front matter gives ``({}, text)``."""
     match = _FRONT_MATTER_RE.match(text)
@@ -153,9 +173,7 @@ def parse_front_matter(text):
         return {}, text
     raw = match.group(1)
     try:
-        import yaml
-
-        data = yaml.safe_load(raw)
+        data = _safe_yaml(raw)
         if not isinstance(data, dict):
             data = _simple_front_matter(raw)
     except Exception:  # not YAML after all: Claude Code writes simple key: value lines
@@ -252,7 +270,9 @@ def read_memory_dir(directory):
     hook: the index line's hook, else the file's description (see the module docstring).
     """
     if not os.path.isdir(directory):
-        raise InputError("not a directory", path=directory, fix="pass your Claude Code memory directory")
+        raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                         else "is a file, not a memory directory", path=directory,
+                         fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
     index_path = os.path.join(directory, "MEMORY.md")
     entries = read_index(index_path) if os.path.isfile(index_path) else []
     return merge_memories(entries, read_memory_files(directory), index_path)

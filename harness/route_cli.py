@@ -44,7 +44,9 @@ def cmd_route(args):
     else:
         out.print(f"routed: {', '.join(decision['routed'])}")
         out.print("additionalContext the hook would emit:", style="bold")
-        out.print(decision["additional_context"], markup=False)
+        # Plain print, never the console: rich word-wraps to the terminal (80 columns when piped),
+        # and this text must be the exact bytes the hook would send.
+        print(decision["additional_context"], flush=True)
     return 0
 
 
@@ -54,7 +56,7 @@ def register(subparsers):
         description="Scores PROMPT against every cluster: each cluster's score with its matched tag and "
                     "member tokens, the floor, the margins, the chosen clusters and the exact "
                     "additionalContext the hook would emit. --json gives the stable shape in the README.")
-    route.add_argument("prompt", metavar="PROMPT")
+    route.add_argument("prompt", metavar="PROMPT", help="the prompt text, quoted as one argument")
     add_clusters_option(route)
     route.add_argument("--json", action="store_true", help="machine-readable output")
     route.set_defaults(handler=cmd_route)

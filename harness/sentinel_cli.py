@@ -87,6 +87,10 @@ def sentinel_check_report(transcript, text, as_json=False):
     from transcripts.audit import FAIL, PASS, audit_path
     from transcripts.locate import subagent_files
 
+    if not str(transcript).strip():
+        from harness.transcript_cli import EMPTY_PATH_FIX, EMPTY_PATH_MESSAGE
+
+        raise InputError(EMPTY_PATH_MESSAGE, fix=EMPTY_PATH_FIX)
     if not os.path.isfile(transcript):
         raise InputError("no such transcript file", path=transcript,
                          fix="`memory-router transcript locate --project DIR` prints the newest one")
@@ -95,9 +99,11 @@ def sentinel_check_report(transcript, text, as_json=False):
     if main is None:
         raise InputError("no main-session lines in this transcript", path=transcript)
     check_c, check_b = main.check("c"), main.check("b")
-    prompts = len(main.prompts)
+    prompts = main.prompt_count if main.prompt_count is not None else len(main.prompts)
     hit_line = check_c.evidence[0].line if check_c.evidence else None
-    later = sum(1 for p in main.prompts if hit_line is not None and p.line > hit_line)
+    # Prompts past the listed ones (a very long session) all come after every listed one.
+    later = sum(1 for p in main.prompts if hit_line is not None and p.line > hit_line) + (
+        main.prompts_not_listed if hit_line is not None else 0)
     problems = []
     if check_c.status != PASS:
         problems.append(f"(c) {check_c.status}: {check_c.message}")
@@ -135,7 +141,11 @@ def cmd_sentinel_hook(args):
 
 
 def register(subparsers):
-    sentinel = subparsers.add_parser("sentinel", help="the spec \u00a73 one-shot sentinel test")
+    sentinel = subparsers.add_parser(
+        "sentinel", help="the spec \u00a73 one-shot sentinel test",
+        description="Proves the spec §3 assumption on a real session: 'install' wires a hook that injects a "
+                    "unique sentinel on the first prompt only, 'check' audits a transcript for it (exactly once, "
+                    "at its prompt), 'uninstall' takes the hook out again.")
     sub = sentinel.add_subparsers(dest="sentinel_command", metavar="ACTION", required=True)
     s_install = sub.add_parser(
         "install", help="wire a one-shot UserPromptSubmit hook injecting a unique sentinel",
@@ -148,7 +158,14 @@ def register(subparsers):
     s_install.add_argument("--text", metavar="TEXT", help="the sentinel (default: a new random one)")
     s_install.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
     s_install.set_defaults(handler=cmd_sentinel_install)
-    s_uninstall = sub.add_parser("uninstall", help="remove the sentinel hook (its recorded text is kept)")
+    s_uninstall = sub.add_parser(
+        "uninstall", help="remove the sentinel hook (its recorded text is kept)",
+        description="Removes exactly the hook `sentinel install` added to DIR/.claude/settings.json (found by "
+                    "its '# memory-router sentinel install' mark), restoring the file byte for byte when nothing else "
+                    "changed. The recorded sentinel text stays in DIR/.claude/memory-router/sentinel.json so "
+                    "`sentinel check` still works on the session.",
+        epilog="exit codes: 0 removed or not installed; 1 refused (the file changed meanwhile, or is read-only); "
+               "2 invalid settings.json")
     s_uninstall.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
     s_uninstall.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
     s_uninstall.set_defaults(handler=cmd_sentinel_uninstall)
@@ -157,12 +174,17 @@ def register(subparsers):
         description="Runs `memory-router transcript audit TRANSCRIPT --sentinel TEXT`; TEXT defaults to the one "
                     "`sentinel install` recorded for --project.",
         epilog="exit codes: 0 the sentinel entered once, at its prompt; 1 a check failed; 2 unreadable input")
-    s_check.add_argument("transcript", metavar="TRANSCRIPT")
+    s_check.add_argument("transcript", metavar="TRANSCRIPT",
+                         help="the session's .jsonl transcript (memory-router transcript locate prints it)")
     s_check.add_argument("--sentinel", metavar="TEXT", help="the sentinel text (default: the recorded one)")
     s_check.add_argument("--project", metavar="DIR", help="where the sentinel was installed (default: cwd)")
     s_check.add_argument("--json", action="store_true", help="machine-readable output")
     s_check.set_defaults(handler=cmd_sentinel_check)
-    s_hook = sub.add_parser("hook", help="the sentinel hook itself (what settings.json runs)")
-    s_hook.add_argument("--flag", metavar="FILE", required=True)
-    s_hook.add_argument("--text", metavar="TEXT", required=True)
+    s_hook = sub.add_parser(
+        "hook", help="the sentinel hook itself (what settings.json runs)",
+        description="Run by Claude Code, not by hand: prints the sentinel as additionalContext unless the flag "
+                    "file exists, and creates the flag, so the sentinel is injected on the first prompt only. "
+                    "Always exits 0.")
+    s_hook.add_argument("--flag", metavar="FILE", required=True, help="the flag file marking that it fired")
+    s_hook.add_argument("--text", metavar="TEXT", required=True, help="the sentinel text to inject")
     s_hook.set_defaults(handler=cmd_sentinel_hook)

@@ -130,6 +130,16 @@ def _backup(settings_path, data):
                            "nothing was written", fix="make that directory writable") from None
 
 
+def _refuse_dangling_link(settings_path):
+    """A settings.json that is a symlink to nothing (a dotfiles link whose file is not there yet):
+    writing through it would create a file somewhere else, unasked. Refuse, naming both."""
+    if os.path.islink(settings_path) and not os.path.exists(settings_path):
+        target = os.path.realpath(settings_path)
+        raise RefusedError(f"{settings_path} is a symlink to {target}, which does not exist; nothing was written",
+                           fix=f"create {target} (even as {{}}) if the link is meant, or remove the link, then "
+                               "run the command again")
+
+
 def _replace(snap, data):
     """Atomically replace the settings file (or create it), refusing if it changed since read.
     Through a symlink (settings.json kept in a dotfiles repository) the file it points to is
@@ -142,13 +152,17 @@ def utc_now():
 
 
 def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
-              more=(), add=None):
+              timeout=inst.HOOK_TIMEOUT_SECONDS, more=(), add=None):
     """Add (or update) our handler in ``settings_path``, and the handlers in ``more`` (tuples
     ``(event, command, matcher)``), in one write. Returns ``(action, detail, backup)``. ``add``
     replaces ``inst.add_entry`` for another event's handler (``harness.gate_install``)."""
     out = out or sys.stdout
+    _refuse_dangling_link(settings_path)
     snap, settings = read_settings(settings_path)
-    change = (add or inst.add_entry)(settings, command, mark, conflicts=conflicts)
+    if add is not None:
+        change = add(settings, command, mark, conflicts=conflicts)
+    else:
+        change = inst.add_entry(settings, command, mark, timeout=timeout, conflicts=conflicts)
     for event, other, matcher in more:
         change = inst.combine(change, inst.add_entry(change.settings, other, mark, event=event, matcher=matcher))
     if change.action == "conflict":
@@ -164,6 +178,9 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     if dry_run:
         out.write(inst.unified_diff(snap.data, new, settings_path))
         return "dry-run", change.detail, None
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(settings_path, "settings file")
     backup = _backup(settings_path, snap.data) if snap.exists else None
     previous = read_record(settings_path, role)
     _replace(snap, new)
@@ -200,6 +217,9 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None
         if action == "delete":
             out.write("(the file would be deleted: memory-router created it and it is unchanged since)\n")
         return "dry-run", None
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(settings_path, "settings file")
     backup = _backup(settings_path, snap.data)
     if action == "delete":
         snap.remove()  # under the lock, moved aside and compared, put back if changed
@@ -221,7 +241,10 @@ def report_write(action, detail, backup, settings_path, what):
         "restore": f"removed {what} from {settings_path}: restored, byte for byte, the file as it was before "
                    "memory-router changed it",
         "write": f"removed {what} from {settings_path}; every other key and hook kept",
-        "delete": f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed",
+        "delete": (f"removed {what}: deleted {os.path.realpath(settings_path)}, the file the link {settings_path} "
+                   "points to, which memory-router had created and nobody changed; the link is kept"
+                   if os.path.islink(settings_path) else
+                   f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed"),
         "absent": f"{what} is not installed in {settings_path}; nothing changed",
     }
     if action in messages:

@@ -202,3 +202,14 @@ def newest_archive(names):
     keyed = [(archive_sort_key(name), name) for name in names]
     keyed = [(key, name) for key, name in keyed if key is not None]
     return max(keyed)[1] if keyed else None
+
+
+def index_lines_not_in(current_text, restored_text):
+    """``[(line, slug)]`` of the memory index lines of ``current_text`` whose slug ``restored_text``
+    does not list: what a rollback leaves only in its pre-rollback copy (say, a memory Claude Code
+    added to the slim MEMORY.md after the render). The slim router's cluster lines are not index
+    lines and never count."""
+    from harness.memorydir import parse_index_text
+
+    kept = {entry.slug for entry in parse_index_text(restored_text)}
+    return [(entry.line, entry.slug) for entry in parse_index_text(current_text) if entry.slug not in kept]

@@ -118,6 +118,9 @@ def apply_render(plan):
     if not snapshot.unchanged():
         raise RefusedError(f"{snapshot.path} changed since it was read; nothing was written",
                            fix="look at the change, then run the command again")
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(snapshot.path, "MEMORY.md")
     archive_path = _archive(plan["memory_dir"], slim.ARCHIVE_STEM, snapshot.data)
     _replace_live(snapshot, plan["after"].encode("utf-8"), archive_path)
     return archive_path
@@ -282,9 +285,14 @@ def cmd_slim_rollback(args):
             sys.stdout.write(diff)
             print("dry run: nothing written", file=sys.stderr)
         return 0
+    dropped = slim.index_lines_not_in(snapshot.data.decode("utf-8", "replace"), restored.decode("utf-8", "replace"))
+    result["dropped_index_lines"] = [{"line": line, "slug": slug} for line, slug in dropped]
     if snapshot.exists and snapshot.data == restored:
         result["status"] = "up-to-date"
     else:
+        from harness.fileops import require_not_read_only
+
+        require_not_read_only(live_path, "MEMORY.md")
         if snapshot.exists:
             result["pre_rollback_archive"] = _archive(memory_dir, slim.PRE_ROLLBACK_STEM, snapshot.data)
         _replace_live(snapshot, restored, result["pre_rollback_archive"])
@@ -303,6 +311,10 @@ def cmd_slim_rollback(args):
           + ("" if verified else " (no integrity record: restored as named, unchecked)"))
     print(f"{result['bytes_before']} -> {result['bytes_after']} bytes, "
           f"{result['lines_before']} -> {result['lines_after']} lines; sha256 {result['sha256_archive']}")
+    if dropped:
+        _warn(f"{len(dropped)} index line(s) of the MEMORY.md just replaced are not in the restored file (added "
+              "after the render?): " + ", ".join(f"line {line}: {slug}" for line, slug in dropped)
+              + f"; they are kept only in {result['pre_rollback_archive']}: copy them back by hand")
     return 0
 
 

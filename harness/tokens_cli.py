@@ -92,6 +92,44 @@ def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=Non
 # --------------------------------------------------------------------------- inputs
 
 
+def resolve_flat_and_slim(args):
+    """Fill ``args.flat``/``args.slim`` from ``--memory-dir`` (or the config's ``memory_dir``): the
+    newest render archive there is the flat index, its MEMORY.md the slim one. An explicit
+    ``--flat``/``--slim`` wins; a relative one is looked for in the current directory, then in
+    the memory directory, so the Quick start's line works from anywhere."""
+    from harness import slim
+
+    directory = getattr(args, "memory_dir", None)
+    if directory is None and not (args.flat and args.slim):
+        from harness.cliconfig import load_cli_config
+
+        directory = (load_cli_config(args.config) or {}).get("memory_dir")
+    if directory is not None:
+        directory = os.path.abspath(os.path.expanduser(directory))
+        if not os.path.isdir(directory):
+            raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                             else "is a file, not a memory directory", path=directory,
+                             fix="pass the directory that holds MEMORY.md and its MEMORY.archive-<stamp>.md")
+        for name in ("flat", "slim"):
+            value = getattr(args, name)
+            if value and not os.path.isabs(value) and not os.path.exists(value) \
+                    and os.path.exists(os.path.join(directory, value)):
+                setattr(args, name, os.path.join(directory, value))
+        if not args.slim:
+            args.slim = os.path.join(directory, "MEMORY.md")
+        if not args.flat:
+            newest = slim.newest_archive(os.listdir(directory))
+            if newest is None:
+                raise InputError("no MEMORY.archive-<UTC stamp>.md (the flat index slim render archives) here",
+                                 path=directory, fix="run `memory-router slim render` first, or pass --flat FILE")
+            args.flat = os.path.join(directory, newest)
+    if not args.flat or not args.slim:
+        missing = " and ".join(f"--{name}" for name in ("flat", "slim") if not getattr(args, name))
+        raise InputError(f"no {missing} given",
+                         fix="pass --memory-dir DIR (its newest archive is the flat index, its MEMORY.md the "
+                             "slim one), set memory_dir in memory-router.toml, or pass --flat FILE --slim FILE")
+
+
 def _read_text(path, what):
     from router.errors import read_utf8
 
@@ -136,6 +174,7 @@ def build_report(args, counter):
     from harness.cliconfig import load_cli_config, resolve_cli_clusters
     from router.config import settings_of
 
+    resolve_flat_and_slim(args)
     flat_text = _read_text(args.flat, "flat index")
     slim_text = _read_text(args.slim, "slim index")
     report = {
@@ -298,7 +337,11 @@ def cmd_tokens_report(args):
 
 
 def register(subparsers):
-    tokens = subparsers.add_parser("tokens", help="token-delta report: slim vs flat, net of injections")
+    tokens = subparsers.add_parser(
+        "tokens", help="token-delta report: slim vs flat, net of injections",
+        description="Phase 2's token delta (spec §5): what the flat and the slim MEMORY.md cost on every API "
+                    "call, what the router injects per prompt, and a modelled session that keeps each "
+                    "injection in the history. 'report' prints it.")
     sub = tokens.add_subparsers(dest="tokens_command", metavar="ACTION", required=True)
     report = sub.add_parser(
         "report", help="always-loaded size, per-prompt injections, the modelled session and measured usage",
@@ -312,8 +355,12 @@ def register(subparsers):
                     "the break-even session length; (d) with --before/--after, the first API call's input + "
                     "cache creation + cache read tokens from real transcripts (streamed rows deduplicated by "
                     "message.id, last row wins). Token figures are labelled measured, api, offline or estimate.")
-    report.add_argument("--flat", metavar="FILE", required=True, help="the flat MEMORY.md (e.g. an archive)")
-    report.add_argument("--slim", metavar="FILE", required=True, help="the slim MEMORY.md")
+    report.add_argument("--memory-dir", metavar="DIR",
+                        help="the memory directory after slim render: its newest MEMORY.archive-<stamp>.md is "
+                             "the flat index and its MEMORY.md the slim one (default: memory_dir from the config "
+                             "file, when --flat and --slim are not both given)")
+    report.add_argument("--flat", metavar="FILE", help="the flat MEMORY.md (e.g. an archive; default: from --memory-dir)")
+    report.add_argument("--slim", metavar="FILE", help="the slim MEMORY.md (default: from --memory-dir)")
     report.add_argument("--suite", metavar="SUITE", help="canary suite whose prompts are routed for (b) and (c)")
     report.add_argument("--clusters", metavar="FILE", help="cluster file to route with (default: the suite's)")
     report.add_argument("--config", metavar="FILE", help="config file for routing settings")

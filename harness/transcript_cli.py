@@ -11,6 +11,11 @@ from router.errors import InputError
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "n/a": "dim", "unknown": "yellow"}
 
 
+EMPTY_PATH_MESSAGE = "the transcript path is empty, so there is nothing to read"
+EMPTY_PATH_FIX = ("pass a session .jsonl; from \"$(memory-router transcript locate)\", the message above "
+                  "says why no session was found")
+
+
 def expand_paths(paths, with_subagents=True):
     """FILE|DIR arguments -> transcript files, each session followed by its subagent files.
 
@@ -27,6 +32,9 @@ def expand_paths(paths, with_subagents=True):
             found.append(pathlib.Path(path))
 
     for arg in paths:
+        if not str(arg).strip():
+            # pathlib.Path("") is ".", which would audit every .jsonl under the current directory.
+            raise InputError(EMPTY_PATH_MESSAGE, fix=EMPTY_PATH_FIX)
         path = pathlib.Path(arg)
         if path.is_dir():
             for item in sorted(path.rglob("*.jsonl"), key=_session_order):
@@ -123,10 +131,16 @@ def _print_audit(results, errors, sentinel):
                     f"{', by order' if i.anchor == 'order' else ''})"
                     for i in prompt.injections) or "-"
                 rows.append((prompt.line, escape(prompt.preview), prompt.source or "-", escape(injections)))
+            if stream.prompts_not_listed:
+                rows.append(("\u2026", f"{stream.prompts_not_listed:,} more prompt(s) not listed", "", ""))
             for i in stream.unanchored:
                 rows.append(("-", "(no prompt)", "-", escape(f"L{i.line}: {i.preview}")))
-            injected = len(stream.injections)
-            title = (f"{stream.stream}: {len(stream.prompts)} prompt(s), {injected} injection(s), "
+            unlisted = (stream.unanchored_count or 0) - len(stream.unanchored)
+            if unlisted > 0:
+                rows.append(("\u2026", f"{unlisted:,} more unanchored injection(s) not listed", "", ""))
+            injected = stream.injection_count if stream.injection_count is not None else len(stream.injections)
+            prompt_count = stream.prompt_count if stream.prompt_count is not None else len(stream.prompts)
+            title = (f"{stream.stream}: {prompt_count:,} prompt(s), {injected:,} injection(s), "
                      f"{stream.entries} entries from line {stream.first_line}")
             if rows:
                 out.print(table(title, ["line", "prompt", "source", "injections (line: clusters)"], rows))

@@ -145,7 +145,10 @@ def cmd_verdict(args):
     memory_dir = resolve_verdict_memory_dir(args.memory_dir, config, args.transcript, session_cwd)
     prompt_entry = next((e for e in entries if e.kind == "prompt" and not e.is_sidechain), None)
     hot = hot_strip_evidence(memory_dir, config, _parse_time(prompt_entry.timestamp if prompt_entry else None))
-    watch = (memory_dir, suite.cluster_path, (config or {}).get("clusters"), (config or {}).get("source"))
+    from harness.checklist_cli import cluster_file_family
+
+    watch = (memory_dir, *cluster_file_family(suite.cluster_path), (config or {}).get("clusters"),
+             (config or {}).get("source"))
     result = judge(entries, case, hot=hot, watch_paths=watch,
                    subagent_entries=_subagent_entries(args.transcript))
 
@@ -208,7 +211,8 @@ def register_verdict(canary_subparsers):
                     "names its evidence by line number.",
         epilog="exit codes: 0 PASS; 1 FAIL; 3 INCONCLUSIVE; 2 invalid input (transcript, suite, unknown case)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    verdict.add_argument("transcript", metavar="TRANSCRIPT")
+    verdict.add_argument("transcript", metavar="TRANSCRIPT",
+                         help="the session's .jsonl transcript (memory-router transcript locate prints it)")
     verdict.add_argument("--case", metavar="ID", required=True, help="the behavioural case's id")
     verdict.add_argument("--suite", metavar="SUITE", help="suite file (default: the bundled canaries/spec.yaml)")
     verdict.add_argument("--record", metavar="FILE",

@@ -57,11 +57,26 @@ CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
 
 
 def cache_dir():
+    """Where cache entries go, or ``None`` (no caching) when there is nowhere sensible.
+
+    ``$MEMORY_ROUTER_CACHE_DIR`` is taken as given. Otherwise the base must be an absolute path
+    (a relative ``$XDG_CACHE_HOME`` is invalid by the XDG spec and ignored) and ``$HOME`` an
+    existing directory: a hook run with ``HOME`` empty or pointing nowhere (a service, a
+    sandbox) must not create ``/.cache`` or ``/nonexistent/.cache``; it routes uncached instead."""
     explicit = os.environ.get("MEMORY_ROUTER_CACHE_DIR")
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "memory-router")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "memory-router")
+    home = os.path.expanduser("~")
+    if not home or not os.path.isabs(home) or home == os.sep or not os.path.isdir(home):
+        return None
+    return os.path.join(home, ".cache", "memory-router")
+
+
+def _caching_off():
+    return bool(os.environ.get("MEMORY_ROUTER_NO_CACHE")) or cache_dir() is None
 
 
 def _code_stamp():
@@ -122,7 +137,7 @@ def cached(path, kind, build):
     """
     path = os.path.abspath(path)
     key, st = _stat_key(path, kind)
-    if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
+    if _caching_off():
         return build(path)
     entry = _entry_path(path, kind)
     try:
@@ -314,7 +329,7 @@ def load_routing_table(path, build):
     raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding."""
     path = os.path.abspath(path)
     key, st = _stat_key(path, "table")
-    if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
+    if _caching_off():
         return build(path)
     entry = _entry_path(path, "table")
     try:

@@ -182,7 +182,42 @@ def _check_provider(value, path):
     return value
 
 
-def _check_type(key, value, path):
+# The range each setting must lie in, and why: a value outside it cannot route sensibly (a
+# line_cap of 0 injects a bare header, a NaN ratio compares false with everything, a prompt cap
+# of 1 scored the whole prompt).
+RANGES = {
+    "score_floor": (1, None, "a floor of 0 would fire on any single shared word"),
+    "tag_weight": (0, None, "a weight is points per shared word"),
+    "member_weight": (0, None, "a weight is points per shared word"),
+    "line_cap": (1, None, "a cap of 0 injects a header without a single member line"),
+    "second_ratio": (0.0, 1.0, "it is the share of the top score a second cluster needs"),
+    "max_context_chars": (200, CLAUDE_CODE_OUTPUT_CAP, "below 200 no header and member line fit; above "
+                          f"{CLAUDE_CODE_OUTPUT_CAP:,} Claude Code replaces hook output with a preview"),
+    "max_prompt_chars": (200, 1_000_000, "a long prompt is scored on its first and last halves of this; "
+                         "past a million characters the hook is no longer fast"),
+    "lines_per_injection": (0, None, "0 means up to line_cap"),
+    "line_evidence_share": (0.0, 1.0, "it is a share of the best line's evidence"),
+    "provider_timeout_ms": (1, 30_000, "a budget in milliseconds, under Claude Code's hook timeout"),
+    "min_confidence": (0.0, 1.0, "a confidence lies between 0 and 1"),
+    "weighted_floor": (0.0, None, "a floor in IDF units"),
+    "weighted_tag_boost": (0.0, None, "a multiplier of a tag word's weight"),
+    "weighted_spread": (0.0, 1.0, "it is a share of the words outside the best line"),
+    "intent_gate_focus": (1, None, "a count of the prompt's words on one member line"),
+    "word_prior_knee": (0.0, 8.0, "a Zipf frequency lies between 0 and 8"),
+}
+
+
+def _key_line(text, key):
+    """The 1-based line of ``key = ...`` in a TOML ``text`` (None if not found as written)."""
+    if not text:
+        return None
+    import re
+
+    found = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def _check_type(key, value, path, line=None):
     expected = type(DEFAULTS[key])
     if key == "provider":
         return _check_provider(value, path)
@@ -192,36 +227,37 @@ def _check_type(key, value, path):
                               fix=f"set {key} = {str(DEFAULTS[key]).lower()}")
         return value
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, expected):
         raise ConfigError(f"{key} must be {'a number' if expected is float else 'an integer'}, got {value!r}",
-                          path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
-    if value < 0:
-        raise ConfigError(f"{key} must not be negative", path=path, fix=f"set {key} = {DEFAULTS[key]!r}")
-    if key == "max_context_chars" and value > CLAUDE_CODE_OUTPUT_CAP:
-        raise ConfigError(f"max_context_chars must be at most {CLAUDE_CODE_OUTPUT_CAP}: Claude Code replaces "
-                          "longer hook output with a preview", path=path, fix=f"set max_context_chars = {DEFAULTS[key]}")
-    if key == "min_confidence" and value > 1:
-        raise ConfigError("min_confidence must be between 0 and 1", path=path, fix="set min_confidence = 0.0")
+                          path=path, line=line, fix=f"set {key} = {DEFAULTS[key]!r}")
+    low, high, why = RANGES.get(key, (0, None, "it counts or weighs something"))
+    # ``not (low <= value)`` rather than ``value < low``: NaN fails every comparison.
+    if not (low <= value) or (high is not None and not (value <= high)):
+        span = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ConfigError(f"{key} = {value!r} is out of range: it must be {span} ({why})", path=path, line=line,
+                          fix=f"set {key} = {DEFAULTS[key]!r}")
     return value
 
 
-def validate_config(table, path):
-    """Turn a parsed TOML table into the config dict, refusing unknown keys by name."""
+def validate_config(table, path, text=None):
+    """Turn a parsed TOML table into the config dict, refusing unknown keys and unusable values by
+    name (and by line, given the file's ``text``)."""
     settings = default_settings()
     config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path,
               **LEARNING_DEFAULTS}
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     for key, value in table.items():
+        line = _key_line(text, key)
         if key in DEFAULTS:
-            settings[key] = _check_type(key, value, path)
+            settings[key] = _check_type(key, value, path, line)
         elif key in ("clusters", "memory_dir"):
             if not isinstance(value, str) or not value:
-                raise ConfigError(f"{key} must be a path string", path=path, fix=f'set {key} = "path"')
+                raise ConfigError(f"{key} must be a path string", path=path, line=line, fix=f'set {key} = "path"')
             config[key] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
         elif key == "hot_strip":
             if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-                raise ConfigError("hot_strip must be a list of slugs", path=path,
+                raise ConfigError("hot_strip must be a list of slugs", path=path, line=line,
                                   fix='set hot_strip = ["slug_one", "slug_two"]')
             config["hot_strip"] = list(value)
         elif key == "learning":
@@ -239,7 +275,10 @@ def validate_config(table, path):
         else:
             known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)
                                      + list(CITATION_DEFAULTS)))
-            raise ConfigError(f"unknown config key {key!r}", path=path, fix=f"use one of: {known}")
+            raise ConfigError(f"unknown config key {key!r}", path=path, line=line, fix=f"use one of: {known}")
+    if settings["tag_weight"] == 0 and settings["member_weight"] == 0:
+        raise ConfigError("tag_weight and member_weight are both 0, so no cluster can ever score", path=path,
+                          line=_key_line(text, "tag_weight"), fix=f"set tag_weight = {DEFAULTS['tag_weight']}")
     return config
 
 

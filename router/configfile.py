@@ -51,7 +51,7 @@ def parse_config_file(path):
             raise ConfigError("tool.memory-router must be a table", path=path,
                               fix="write it as a [tool.memory-router] section")
         return validate_config(table, path)
-    return validate_config(data, path)
+    return validate_config(data, path, text)
 
 
 def find_config(dirs):

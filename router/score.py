@@ -152,6 +152,8 @@ def route_prompt(prompt, table, settings):
         lines, total = select_lines(tokens, table, chosen, settings["line_cap"])
         text, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
         lines = lines[:kept]
+        if not kept:
+            text = None  # a header without one member line tells the model nothing: inject nothing
     floor = settings["score_floor"]
     top = scored[0][1] if scored else 0
     second = scored[1][1] if len(scored) > 1 else 0

@@ -77,19 +77,25 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
     """
     session = Session(sentinel or None)
     versions = {}
+    last_version = None
     saw_attachment = False
     main = None
+    # The per-line work here is kept to a few comparisons: the audit must keep up with a bare
+    # json.loads loop (benchmarks/transcript_audit.py).
+    feed_main = None
     for entry in entries:
         if entry.is_sidechain:
             session.auditor(entry).feed(entry, session)
         else:
-            if main is None:
+            if feed_main is None:
                 main = session.auditor(entry)
-            main.feed(entry, session)
+                feed_main = main.feed
+            feed_main(entry, session)
         version = entry.version
-        if version is not None:
-            versions[version] = versions.get(version, 0) + 1
-        if entry.type == "attachment":
+        if version is not last_version and version is not None:
+            versions[version] = None
+            last_version = version
+        if not saw_attachment and entry.type == "attachment":
             saw_attachment = True
     capability, note = capability_of(versions, saw_attachment)
     names = list(session.streams)
@@ -172,9 +178,16 @@ def result_to_dict(result):
                 "stream": s.stream, "sidechain": s.is_sidechain, "agent_id": s.agent_id,
                 "session_id": s.session_id, "first_line": s.first_line, "entries": s.entries,
                 "status": s.status,
+                "prompt_count": s.prompt_count if s.prompt_count is not None else len(s.prompts),
+                "injection_count": s.injection_count if s.injection_count is not None else len(s.injections),
+                "prompts_not_listed": s.prompts_not_listed,
+                "unanchored_count": s.unanchored_count if s.unanchored_count is not None else len(s.unanchored),
+                "hook_progress_count": s.hook_progress_count if s.hook_progress_count is not None
+                else len(s.hook_progress),
                 "prompts": [
                     {"line": p.line, "uuid": p.uuid, "source": p.source, "form": p.form, "chars": p.chars,
-                     "preview": p.preview, "injections": [_injection_dict(i) for i in p.injections]}
+                     "preview": p.preview, "injections": [_injection_dict(i) for i in p.injections],
+                     "injections_not_listed": p.injections_not_listed}
                     for p in s.prompts
                 ],
                 "unanchored_injections": [_injection_dict(i) for i in s.unanchored],

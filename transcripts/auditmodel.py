@@ -22,6 +22,16 @@ PROBE_CHARS = 16
 KEY_CHARS = 64
 RECENT_TURN_ENTRIES = 512
 MAX_EVIDENCE = 200
+# Memory stays flat in the file's size (issue 11): what grows with the file is counted, and only
+# this much of it is kept. A prompt is followed (its uuid resolvable, its injections attachable)
+# while it is among the last LIVE_PROMPTS; the first MAX_LISTED_PROMPTS are listed in the result.
+LIVE_PROMPTS = 512
+MAX_LISTED_PROMPTS = 2000
+MAX_INJECTIONS_PER_PROMPT = 200
+MAX_NOTES = 200
+# Non-turn lines (attachments, progress, system) followed back from an injection to its prompt;
+# an injection this many lines into a turn without any assistant line is no longer "at" it.
+MAX_PASSTHROUGH = 10_000
 
 PASS, FAIL, NA, UNKNOWN = "pass", "fail", "n/a", "unknown"
 
@@ -87,6 +97,7 @@ class Prompt:
     chars: int
     preview: str
     injections: tuple = ()
+    injections_not_listed: int = 0   # past MAX_INJECTIONS_PER_PROMPT: counted, not kept
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,16 @@ class StreamAudit:
     hook_progress: tuple          # Evidence: UserPromptSubmit progress lines (hook named, output not)
     notes: tuple
     checks: tuple
+    # Totals: ``prompts``, ``unanchored``, ``hook_progress`` and ``notes`` list at most a bounded
+    # number; these count every one (None: the same as the list's length).
+    prompt_count: int | None = None
+    injection_count: int | None = None
+    unanchored_count: int | None = None
+    hook_progress_count: int | None = None
+
+    @property
+    def prompts_not_listed(self):
+        return (self.prompt_count or len(self.prompts)) - len(self.prompts)
 
     @property
     def injections(self):

@@ -9,7 +9,8 @@ def unknown(stream, check_id, note):
     progress = ""
     if stream.hook_progress:
         lines = ", ".join(str(e.line) for e in stream.hook_progress[:10])
-        progress = f"; a UserPromptSubmit hook ran (progress lines {lines}) but its output is not recorded"
+        more = f" and {stream.hook_progress.total - 10:,} more" if stream.hook_progress.total > 10 else ""
+        progress = f"; a UserPromptSubmit hook ran (progress lines {lines}{more}) but its output is not recorded"
     return Check(check_id, CHECK_NAMES[check_id], UNKNOWN, "unknown: " + note + progress,
                  tuple(stream.hook_progress[:10]))
 
@@ -18,9 +19,10 @@ def check_a(stream, count, recorded, note):
     if not recorded:
         return unknown(stream, "a", note)
     if stream.duplicates:
+        total = stream.duplicates.total
         return Check("a", CHECK_NAMES["a"], FAIL,
-                     f"{len(stream.duplicates)} attachment entr{'y repeats' if len(stream.duplicates) == 1 else 'ies repeat'} "
-                     "an injection", tuple(stream.duplicates))
+                     f"{total:,} attachment entr{'y repeats' if total == 1 else 'ies repeat'} "
+                     f"an injection{_listed(stream.duplicates)}", tuple(stream.duplicates))
     if count == 0:
         return Check("a", CHECK_NAMES["a"], NA, "no UserPromptSubmit injection recorded in this stream")
     return Check("a", CHECK_NAMES["a"], PASS, f"{count} injection(s), each in exactly one attachment entry")
@@ -32,10 +34,11 @@ def check_b(stream, count, recorded, note):
     if stream.resent:
         evidence = tuple(sorted(stream.resent, key=lambda e: e.line))
         return Check("b", CHECK_NAMES["b"], FAIL,
-                     f"re-sent or misplaced injection text at line(s) {evidence_lines(evidence)}", evidence)
+                     f"re-sent or misplaced injection text at line(s) {evidence_lines(evidence)}"
+                     f"{_listed(stream.resent)}", evidence)
     if count == 0:
         return Check("b", CHECK_NAMES["b"], NA, "no UserPromptSubmit injection recorded in this stream")
-    prompts = sum(1 for p in stream.prompts if p.injections)
+    prompts = stream.prompts_with_injections
     return Check("b", CHECK_NAMES["b"], PASS,
                  f"{count} injection(s) on {prompts} prompt(s), each hanging off its own prompt; "
                  "no later line repeats an injected text")
@@ -53,9 +56,9 @@ def check_c(stream, recorded, note):
         if not recorded:
             return unknown(stream, "c", note + "; the sentinel does not appear")
         return Check("c", CHECK_NAMES["c"], FAIL, "the sentinel appears nowhere: the hook did not inject it")
-    if len(hits) > 1:
+    if hits.total > 1:
         return Check("c", CHECK_NAMES["c"], FAIL,
-                     f"the sentinel appears in {len(hits)} entries (lines {evidence_lines(evidence)}), not once", evidence)
+                     f"the sentinel appears in {hits.total} entries (lines {evidence_lines(evidence)}), not once", evidence)
     line, kind, anchored = hits[0]
     if not anchored and not recorded:
         # No injection can be recorded here, so "not an injection" says nothing about the sentinel.
@@ -77,7 +80,8 @@ def check_d(stream, count, recorded, note):
         return unknown(stream, "d", note)
     if stream.oversize:
         return Check("d", CHECK_NAMES["d"], FAIL,
-                     f"{len(stream.oversize)} injection(s) over the 10,000-character hook output cap",
+                     f"{stream.oversize.total:,} injection(s) over the 10,000-character hook output cap"
+                     f"{_listed(stream.oversize)}",
                      tuple(stream.oversize))
     if count == 0:
         return Check("d", CHECK_NAMES["d"], NA, "no UserPromptSubmit injection recorded in this stream")
@@ -96,6 +100,11 @@ def check_e(stream, others):
         return Check("e", CHECK_NAMES["e"], PASS,
                      "audited apart from " + "; ".join(others) + "; their injections are not counted here")
     return Check("e", CHECK_NAMES["e"], NA, "no sidechain or subagent transcript")
+
+
+def _listed(bucket):
+    """``; the first N listed`` when a Bounded bucket holds fewer than it counted."""
+    return f" (the first {len(bucket)} of {bucket.total:,} listed)" if bucket.total > len(bucket) else ""
 
 
 def evidence_lines(evidence):

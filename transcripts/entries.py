@@ -157,15 +157,29 @@ class Diagnostic(NamedTuple):
 
 def _strings(value, out, depth=0):
     """Every string inside ``value`` (dicts, lists), in order."""
-    if isinstance(value, str):
+    # ``__class__ is``: json.loads makes exact str/dict/list, and this runs for most values of
+    # most lines.
+    cls = value.__class__
+    if cls is str:
         if value:
             out.append(value)
     elif depth < 12:
-        if isinstance(value, dict):
+        if cls is dict:
             for item in value.values():
-                _strings(item, out, depth + 1)
-        elif isinstance(value, list):
+                if item.__class__ is str:
+                    if item:
+                        out.append(item)
+                else:
+                    _strings(item, out, depth + 1)
+        elif cls is list:
             for item in value:
+                if item.__class__ is str:
+                    if item:
+                        out.append(item)
+                else:
+                    _strings(item, out, depth + 1)
+        elif isinstance(value, (dict, list)):  # a subclass, from a caller other than json.loads
+            for item in (value.values() if isinstance(value, dict) else value):
                 _strings(item, out, depth + 1)
 
 
@@ -209,7 +223,7 @@ def _looks_like_json_object(text):
         return False
     try:
         return isinstance(json.loads(stripped), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -217,19 +231,24 @@ def _classify_user(obj, message):
     content = message.get("content") if isinstance(message, dict) else None
     if obj.get("isCompactSummary"):
         return COMPACT_SUMMARY, None
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is dict and block.get("type") == "tool_result":
+                return TOOL_RESULT, None
+    elif isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
         return TOOL_RESULT, None
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return META, None
     source = obj.get("promptSource")
-    if source is not None and source not in _PROMPT_SOURCES:
+    if source is not None and (source.__class__ is not str or source not in _PROMPT_SOURCES):
         # A source we have not seen: record it, but a line nobody typed must not anchor injections.
         return META, None
     if isinstance(content, str):
         head = content.lstrip()[:40]
     elif isinstance(content, list):
         first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
-        head = (first.get("text") or "").lstrip()[:40] if first else ""
+        text = first.get("text") if first else None
+        head = text.lstrip()[:40] if isinstance(text, str) else ""
     else:
         return META, None
     for marker, kind in _WRAPPER_KINDS:
@@ -256,7 +275,12 @@ def _attachment_fields(att):
         # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
         # recorded on every hook_success/hook_cancelled/error line of that hook.
         if key not in _ATTACHMENT_BOOKKEEPING_KEYS:
-            _strings(value, texts, 1)
+            cls = value.__class__
+            if cls is str:
+                if value:
+                    texts.append(value)
+            elif cls is not int and cls is not bool and value is not None:
+                _strings(value, texts, 1)
     content = att.get("content")
     if isinstance(content, list):
         text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
@@ -307,7 +331,8 @@ def _assistant_fields(message, line):
             elif kind in ("tool_use", "server_tool_use"):
                 name = block.get("name")
                 tool_input = block.get("input")
-                tool_uses.append(ToolUse(line, block.get("id"), name if isinstance(name, str) else "?", tool_input))
+                tool_uses.append(_new_entry(ToolUse, (line, block.get("id"), name if isinstance(name, str) else "?",
+                                                      tool_input)))
                 _strings(tool_input, texts)
     return _join(parts), tuple(texts), tuple(tool_uses), message_id
 
@@ -366,7 +391,7 @@ def make_entry(obj, line):
         kind = UNKNOWN
     uuid, parent, agent, session, version, stamp = (
         get("uuid"), get("parentUuid"), get("agentId"), get("sessionId"), get("version"), get("timestamp"))
-    return Entry(
+    return _new_entry(Entry, (
         line, entry_type, kind,
         uuid if uuid.__class__ is str else None,
         parent if parent.__class__ is str else None,
@@ -376,4 +401,9 @@ def make_entry(obj, line):
         version if version.__class__ is str else None,
         stamp if stamp.__class__ is str else None,
         subtype, event, name, command, text, texts, tool_uses, source, message_id, persisted, obj,
-    )
+    ))
+
+
+# tuple.__new__ directly: the NamedTuple's own __new__ is a Python frame of 21 arguments, built
+# once per transcript line.
+_new_entry = tuple.__new__

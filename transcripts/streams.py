@@ -8,7 +8,12 @@ from collections import OrderedDict
 
 from router.score import parse_header
 from transcripts.auditmodel import (
+    LIVE_PROMPTS,
     MAX_EVIDENCE,
+    MAX_INJECTIONS_PER_PROMPT,
+    MAX_LISTED_PROMPTS,
+    MAX_NOTES,
+    MAX_PASSTHROUGH,
     MIN_RESEND_CHARS,
     RECORDED,
     SEARCHED_KINDS,
@@ -31,7 +36,12 @@ def _digest(text):
 
 
 def _preview(text, limit=80):
-    flat = " ".join(text.split())
+    # Collapse the whitespace of a head of the text, not of all of it (injections run to 10,000
+    # characters): enough when the head collapses to more than the limit.
+    head = text[: limit * 4]
+    flat = " ".join(head.split())
+    if len(flat) <= limit and len(head) < len(text):
+        flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
@@ -42,26 +52,71 @@ def _hook_label(hook_id):
     return f"{name} hook `{command}`"
 
 
-class _PromptState:
-    __slots__ = ("entry_line", "uuid", "source", "form", "chars", "preview", "injections", "hooks")
+class Bounded(list):
+    """Evidence kept up to ``limit`` items, with ``total`` counting every one offered, so a check
+    can say "3,412 lines repeat an injection" while holding the first MAX_EVIDENCE of them."""
 
-    def __init__(self, entry):
+    def __init__(self, limit=MAX_EVIDENCE):
+        super().__init__()
+        self.limit = limit
+        self.total = 0
+
+    def add(self, item):
+        self.total += 1
+        if len(self) < self.limit:
+            self.append(item)
+
+
+class _PromptState:
+    __slots__ = ("index", "entry_line", "uuid", "source", "form", "chars", "preview", "injections", "hooks")
+
+    def __init__(self, entry, index):
+        self.index = index
         self.entry_line = entry.line
         self.uuid = entry.uuid
         self.source = entry.prompt_source
         self.form = entry.subtype
         self.chars = len(entry.text)
         self.preview = _preview(entry.text)
-        self.injections = []
+        self.injections = Bounded(MAX_INJECTIONS_PER_PROMPT)
         self.hooks = {}
 
     def freeze(self):
         return Prompt(self.entry_line, self.uuid, self.source, self.form, self.chars, self.preview,
-                      tuple(self.injections))
+                      tuple(self.injections), self.injections.total - len(self.injections))
+
+
+class _Injected:
+    """What is remembered of one distinct injected text: where it first and last entered, and for
+    the prompts it entered at most recently, the first line it entered at for each. A constant
+    amount per distinct text, however often it is injected again."""
+
+    __slots__ = ("first_line", "last_line", "by_prompt")
+
+    def __init__(self, line):
+        self.first_line = line
+        self.last_line = line
+        self.by_prompt = OrderedDict()   # prompt index -> first line, the last few prompts only
+
+    def note(self, index, line):
+        self.last_line = line
+        if index is not None and index not in self.by_prompt:
+            self.by_prompt[index] = line
+            if len(self.by_prompt) > _PROMPTS_PER_TEXT:
+                self.by_prompt.popitem(last=False)
+
+
+# An injection can only be "for the same prompt" as an earlier one while that prompt is live.
+_PROMPTS_PER_TEXT = 16
+
+
+_SEPARATOR = "\x00"
 
 
 class StreamAuditor:
-    """Accumulates one stream's state; memory grows with prompts and injections, not lines."""
+    """Accumulates one stream's state. Memory is bounded in the file's size: it grows with the
+    number of distinct injected texts (each must be remembered to find it re-sent later), never
+    with lines, prompts or re-injections, which are counted (see auditmodel's bounds)."""
 
     def __init__(self, entry, sentinel):
         self.name = entry.stream
@@ -70,96 +125,125 @@ class StreamAuditor:
         self.session_id = entry.session_id
         self.first_line = entry.line
         self.sentinel = sentinel
+        self.separator_safe = not (sentinel and _SEPARATOR in sentinel)
         self.entries = 0
-        self.prompts = []
-        self.prompt_by_uuid = {}
+        self.live = {}                   # prompt index -> _PromptState, the last LIVE_PROMPTS prompts
+        self.listed = []                 # frozen Prompts, the first MAX_LISTED_PROMPTS
+        self.prompt_count = 0
+        self.injection_count = 0
+        self.prompts_with_injections = 0
+        self.prompt_by_uuid = {}         # uuid -> prompt index, live prompts only
         self.latest = None
         self.advanced_at = None          # first turn-advancing line since the latest prompt
         self.passthrough = {}            # uuid -> (parent_uuid, line), since the latest prompt
-        self.recent = OrderedDict()      # uuid -> (kind, line) of turn-advancing lines, bounded
-        self.unanchored = []
-        # Injected texts are kept as digests, so memory grows with the number of injections only.
-        self.by_digest = {}              # sha256 -> [(prompt index or None, line)]
+        # uuid -> (kind, line) of turn-advancing lines: the last RECENT_TURN_ENTRIES at least, in two
+        # generations (cheaper per line than an OrderedDict trimmed one entry at a time).
+        self.recent = {}
+        self.recent_before = {}
+        self.unanchored = Bounded(MAX_LISTED_PROMPTS)
+        self.last_unanchored_line = None
+        # Injected texts are kept as digests, so memory grows with distinct injected texts only.
+        self.injected = {}               # sha256 -> _Injected
         self.probes = {}                 # first chars -> ({first KEY_CHARS: [(length, sha256)]}, [short texts])
-        self.last_line_of = {}           # sha256 -> line of its latest injection
         # Router member lines injected since the last compaction: sha256 of the line -> its line
         # number (a compaction drops earlier injections from the requests; until then they ride along).
+        # Bounded by the store's distinct member lines, not by the file.
         self.context_lines = {}
-        self.duplicates = []
-        self.resent = []
-        self.crossings = []
-        self.sentinel_hits = []
-        self.hook_progress = []
-        self.notes = []
+        self.duplicates = Bounded()
+        self.resent = Bounded()
+        self.crossings = Bounded()
+        self.sentinel_hits = Bounded()
+        self.hook_progress = Bounded()
+        self.notes = Bounded(MAX_NOTES)
         self.largest = 0
-        self.oversize = []
+        self.oversize = Bounded()
+
+    def prompt_line(self, index):
+        state = self.live.get(index)
+        return state.entry_line if state is not None else None
 
     # -- lookups used to follow parentUuid chains, also from other streams
     def lookup(self, uuid):
         index = self.prompt_by_uuid.get(uuid)
         if index is not None:
-            return ("prompt", index, self.prompts[index].entry_line)
+            return ("prompt", index, self.live[index].entry_line)
         hit = self.passthrough.get(uuid)
         if hit is not None:
             return ("pass", hit[0], hit[1])
-        hit = self.recent.get(uuid)
+        hit = self.recent.get(uuid) or self.recent_before.get(uuid)
         if hit is not None:
             return ("turn", hit[0], hit[1])
         return None
+
+    def _new_prompt(self, entry):
+        index = self.prompt_count
+        self.prompt_count += 1
+        state = self.live[index] = _PromptState(entry, index)
+        if entry.uuid:
+            self.prompt_by_uuid[entry.uuid] = index
+        if len(self.live) > LIVE_PROMPTS:
+            oldest = next(iter(self.live))
+            self._retire(self.live.pop(oldest))
+        return index
+
+    def _retire(self, state):
+        if state.uuid and self.prompt_by_uuid.get(state.uuid) == state.index:
+            del self.prompt_by_uuid[state.uuid]
+        if len(self.listed) < MAX_LISTED_PROMPTS and state.index == len(self.listed):
+            self.listed.append(state.freeze())
 
     def feed(self, entry, session):
         self.entries += 1
         kind = entry.kind
         if kind == PROMPT:
-            self.prompts.append(_PromptState(entry))
-            if entry.uuid:
-                self.prompt_by_uuid[entry.uuid] = len(self.prompts) - 1
-            self.latest = len(self.prompts) - 1
+            self.latest = self._new_prompt(entry)
             self.advanced_at = None
             self.passthrough = {}
             if LEGACY_HOOK_TAG in entry.text:
-                self.notes.append(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} text inside the prompt "
-                                  "(Claude Code 1.0.x); not audited as an injection")
+                self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} text inside the prompt "
+                               "(Claude Code 1.0.x); not audited as an injection")
         elif kind in TURN_ADVANCING:
             if self.advanced_at is None and self.latest is not None:
                 self.advanced_at = (kind, entry.line)
             if entry.uuid:
-                self.recent[entry.uuid] = (kind, entry.line)
-                if len(self.recent) > RECENT_TURN_ENTRIES:
-                    self.recent.popitem(last=False)
-        elif entry.uuid:
+                recent = self.recent
+                recent[entry.uuid] = (kind, entry.line)
+                if len(recent) >= RECENT_TURN_ENTRIES:
+                    self.recent_before, self.recent = recent, {}
+        elif entry.uuid and len(self.passthrough) < MAX_PASSTHROUGH:
             self.passthrough[entry.uuid] = (entry.parent_uuid, entry.line)
 
+        own_digest = None
         if kind == INJECTION:
-            self._injection(entry, session)
+            own_digest = self._injection(entry, session)
         elif kind == SYSTEM and entry.subtype == "compact_boundary":
             self.context_lines = {}
         elif kind == PROGRESS:
             if entry.hook_event == UPS:
-                self.hook_progress.append(Evidence(entry.line, entry.hook_name or UPS))
+                self.hook_progress.add(Evidence(entry.line, entry.hook_name or UPS))
             return
         elif kind == ATTACHMENT and entry.hook_event == UPS and entry.subtype in (
                 "hook_cancelled", "hook_non_blocking_error", "hook_blocking_error", "hook_error_during_execution"):
             why = " (timed out: its context was discarded)" if entry.raw and (entry.raw.get("attachment") or {}).get("timedOut") else ""
-            self.notes.append(f"line {entry.line}: UserPromptSubmit {entry.subtype}{why}")
+            self.notes.add(f"line {entry.line}: UserPromptSubmit {entry.subtype}{why}")
         if (self.probes or self.sentinel) and kind in SEARCHED_KINDS and entry.texts:
-            self._search(entry, _digest(entry.text) if kind == INJECTION else None)
+            self._search(entry, own_digest)
 
     def _anchor(self, entry, session):
         """(prompt index or None, "parent"/"order"/None, note)."""
         found = session.resolve(self, entry.parent_uuid)
         if found[0] == "prompt":
-            return found[1], "parent", f"parentUuid leads to the prompt at line {self.prompts[found[1]].entry_line}"
+            return found[1], "parent", f"parentUuid leads to the prompt at line {self.prompt_line(found[1])}"
         if found[0] == "turn":
             return None, None, f"its parentUuid leads to the {found[1].replace('_', ' ')} at line {found[2]}, not to a prompt"
         if found[0] == "cross":
-            self.crossings.append(Evidence(entry.line, f"parentUuid leads into stream {found[1]} (line {found[2]})"))
+            self.crossings.add(Evidence(entry.line, f"parentUuid leads into stream {found[1]} (line {found[2]})"))
         if self.latest is None:
             return None, None, "no prompt comes before it"
         if self.advanced_at is not None:
             kind, line = self.advanced_at
             return None, None, (f"no parentUuid chain to a prompt, and the turn of the prompt at line "
-                                f"{self.prompts[self.latest].entry_line} had already gone on "
+                                f"{self.prompt_line(self.latest)} had already gone on "
                                 f"({kind.replace('_', ' ')} at line {line})")
         return self.latest, "order", "no parentUuid chain to follow; it follows the prompt in file order"
 
@@ -168,7 +252,7 @@ class StreamAuditor:
         index, how, note = self._anchor(entry, session)
         clusters = parse_header(body)
         lines = body.split("\n")
-        prompt = self.prompts[index] if index is not None else None
+        prompt = self.live.get(index) if index is not None else None
         injection = Injection(
             line=entry.line, uuid=entry.uuid, parent_uuid=entry.parent_uuid, attachment_type=entry.subtype,
             hook_event=entry.hook_event, hook_name=entry.hook_name, command=entry.hook_command,
@@ -178,54 +262,62 @@ class StreamAuditor:
             persisted_preview=entry.persisted_preview,
             sha256=_digest(body), preview=_preview(body),
         )
+        self.injection_count += 1
         self.largest = max(self.largest, len(body))
         if len(body) > SIZE_LIMIT:
-            self.oversize.append(Evidence(entry.line, f"{len(body):,} characters: Claude Code replaces hook "
-                                                      "output over 10,000 characters by a preview and a file path"))
+            self.oversize.add(Evidence(entry.line, f"{len(body):,} characters: Claude Code replaces hook "
+                                                   "output over 10,000 characters by a preview and a file path"))
         elif entry.persisted_preview:
-            self.oversize.append(Evidence(entry.line, "Claude Code replaced this output by a <persisted-output> "
-                                                      "preview: the model saw only the preview"))
+            self.oversize.add(Evidence(entry.line, "Claude Code replaced this output by a <persisted-output> "
+                                                   "preview: the model saw only the preview"))
         digest = injection.sha256
-        earlier = self.by_digest.get(digest)
+        earlier = self.injected.get(digest)
         resent_here = False
-        if earlier:
-            same_prompt = [line for (i, line) in earlier if i == index and index is not None]
-            if index is None or same_prompt:
-                first = (same_prompt or [earlier[0][1]])[0]
-                why = (f"for the same prompt (line {prompt.entry_line})" if same_prompt
+        if earlier is not None:
+            # A dict lookup, not a scan of every earlier injection of the text: linear in the file.
+            same_prompt = earlier.by_prompt.get(index) if index is not None else None
+            if index is None or same_prompt is not None:
+                first = same_prompt if same_prompt is not None else earlier.first_line
+                why = (f"for the same prompt (line {prompt.entry_line})" if same_prompt is not None
                        else "with no new prompt")
-                self._add(self.duplicates, Evidence(entry.line, f"repeats the text injected at line {first} {why}"))
-                if same_prompt and prompt is not None:
+                self.duplicates.add(Evidence(entry.line, f"repeats the text injected at line {first} {why}"))
+                if same_prompt is not None and prompt is not None:
                     # Compared by content: whatever its parentUuid says, the same text attached again
                     # without a new prompt is a re-send for (b) as well (anchorless ones are added below).
-                    self._add(self.resent, Evidence(entry.line, f"the text injected at line {first} attached again "
-                                                                f"{why}: a re-send"))
+                    self.resent.add(Evidence(entry.line, f"the text injected at line {first} attached again "
+                                                         f"{why}: a re-send"))
                     resent_here = True
             elif clusters is None:
-                self.notes.append(f"line {entry.line}: the same text as line {earlier[-1][1]} injected again for "
-                                  f"a new prompt (line {prompt.entry_line}): allowed")
+                self.notes.add(f"line {entry.line}: the same text as line {earlier.last_line} injected again for "
+                               f"a new prompt (line {prompt.entry_line}): allowed")
         if clusters is not None and prompt is not None and not resent_here:
             self._member_lines_resent(entry, lines[1:])
         if prompt is None:
-            self._add(self.resent, Evidence(entry.line, f"not attached to a new prompt: {note}"))
-            self.unanchored.append(injection)
+            self.resent.add(Evidence(entry.line, f"not attached to a new prompt: {note}"))
+            self.unanchored.add(injection)
+            self.last_unanchored_line = entry.line
         else:
             hook_id = (entry.hook_name, entry.hook_command) if entry.hook_command else (
                 ("router",) if clusters is not None else None)
             if hook_id is not None and hook_id in prompt.hooks:
                 if not resent_here:
-                    self._add(self.resent, Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for "
-                                                                f"the prompt at line {prompt.entry_line} (first at line "
-                                                                f"{prompt.hooks[hook_id]})"))
+                    self.resent.add(Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for "
+                                                         f"the prompt at line {prompt.entry_line} (first at line "
+                                                         f"{prompt.hooks[hook_id]})"))
             elif hook_id is not None:
                 prompt.hooks[hook_id] = entry.line
-            prompt.injections.append(injection)
-        self.by_digest.setdefault(digest, []).append((index, entry.line))
-        self.last_line_of[digest] = entry.line
-        if len(body) >= MIN_RESEND_CHARS:
+            if not prompt.injections.total:
+                self.prompts_with_injections += 1
+            prompt.injections.add(injection)
+        if earlier is None:
+            earlier = self.injected[digest] = _Injected(entry.line)
+        earlier.note(index if prompt is not None else None, entry.line)
+        if earlier.first_line == entry.line and len(body) >= MIN_RESEND_CHARS:
             # Two levels, so the cost stays linear in the text searched, not in the number of injections:
             # one find() per distinct short probe (router injections share one), then a dict lookup of
             # the text at each hit against the injected texts' longer prefixes.
+            if _SEPARATOR in body:
+                self.separator_safe = False
             by_key, short = self.probes.setdefault(body[:PROBE_CHARS], ({}, []))
             if len(body) >= KEY_CHARS:
                 group = by_key.setdefault(body[:KEY_CHARS], [])
@@ -233,6 +325,7 @@ class StreamAuditor:
                     group.append((len(body), digest))
             elif body not in short:
                 short.append(body)
+        return digest
 
     def _member_lines_resent(self, entry, lines):
         """Flag router member lines this context already holds (see the module's check (b))."""
@@ -249,18 +342,26 @@ class StreamAuditor:
         if again:
             named = ", ".join(f"{slug} (line {first})" for slug, first in again[:5])
             more = f" and {len(again) - 5} more" if len(again) > 5 else ""
-            self._add(self.resent, Evidence(entry.line, f"{len(again)} member line(s) already injected in this context "
-                                                        f"with no compaction between: {named}{more}: a re-send"))
+            self.resent.add(Evidence(entry.line, f"{len(again)} member line(s) already injected in this context "
+                                                 f"with no compaction between: {named}{more}: a re-send"))
 
     def _search(self, entry, own_digest):
         texts = entry.texts
+        # One find() per probe over the texts joined, not one per text: most lines hold no probe,
+        # and the per-text loop cost more than the search. The separator cannot be part of a match
+        # unless an injected text or the sentinel holds it; then each text is searched alone.
+        if self.separator_safe:
+            haystacks = (texts[0] if len(texts) == 1 else _SEPARATOR.join(texts),)
+        else:
+            haystacks = texts
         found = None
         for probe, (by_key, short) in self.probes.items():
-            for text in texts:
+            for text in haystacks:
                 pos = text.find(probe)
                 while pos != -1:
+                    # The injection's own text is not a re-send of itself: skip it before hashing.
                     hits = [(length, digest) for (length, digest) in by_key.get(text[pos:pos + KEY_CHARS], ())
-                            if _digest(text[pos:pos + length]) == digest]
+                            if digest != own_digest and _digest(text[pos:pos + length]) == digest]
                     hits += [(len(body), _digest(body)) for body in short if text.startswith(body, pos)]
                     for _length, digest in hits:
                         if digest != own_digest:
@@ -269,27 +370,25 @@ class StreamAuditor:
                     pos = text.find(probe, pos + 1)
         if found:
             for digest in found:
-                self._add(self.resent, Evidence(
+                self.resent.add(Evidence(
                     entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
-                                f"{self.last_line_of[digest]}"))
+                                f"{self.injected[digest].last_line}"))
         sentinel = self.sentinel
         if sentinel:
-            for text in texts:
+            for text in haystacks:
                 if sentinel in text:
                     # _injection ran first: an injection that found no prompt is the last unanchored one.
-                    anchored = entry.kind == INJECTION and not (
-                        self.unanchored and self.unanchored[-1].line == entry.line)
-                    self.sentinel_hits.append((entry.line, entry.kind, anchored))
+                    anchored = entry.kind == INJECTION and self.last_unanchored_line != entry.line
+                    self.sentinel_hits.add((entry.line, entry.kind, anchored))
                     break
-
-    def _add(self, bucket, evidence):
-        if len(bucket) < MAX_EVIDENCE:
-            bucket.append(evidence)
 
     # -- the checks (transcripts.checks) over what was assembled
     def finish(self, capability, capability_note, others):
-        prompts = tuple(p.freeze() for p in self.prompts)
-        count = sum(len(p.injections) for p in prompts) + len(self.unanchored)
+        for state in list(self.live.values()):
+            self._retire(state)
+        self.live = {}
+        prompts = tuple(self.listed)
+        count = self.injection_count
         recorded = capability == RECORDED
         note = "this transcript cannot show injections"
         checks = [
@@ -299,9 +398,13 @@ class StreamAuditor:
             check_d(self, count, recorded, note),
             check_e(self, others),
         ]
+        notes = list(self.notes)
+        if self.notes.total > len(self.notes):
+            notes.append(f"{self.notes.total - len(self.notes):,} more notes like these are not listed")
         return StreamAudit(self.name, self.is_sidechain, self.agent_id, self.session_id, self.first_line,
                            self.entries, prompts, tuple(self.unanchored), tuple(self.hook_progress),
-                           tuple(self.notes), tuple(checks))
+                           tuple(notes), tuple(checks), self.prompt_count, self.injection_count,
+                           self.unanchored.total, self.hook_progress.total)
 
 
 class Session:

@@ -183,11 +183,13 @@ MALFORMED = [
      "duplicate id 'b'"),
     ("clusters-missing", "clusters: nowhere.md\ncases:\n  - id: a\n    prompt: p\n    silent: true\n", 1,
      "does not exist"),
+    ("clusters-a-directory", "clusters: .\ncases:\n  - id: a\n    prompt: p\n    silent: true\n", 1,
+     "is a directory, not a cluster file"),  # said "does not exist" (issue 11)
 ]
 
 
 # Bodies that must stay exactly as written (appending a 'clusters:' line would change the error).
-AS_WRITTEN = {"bad-yaml", "tab-indent", "not-a-mapping", "clusters-missing"}
+AS_WRITTEN = {"bad-yaml", "tab-indent", "not-a-mapping", "clusters-missing", "clusters-a-directory"}
 
 
 @pytest.mark.parametrize("name,body,line,message", MALFORMED, ids=[m[0] for m in MALFORMED])

@@ -176,7 +176,9 @@ def test_labels_errors_give_file_and_line(capsys, tmp_path, example_flat_index, 
 
 @pytest.mark.parametrize("setup, args, message", [
     (None, [], "no memories to build from"),
-    (None, ["--memory-dir", "missing"], "not a directory"),
+    (None, ["--memory-dir", "missing"], "memory directory does not exist"),
+    (None, ["--memory-dir", "FLAT"], "is a file, not a memory directory"),
+    (None, ["--memory-dir", "/nonexistent"], "/nonexistent: memory directory does not exist"),
     (None, ["--index", "missing.md"], "cannot read index"),
     ("empty_index", ["--index", "MEMORY.md"], "no memory lines found"),
     ("slim_index", ["--index", "MEMORY.md"], "slim index"),

@@ -99,3 +99,33 @@ def test_checklist_flags_a_repo_file_naming_the_fact(capsys, slim_store):
 def test_checklist_unknown_case(capsys, tmp_path):
     code, _, err = cli(capsys, "checklist", "--case", "nope", "--project", tmp_path)
     assert code == 2 and "cloudflare-cold" in err
+
+
+def test_checklist_excepts_every_file_clusters_build_and_convert_write(capsys, slim_store):
+    # The Quick start's `clusters build` writes <name>.md and .tsv (archiving different ones beside
+    # them); each names every slug, and the checklist flagged the .tsv: always "Not ready" (issue 11).
+    project, memory = slim_store
+    flat = next(memory.glob("MEMORY.archive-*"))
+    clusters = project / "memory-layer1-clusters.md"  # the config's cluster file
+    assert cli(capsys, "clusters", "build", "--index", flat, "--out", clusters)[0] == 0
+    assert cli(capsys, "clusters", "convert", clusters, "--to", "md", "--out", project / "copy.md")[0] == 0
+    clusters.write_text(clusters.read_text().replace("\n\n", "\n\n\n", 1))
+    assert cli(capsys, "clusters", "build", "--index", flat, "--out", clusters)[0] == 0
+    written = sorted(p.name for p in project.iterdir())
+    assert "memory-layer1-clusters.tsv" in written and any(".archive-" in name for name in written), written
+    suite = project / "my-canaries.yaml"  # the Quick start keeps the suite in the project; it names the fact
+    suite.write_text((pathlib.Path(__file__).resolve().parents[2] / "canaries" / "spec.yaml").read_text()
+                     .replace("\nclusters:", "\n# clusters:"))
+    (project / "copy.md").unlink()  # a copy under another name is not memory-router's: it would be flagged
+    code, out, _ = cli(capsys, "checklist", suite, "--case", "cloudflare-cold", "--project", project)
+    leak_line = next(line for line in out.splitlines() if "No project file names" in line)
+    assert leak_line.startswith("- [x]"), leak_line
+    assert code == 0 and "**Ready:**" in out
+
+
+def test_checklist_still_flags_a_copy_of_the_cluster_file_under_another_name(capsys, slim_store):
+    project, _memory = slim_store
+    assert cli(capsys, "clusters", "convert", project / "memory-layer1-clusters.md", "--to", "tsv",
+               "--out", project / "notes.tsv")[0] == 0
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project)
+    assert code == 1 and "named in notes.tsv" in out

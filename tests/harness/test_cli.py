@@ -1,5 +1,7 @@
 """The one entry point: every command module registers, --help shows the defaults, bad commands exit 2."""
 
+import pytest
+
 from harness.cli import COMMAND_MODULES, build_parser, main
 
 
@@ -109,3 +111,156 @@ def test_doctor_reports_a_fifo_settings_file_instead_of_hanging(run_cli, tmp_pat
                      timeout=60)
     assert result.returncode == 1
     assert "named pipe (FIFO)" in result.stdout.decode()
+
+
+@pytest.mark.parametrize("raised,words", [
+    (RecursionError("maximum recursion depth exceeded"), "nests too deep"),
+    (IsADirectoryError(21, "Is a directory", "/some/MEMORY.md"), "/some/MEMORY.md: Is a directory"),
+    (OSError(40, "Too many levels of symbolic links", "/some/loop"), "/some/loop: Too many levels"),
+])
+def test_an_unexpected_recursion_or_os_error_is_one_line_and_exit_2(monkeypatch, capsys, raised, words):
+    import harness.route_cli
+
+    def handler(_args):
+        raise raised
+
+    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    assert main(["route", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memory-router: error: ") and words in err and err.count("\n") == 1
+
+
+def test_a_broken_pipe_is_still_a_quiet_exit_0(monkeypatch, capsys):
+    import harness.route_cli
+
+    def handler(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    assert main(["route", "anything"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _memory_md_directory(tmp_path):
+    (tmp_path / "mem" / "MEMORY.md").mkdir(parents=True)
+    return tmp_path / "mem"
+
+
+def _memory_md_symlink_loop(tmp_path):
+    (tmp_path / "mem").mkdir()
+    (tmp_path / "mem" / "MEMORY.md").symlink_to(tmp_path / "mem" / "loop")
+    (tmp_path / "mem" / "loop").symlink_to(tmp_path / "mem" / "MEMORY.md")
+    return tmp_path / "mem"
+
+
+def _settings(tmp_path, text):
+    (tmp_path / "p" / ".claude").mkdir(parents=True)
+    (tmp_path / "p" / ".claude" / "settings.json").write_text(text)
+    return tmp_path / "p"
+
+
+DEEP_SETTINGS = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize("make,command,named", [
+    (_memory_md_directory, ["slim", "render", "--memory-dir", "{}"], "MEMORY.md"),
+    (_memory_md_symlink_loop, ["slim", "render", "--memory-dir", "{}"], "MEMORY.md"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["install", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["uninstall", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, DEEP_SETTINGS), ["sentinel", "install", "--project", "{}"], "settings.json:1:"),
+    (lambda t: _settings(t, '{\n  "x": NaN\n}\n'), ["install", "--project", "{}"], "settings.json:2:8"),
+    (lambda t: _settings(t, '{"hooks": {"UserPromptSubmit": Infinity}}'), ["install", "--project", "{}"],
+     "settings.json:1:32"),
+    (lambda t: _settings(t, '{"x": -Infinity}'), ["sentinel", "uninstall", "--project", "{}"], "settings.json:1:7"),
+    (lambda t: (t / "outdir").mkdir() or t / "outdir",
+     ["clusters", "convert", "{clusters}", "--to", "tsv", "--out", "{}"], "outdir"),
+])
+def test_issue_11_tracebacks_are_one_line_errors_exit_2(run_cli, tmp_path, example_cluster_file, make, command,
+                                                       named):
+    target = make(tmp_path)
+    argv = [part.format(target, clusters=example_cluster_file) for part in command]
+    if argv[:2] == ["slim", "render"]:
+        argv += ["--clusters", str(example_cluster_file)]
+    result = run_cli(*argv, cwd=tmp_path)
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert "Traceback" not in err and err.startswith("memory-router: error: ") and err.count("\n") == 1, err
+    assert named in err
+
+
+BROKEN_CONFIG_COMMANDS = [
+    ["doctor"],                                   # exited 1 (a failed check) before issue 11
+    ["tokens", "report", "--flat", "{flat}", "--slim", "{flat}"],  # exited 0: it read no config
+    ["install", "--project", "."],
+    ["uninstall", "--project", "."],
+    ["sentinel", "install", "--project", "."],
+    ["transcript", "locate"],
+    ["clusters", "check", "{clusters}"],
+    ["route", "setx"],
+    ["canary", "run"],
+    ["checklist"],
+    ["slim", "rollback", "--memory-dir", "."],
+]
+
+
+def _takes_config(argv):
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            build_parser().parse_args([*argv, "--config", "x"])
+        except SystemExit:
+            return False
+    return True
+
+
+BROKEN_CONFIG_CASES = [(where, command) for command in BROKEN_CONFIG_COMMANDS for where in ("cwd", "project", "explicit")
+                       if where == "cwd" or (where == "project" and "--project" in command)
+                       or (where == "explicit" and _takes_config(command))]
+
+
+@pytest.mark.parametrize("where,command", BROKEN_CONFIG_CASES, ids=lambda v: v if isinstance(v, str) else " ".join(v[:2]))
+def test_a_broken_config_makes_every_command_exit_2_naming_file_and_line(tmp_path, monkeypatch, capsys,
+                                                                        example_cluster_file, example_flat_index,
+                                                                        command, where):
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "memory-router.toml"
+    config.write_text("score_floor = 3\nline_cap = \n")
+    argv = [part.format(flat=example_flat_index, clusters=example_cluster_file) for part in command]
+    if where == "cwd":
+        monkeypatch.chdir(project)
+    elif where == "project":
+        argv[argv.index("--project") + 1] = str(project)
+    else:
+        argv += ["--config", str(config)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{config}:2:" in err and "invalid TOML" in err
+
+
+def _walk(parser, path):
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _walk(sub, [*path, name])
+
+
+def test_every_command_has_a_description_and_every_positional_a_help():
+    # Issue 11: clusters, clusters check, tokens, sentinel uninstall had no description, and no
+    # positional argument said what it takes.
+    import argparse
+
+    missing = []
+    for path, parser in _walk(build_parser(), ["memory-router"]):
+        if not parser.description:
+            missing.append(f"{' '.join(path)}: no description")
+        for action in parser._actions:
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction) and not action.help:
+                missing.append(f"{' '.join(path)}: positional {action.metavar or action.dest} has no help")
+    assert missing == []
+    assert len(list(_walk(build_parser(), ["memory-router"]))) > 20  # the walk reached the subcommands

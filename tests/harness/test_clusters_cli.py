@@ -45,3 +45,19 @@ def test_clusters_convert_archives_a_different_sibling_before_replacing_it(examp
     # converting again writes identical bytes: nothing new to archive
     assert main(["clusters", "convert", str(source), "--to", "tsv"]) == 0
     assert len(sorted(tmp_path.glob("memory-layer1-clusters-*.tsv"))) == 1
+
+
+def test_clusters_convert_out_naming_a_directory_is_exit_2(example_cluster_file, tmp_path, capsys):
+    (tmp_path / "outdir").mkdir()
+    assert main(["clusters", "convert", str(example_cluster_file), "--to", "tsv", "--out", str(tmp_path / "outdir")]) == 2
+    err = capsys.readouterr().err
+    assert "outdir: --out names a directory" in err and "memory-layer1-clusters.tsv" in err
+    assert list((tmp_path / "outdir").iterdir()) == []
+
+
+def test_clusters_convert_refuses_to_create_missing_directories(example_cluster_file, tmp_path, capsys):
+    out = tmp_path / "not" / "yet" / "c.tsv"
+    assert main(["clusters", "convert", str(example_cluster_file), "--to", "tsv", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "directory of --out does not exist" in err and f"mkdir -p {out.parent}" in err
+    assert not (tmp_path / "not").exists()

@@ -252,3 +252,22 @@ def test_combine(actions, expected):
 def test_a_misshapen_session_start_list_is_refused():
     with pytest.raises(InputError, match="hooks.SessionStart"):
         inst.parse_settings(b'{"hooks": {"SessionStart": {"hooks": []}}}', "s.json")
+
+
+@pytest.mark.parametrize("settings", [{"hooks": None}, {"hooks": {"UserPromptSubmit": None}}, {"hooks": {}}])
+def test_add_treats_null_hooks_as_none(settings):
+    # "hooks": null was an AttributeError (issue 11 fuzzing); null means no hooks, as a missing key does.
+    change = inst.add_entry(settings, "memory-router hook # memory-router", inst.ROUTER_MARK)
+    assert change.action == "added"
+    assert change.settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].startswith("memory-router hook")
+
+
+@pytest.mark.parametrize("text,line,column,word", [
+    ('{\n  "a": NaN\n}', 2, 8, "NaN"),
+    ('{"hooks": {"UserPromptSubmit": Infinity}}', 1, 32, "Infinity"),
+    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", 1, 406, "nested more than"),
+])
+def test_nan_infinity_and_deep_nesting_are_refused_with_line_and_column(text, line, column, word):
+    with pytest.raises(InputError) as info:
+        inst.parse_settings(text.encode(), "settings.json")
+    assert (info.value.line, info.value.column) == (line, column) and word in info.value.message

@@ -6,12 +6,15 @@ import pathlib
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
 from harness import install_cli, settingsfile
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
+from harness.cli import main
 from support.settings_project import backups, cli, settings_file
 
 FOREIGN = (
@@ -295,3 +298,96 @@ def test_uninstall_leaves_a_hand_written_session_start_hook(capsys, project):
     cli(capsys, "install", "--project", project)
     cli(capsys, "uninstall", "--project", project)
     assert json.loads(settings_file(project).read_text()) == data
+
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8),
+              st.just("memory-router hook # memory-router")),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["hooks", "UserPromptSubmit", "command", "timeout", "type",
+                                                             "matcher", "disableAllHooks"]), inner, max_size=4)),
+    max_leaves=15)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_JSON)
+def test_install_and_uninstall_on_any_json_exit_0_1_or_2(tmp_path_factory, document):
+    # Issue 11's fuzzing found "hooks": null crashing install; any JSON must give an exit code, never raise.
+    project = tmp_path_factory.mktemp("fuzz")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": document}))
+    for command in ("install", "uninstall", "sentinel"):
+        argv = ["sentinel", "install", "--project", str(project)] if command == "sentinel" else \
+            [command, "--project", str(project)]
+        assert main(argv) in (0, 1, 2)
+
+
+@pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
+def test_install_refuses_a_dangling_settings_symlink(capsys, project, tmp_path, command):
+    # Issue 11: install created the link's target, and uninstall then deleted the link.
+    target = tmp_path / "dotfiles" / "settings.json"
+    settings_file(project).symlink_to(target)
+    code, _out, err = cli(capsys, *command, "--project", project)
+    assert code == 1 and f"is a symlink to {target}, which does not exist" in err and "nothing was written" in err
+    assert not target.exists() and settings_file(project).is_symlink() and not (tmp_path / "dotfiles").exists()
+
+
+def test_uninstall_deletes_the_created_target_and_keeps_the_link(capsys, project, tmp_path):
+    # A file memory-router created, later moved into a dotfiles folder behind a link: "delete" removes
+    # the file it created (the link's target) and leaves the link as the user made it.
+    assert cli(capsys, "install", "--project", project)[0] == 0
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    os.replace(settings_file(project), dotfiles / "settings.json")
+    settings_file(project).symlink_to(dotfiles / "settings.json")
+    code, out, _err = cli(capsys, "uninstall", "--project", project)
+    assert code == 0 and "the link is kept" in out
+    assert settings_file(project).is_symlink() and not (dotfiles / "settings.json").exists()
+
+
+@pytest.mark.parametrize("command", [["install"], ["uninstall"], ["sentinel", "install"]])
+def test_a_read_only_settings_file_is_refused_naming_it_and_the_fix(capsys, project, command):
+    settings_file(project).write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "/x/memory-router hook # memory-router install", "timeout": 5}]}]},
+        "model": "opus"}))
+    os.chmod(settings_file(project), 0o444)
+    before = settings_file(project).read_bytes()
+    code, _out, err = cli(capsys, *command, "--project", project)
+    assert code == 1 and f"{settings_file(project)} is read-only (mode 0444)" in err and "chmod u+w" in err
+    assert settings_file(project).read_bytes() == before and backups(project) == []
+
+
+def _our_entry(project):
+    data = json.loads(settings_file(project).read_text())
+    return data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+
+
+def test_reinstall_keeps_a_hand_edited_clusters_option_and_timeout_and_says_so(capsys, project, example_cluster_file):
+    # Issue 11: re-running install silently reverted both.
+    assert cli(capsys, "install", "--project", project)[0] == 0
+    data = json.loads(settings_file(project).read_text())
+    entry = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    entry["command"] = entry["command"].replace(" hook ", f" hook --clusters {example_cluster_file} ")
+    entry["timeout"] = 30
+    settings_file(project).write_text(json.dumps(data, indent=2))
+    edited = settings_file(project).read_bytes()
+    code, _out, err = cli(capsys, "install", "--project", project)
+    assert code == 0 and settings_file(project).read_bytes() == edited  # nothing to change: the edits are kept
+    assert "already installed" in _out
+    # A moved executable is rewritten, and the hand edits still kept, each named.
+    entry["command"] = entry["command"].replace(entry["command"].split()[0], "/old/venv/bin/memory-router")
+    settings_file(project).write_text(json.dumps(data, indent=2))
+    code, _out, err = cli(capsys, "install", "--project", project)
+    assert code == 0
+    assert _our_entry(project)["timeout"] == 30 and f"--clusters {example_cluster_file}" in _our_entry(project)["command"]
+    assert f"kept --clusters {example_cluster_file}" in err and "kept the entry's timeout of 30 s" in err
+    assert "the entry's command changes from /old/venv/bin/memory-router" in err
+
+
+def test_reinstall_with_a_new_clusters_option_says_what_changes(capsys, project, example_cluster_file, tmp_path):
+    other = tmp_path / "other.md"
+    other.write_bytes(example_cluster_file.read_bytes())
+    assert cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)[0] == 0
+    code, _out, err = cli(capsys, "install", "--project", project, "--clusters", other)
+    assert code == 0 and f"--clusters changes from {example_cluster_file} to {other}" in err
+    assert f"--clusters {other}" in _our_entry(project)["command"]

@@ -202,3 +202,12 @@ def test_two_files_normalising_to_one_slug_are_refused(tmp_path):
     with pytest.raises(InputError) as info:
         read_memory_files(tmp_path)
     assert "both become slug 'prefers_bun'" in str(info.value)
+
+
+def test_front_matter_alias_bomb_is_read_as_plain_lines_not_expanded():
+    # ``name: *i`` of a nine-level bomb: str() of the loaded value would be 9**9 items long.
+    anchors = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    anchors += [f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]" for prev, name in zip("abcdefgh", "bcdefghi")]
+    text = "---\n" + "\n".join(anchors) + "\nname: *i\ndescription: short\n---\nbody\n"
+    memory = memorydir.memory_from_text("/m/bomb_note.md", text)
+    assert memory.slug == "bomb_note" and memory.description == "short" and len(memory.name) < 100

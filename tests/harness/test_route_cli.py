@@ -57,3 +57,13 @@ def test_route_with_a_malformed_config_never_crashes(tmp_path, monkeypatch, caps
     else:
         assert code == 2
         assert captured.err.startswith("memory-router: error: ") and len(captured.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("columns", ["80", "40"])
+def test_route_prints_the_additional_context_raw_when_piped(run_cli, example_cluster_file, columns):
+    # Issue 11: piped, rich word-wrapped the "exact" text at 80 columns.
+    prompt = "why does setx not reach the bash tool"
+    exact = json.loads(run_cli("route", "--json", "--clusters", example_cluster_file, prompt).stdout)["additional_context"]
+    assert max(len(line) for line in exact.splitlines()) > 80  # the text has lines a wrap would break
+    out = run_cli("route", "--clusters", example_cluster_file, prompt, env={"COLUMNS": columns}).stdout.decode()
+    assert out.endswith(exact + "\n")

@@ -611,3 +611,51 @@ def test_an_edit_while_the_new_index_is_fsynced_is_refused_and_kept(store, monke
     assert done
     assert "changed" in capsys.readouterr().err
     assert store.live.read_bytes() == late
+
+
+def test_render_refuses_a_read_only_memory_md(store, capsys):
+    os.chmod(store.live, 0o444)
+    assert store.render() == 1
+    err = capsys.readouterr().err
+    assert f"{store.live} is read-only (mode 0444)" in err and "chmod u+w" in err
+    assert sha(store.live) == store.flat_sha and store.archives() == []
+
+
+def test_rollback_refuses_a_read_only_memory_md(store, capsys):
+    assert store.render() == 0
+    slim_sha = sha(store.live)
+    os.chmod(store.live, 0o444)
+    capsys.readouterr()
+    assert store.rollback() == 1
+    assert "is read-only" in capsys.readouterr().err
+    assert sha(store.live) == slim_sha and store.archives("MEMORY.pre-rollback-") == []
+
+
+def test_rollback_says_which_index_lines_added_after_the_render_it_drops(store, capsys):
+    assert store.render() == 0
+    with open(store.live, "a", encoding="utf-8") as handle:
+        handle.write("- feedback_new_after_render \u2014 added by Claude Code after the render\n")
+    capsys.readouterr()
+    assert store.rollback() == 0
+    out, err = capsys.readouterr()
+    pre = store.archives("MEMORY.pre-rollback-")
+    assert len(pre) == 1 and "feedback_new_after_render" in pre[0].read_text()
+    assert "1 index line(s)" in err and "feedback_new_after_render" in err and str(pre[0]) in err
+    assert sha(store.live) == store.flat_sha
+
+
+def test_rollback_json_lists_dropped_index_lines(store, capsys):
+    assert store.render() == 0
+    with open(store.live, "a", encoding="utf-8") as handle:
+        handle.write("- project_late \u2014 late\n")
+    capsys.readouterr()
+    assert store.rollback("--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["slug"] for d in data["dropped_index_lines"]] == ["project_late"]
+
+
+def test_a_plain_rollback_warns_about_nothing(store, capsys):
+    assert store.render() == 0
+    capsys.readouterr()
+    assert store.rollback() == 0
+    assert "index line(s)" not in capsys.readouterr().err

@@ -317,3 +317,59 @@ def test_people_see_which_cluster_file_the_injections_were_routed_with(paths, ca
     out = capsys.readouterr().out
     assert code == 0
     assert f"suite: {suite}" in out and f"routed with: {used}" in out
+
+
+@pytest.fixture
+def rendered_memory_dir(tmp_path, capsys):
+    """A memory dir after `slim render`: MEMORY.md slim, MEMORY.archive-<stamp>.md flat."""
+    example = bundled_example_dir()
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    shutil.copy(os.path.join(example, "MEMORY.md"), memory / "MEMORY.md")
+    assert main(["slim", "render", "--memory-dir", str(memory), "--config",
+                 os.path.join(example, "memory-router.toml")]) == 0
+    capsys.readouterr()
+    return memory
+
+
+def test_memory_dir_finds_the_flat_archive_and_the_slim_index_from_anywhere(rendered_memory_dir, capsys, tmp_path,
+                                                                           monkeypatch):
+    # Issue 11: the Quick start's --flat MEMORY.archive-<stamp>.md --slim MEMORY.md worked only from
+    # inside the memory directory.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    archive = next(rendered_memory_dir.glob("MEMORY.archive-*.md"))
+    result = report(capsys, "--memory-dir", rendered_memory_dir)
+    assert result["always_loaded"]["flat"]["path"] == str(archive)
+    assert result["always_loaded"]["slim"]["path"] == str(rendered_memory_dir / "MEMORY.md")
+    assert result["always_loaded"]["slim"]["bytes"] < result["always_loaded"]["flat"]["bytes"]
+    # the Quick start's relative names, from elsewhere, with --memory-dir
+    again = report(capsys, "--memory-dir", rendered_memory_dir, "--flat", archive.name, "--slim", "MEMORY.md")
+    assert again["always_loaded"] == result["always_loaded"]
+
+
+def test_memory_dir_comes_from_the_config(rendered_memory_dir, capsys, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "memory-router.toml").write_text(f'memory_dir = "{rendered_memory_dir}"\n')
+    monkeypatch.chdir(project)
+    assert report(capsys)["always_loaded"]["slim"]["path"] == str(rendered_memory_dir / "MEMORY.md")
+
+
+@pytest.mark.parametrize("setup, message", [
+    ("none", "no --flat and --slim given"),
+    ("no-archive", "no MEMORY.archive-<UTC stamp>.md"),
+    ("missing", "memory directory does not exist"),
+])
+def test_memory_dir_problems_exit_2(capsys, tmp_path, monkeypatch, setup, message):
+    monkeypatch.chdir(tmp_path)
+    args = []
+    if setup == "no-archive":
+        (tmp_path / "memory").mkdir()
+        (tmp_path / "memory" / "MEMORY.md").write_text("# Memory Index\n")
+        args = ["--memory-dir", str(tmp_path / "memory")]
+    elif setup == "missing":
+        args = ["--memory-dir", str(tmp_path / "nope")]
+    assert main(["tokens", "report", *args]) == 2
+    assert message in capsys.readouterr().err

@@ -150,3 +150,58 @@ def test_locate_prints_the_newest_transcript(run_cli, tmp_path):
     assert data["session_id"] == "b" and data["sessions"] == 2 and data["key"] == key
     proc = run_cli("transcript", "locate", "--project", tmp_path / "elsewhere", env=env)
     assert proc.returncode == 2 and "no session transcript" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("command", [["transcript", "audit"], ["transcript", "census"], ["sentinel", "check"]])
+def test_odd_lines_are_read_or_skipped_never_a_traceback(run_cli, session, bodies, tmp_path, command):
+    # A text block that is a number and a line nested 100,000 deep (issue 11): the first is read
+    # as a prompt without text, the second is one skipped line with its line number.
+    s = session()
+    s.prompt("why can't bash see my setx variable?")
+    s.injection(bodies["setx"])
+    s.raw(json.dumps({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": 5}]}}))
+    s.raw('{"type": "user", "message": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    s.assistant("done")
+    path = s.write(tmp_path / "odd.jsonl")
+    extra = ["--sentinel", "NOT-THERE"] if command[0] == "sentinel" else []
+    proc = run_cli(*command, path, *extra)
+    err = proc.stderr.decode()
+    assert "Traceback" not in err and proc.returncode in (0, 1), err
+    if command[1] != "check":
+        assert "odd.jsonl:4" in err and "nested too deep" in err
+
+
+def test_a_file_of_only_unusable_lines_is_one_error_line_saying_why(run_cli, tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"type": "user", "message": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    for command in ("audit", "census"):
+        proc = run_cli("transcript", command, path)
+        errors = [line for line in proc.stderr.decode().splitlines() if line.startswith("memory-router: error:")]
+        assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in proc.stderr.decode()
+        assert f"{path}:1:" in errors[0] and "nested too deep" in errors[0]
+
+
+@pytest.mark.parametrize("command", [["transcript", "audit"], ["transcript", "census"], ["sentinel", "check"],
+                                     ["canary", "verdict"]])
+def test_an_empty_transcript_path_is_one_clear_error(run_cli, tmp_path, session, bodies, command):
+    # `transcript audit "$(memory-router transcript locate)"` with no session passes "": it was read as
+    # "." (every .jsonl under the current directory) and gave a second, confusing error (issue 11).
+    build_pass(session, bodies, tmp_path, name="unrelated.jsonl")
+    extra = {"sentinel": ["--sentinel", "X"], "canary": ["--case", "setx-cold"]}.get(command[0], [])
+    proc = run_cli(*command, "", *extra, cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err.count("\n") == 1, err
+    assert "the transcript path is empty" in err and "transcript locate" in err and proc.stdout == b""
+
+
+def test_locate_then_audit_with_no_session_prints_the_reason_once(run_cli, tmp_path):
+    import subprocess
+
+    from conftest import memory_router_exe
+
+    exe = memory_router_exe()
+    proc = subprocess.run(f'"{exe}" transcript audit "$("{exe}" transcript locate)"', shell=True, cwd=tmp_path,
+                          capture_output=True)
+    lines = proc.stderr.decode().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2 and proc.stdout == b""
+    assert "no session transcript for" in lines[0] and "the message above says why" in lines[1]

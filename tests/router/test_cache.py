@@ -411,3 +411,45 @@ def test_config_entry_with_a_bad_checksum_is_rebuilt(tmp_path):
         handle.write(body)
     assert cached(path, "config", parse_config_file)["settings"]["line_cap"] == 5
     assert open(entry, "rb").read() == data
+
+
+@pytest.mark.parametrize("home", ["", "nonexistent", "relative/dir"])
+def test_hook_with_home_empty_or_nowhere_routes_uncached_and_creates_nothing(tmp_path, example_cluster_file, home):
+    # Issue 11: HOME="" made the hook create ./.cache (/.cache from /), HOME=/nonexistent created
+    # /nonexistent/.cache. It must route as usual and write nothing.
+    import json
+
+    from conftest import memory_router_exe
+
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MEMORY_ROUTER_CACHE_DIR", "XDG_CACHE_HOME", "MEMORY_ROUTER_NO_CACHE")}
+    env["HOME"] = str(tmp_path / home) if home == "nonexistent" else home
+    payload = json.dumps({"prompt": "why does setx not reach the bash tool", "cwd": str(work)}).encode()
+    result = subprocess.run([memory_router_exe(), "hook", "--clusters", str(example_cluster_file)], input=payload,
+                            capture_output=True, env=env, cwd=work, timeout=60)
+    assert result.returncode == 0 and b"additionalContext" in result.stdout
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["cwd"]
+
+
+@pytest.mark.parametrize("env,expected", [
+    ({"MEMORY_ROUTER_CACHE_DIR": "rel/cache"}, "rel/cache"),      # the explicit choice is taken as given
+    ({"XDG_CACHE_HOME": "/xdg"}, "/xdg/memory-router"),
+    ({"XDG_CACHE_HOME": "relative", "HOME": ""}, None),            # a relative XDG base is invalid
+    ({"HOME": ""}, None),
+    ({"HOME": "/"}, None),
+])
+def test_cache_dir_needs_an_absolute_existing_home(monkeypatch, env, expected):
+    for name in ("MEMORY_ROUTER_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert cache.cache_dir() == expected
+
+
+def test_cache_dir_under_an_existing_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("MEMORY_ROUTER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache.cache_dir() == str(tmp_path / ".cache" / "memory-router")

@@ -57,10 +57,10 @@ def test_pyproject_table_and_absence(tmp_path):
         ("scor_floor = 3\n", "unknown config key 'scor_floor'"),
         ('score_floor = "3"\n', "score_floor must be an integer"),
         ("tag_weight = true\n", "tag_weight must be an integer"),
-        ("line_cap = -1\n", "must not be negative"),
+        ("line_cap = -1\n", "line_cap = -1 is out of range: it must be at least 1"),
         ("hot_strip = 'x'\n", "hot_strip must be a list"),
         ("clusters = 3\n", "clusters must be a path"),
-        ("max_context_chars = 10001\n", "max_context_chars must be at most 10000"),
+        ("max_context_chars = 10001\n", "max_context_chars = 10001 is out of range"),
         ('learning = "yes"\n', "learning must be true or false"),
         ("learning = 1\n", "learning must be true or false"),
         ("learned_cap = 0\n", "learned_cap must be a positive integer"),
@@ -69,9 +69,12 @@ def test_pyproject_table_and_absence(tmp_path):
         ('provider = "bm25"\n', "neither a built-in"),
         ('provider = "my-pkg:make"\n', "dotted Python names"),
         ("intent_gate = 1\n", "intent_gate must be true or false"),
-        ("min_confidence = 1.5\n", "min_confidence must be between 0 and 1"),
+        ("min_confidence = 1.5\n", "min_confidence = 1.5 is out of range"),
         ('weighted_floor = "high"\n', "weighted_floor must be a number"),
         ("learned_cap = 2.5\n", "learned_cap must be a positive integer"),
+
+
+        ("max_context_chars = 10001\n", "max_context_chars = 10001 is out of range: it must be between 200 and 10000"),
     ],
 )
 def test_bad_config_names_the_key(tmp_path, text, needle):
@@ -144,3 +147,31 @@ def test_load_config_finds_the_first_config_in_dirs(tmp_path):
     write(tmp_path / "memory-router.toml", "line_cap = 4\n")
     assert configfile.load_config(dirs=[str(tmp_path / "missing"), str(tmp_path)])["settings"]["line_cap"] == 4
     assert configfile.load_config(dirs=[str(tmp_path / "missing")]) is None
+
+
+@pytest.mark.parametrize("text, key, line", [
+    ("max_context_chars = 10\n", "max_context_chars = 10 ", 1),     # injected ~100 characters anyway
+    ("# routing\nline_cap = 0\n", "line_cap = 0 ", 2),             # injected a bare header
+    ("second_ratio = nan\n", "second_ratio = nan ", 1),            # compared false with every score
+    ("second_ratio = inf\n", "second_ratio = inf ", 1),
+    ("second_ratio = -0.5\n", "second_ratio = -0.5 ", 1),
+    ("second_ratio = 1.5\n", "second_ratio = 1.5 ", 1),
+    ("max_prompt_chars = 1\n", "max_prompt_chars = 1 ", 1),         # scored the whole prompt
+    ("max_prompt_chars = 0\n", "max_prompt_chars = 0 ", 1),
+    ("max_prompt_chars = 100000000\n", "max_prompt_chars = 100000000 ", 1),
+    ("score_floor = 0\n", "score_floor = 0 ", 1),
+    ("tag_weight = -1\n", "tag_weight = -1 ", 1),
+    ("member_weight = -2\n", "member_weight = -2 ", 1),
+    ("tag_weight = 0\nmember_weight = 0\n", "tag_weight and member_weight are both 0", 1),
+])
+def test_unusable_values_are_errors_naming_the_key_and_line(tmp_path, text, key, line):
+    path = write(tmp_path / "memory-router.toml", text)
+    with pytest.raises(ConfigError) as info:
+        configfile.parse_config_file(str(path))
+    assert key in info.value.message and info.value.line == line and info.value.fix
+
+
+@pytest.mark.parametrize("text", ["member_weight = 0\n", "second_ratio = 0\n", "second_ratio = 1\n",
+                                  "max_context_chars = 200\n", "max_context_chars = 10000\n", "line_cap = 1\n"])
+def test_edge_values_inside_the_ranges_are_accepted(tmp_path, text):
+    assert configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", text))) is not None

@@ -345,3 +345,10 @@ def test_decision_lines_name_cluster_slug_and_hook(table):
     assert decision["lines"] == [{"cluster_id": "layer1_garden", "slug": "user_garden",
                                   "hook": "grows tomatoes on the balcony"}]
     assert decision["total_member_lines"] == 1
+
+
+def test_no_member_line_fitting_the_size_cap_means_no_injection_not_a_bare_header():
+    index = make_index([("big", ["windows"], [("only_fact", "y" * 400)])])
+    decision = route_prompt("windows", build_routing_table(index), settings(max_context_chars=200))
+    assert decision["routed"] == ["big"] and decision["lines"] == []
+    assert decision["additional_context"] is None

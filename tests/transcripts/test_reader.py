@@ -310,3 +310,15 @@ def test_warnings_past_the_stored_limit_are_counted_not_lost(tmp_path):
     assert len(list(reader)) == 1
     assert len(reader.diagnostics) == MAX_STORED_DIAGNOSTICS
     assert reader.summary()["unlisted_warnings"] == 5 and reader.summary()["bad_lines"] == MAX_STORED_DIAGNOSTICS + 5
+
+
+def test_a_line_nested_too_deep_is_one_bad_line_with_its_column(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    deep = '{"type": "user", "message": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n' + deep + "\n"
+                    + '{"type": "assistant", "message": {"content": "ok"}}\n')
+    reader = read_session(path)
+    kinds = [e.kind for e in reader]
+    assert kinds == [PROMPT, ASSISTANT] and reader.bad_lines == 1
+    (diagnostic,) = reader.diagnostics
+    assert diagnostic.line == 2 and "nested too deep" in diagnostic.message and "column 428" in diagnostic.message  # 28 + 400
