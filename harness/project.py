@@ -13,14 +13,9 @@ def project_dir_of(args):
 
 
 def _git_root(path):
-    current = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    from router.memorystore import git_root
+
+    return git_root(path)
 
 
 def default_memory_dir(project_dir):

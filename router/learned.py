@@ -394,13 +394,4 @@ def _atomic_replace(path, data):
             raise LearnedFileError(f"cannot write the learned-terms file: {err.strerror or err}; it is unchanged",
                                    path=path, fix="check permissions and free space") from None
         raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    safeio.fsync_directory(directory)
