@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_events
+from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_chunks, sse_events
 from router.errors import InputError
 
 
@@ -82,6 +82,23 @@ def test_conditions_after_tool_result_and_has_tool():
     assert parse_sse(plain)[2][1]["delta"]["text"] == "Reply 2."
 
 
+@pytest.mark.parametrize("tail, expected", [
+    ([{"role": "assistant", "content": []}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}],
+     True),
+    # 2.1.293: a system-role <total_tokens> message follows the tool result
+    ([{"role": "assistant", "content": []}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
+      {"role": "system", "content": [{"type": "text", "text": "<total_tokens>1 tokens left</total_tokens>"}]}], True),
+    # a tool result answered already, then a new prompt
+    ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}, {"role": "assistant", "content": []},
+      {"role": "user", "content": [{"type": "text", "text": "next"}]}], False),
+    ([], False),
+])
+def test_ends_with_tool_result(tail, expected):
+    from harness.lab.server import ends_with_tool_result
+
+    assert ends_with_tool_result({"messages": [{"role": "user", "content": "p"}, *tail]}) is expected
+
+
 def test_compaction_request_gets_the_summary_and_reported_tokens_force_compaction():
     script = Script([{"when": {"prompt_contains": "big"}, "reply": {"text": "ok", "input_tokens": COMPACTING_INPUT_TOKENS}}],
                     summary="<summary>S</summary>")
@@ -126,6 +143,39 @@ def test_sse_events_numbers_several_tool_uses():
     starts = [d["content_block"] for name, d in parse_sse(data) if name == "content_block_start"]
     assert [s["name"] for s in starts] == ["Agent", "Edit"]
     assert starts[0]["id"] != starts[1]["id"]
+
+
+def test_reported_cache_usage_and_block_chunks():
+    reply = {"text": "a", "tool_use": {"name": "Write", "input": {}}, "cache_creation_input_tokens": 8889,
+             "cache_read_input_tokens": 17919, "output_tokens": 358}
+    chunks = sse_chunks(reply, "m", 1)
+    # one chunk per content block; the message's end rides with the last one
+    assert len(chunks) == 2 and chunks[0].decode().rstrip().endswith('"content_block_stop", "index": 0}')
+    assert chunks[1].decode().rstrip().endswith('{"type": "message_stop"}')
+    events = parse_sse(b"".join(chunks).decode())
+    assert b"".join(chunks) == sse_events(reply, "m", 1)
+    start = events[0][1]["message"]["usage"]
+    assert (start["cache_creation_input_tokens"], start["cache_read_input_tokens"], start["output_tokens"]) == \
+        (8889, 17919, 1)
+    assert [d["usage"]["output_tokens"] for name, d in events if name == "message_delta"] == [358]
+    assert len(sse_chunks({"text": "x"}, "m", 2)) == 1
+
+
+def test_pause_waits_between_blocks_and_still_sends_every_byte(tmp_path):
+    import time
+
+    script = Script([{"when": {}, "reply": {"text": "a", "tool_use": {"name": "Write", "input": {}}, "pause": 0.4}},
+                     {"when": {}, "reply": {"text": "b"}}])
+    with LabServer(script, tmp_path / "log.jsonl") as server:
+        t0 = time.monotonic()
+        _type, paused = post(server, request("one"))
+        slow = time.monotonic() - t0
+        t0 = time.monotonic()
+        post(server, request("two"))
+        fast = time.monotonic() - t0
+    names = [name for name, _ in parse_sse(paused)]
+    assert names.count("content_block_stop") == 2 and names[-1] == "message_stop"
+    assert slow >= 0.4 > fast             # one pause, between the two blocks
 
 
 @pytest.mark.parametrize("data, fragment", [
