@@ -42,7 +42,9 @@ Classification (``Entry.kind``), following ../shared/spec/claude-code-formats.md
     ``system`` lines (``subtype`` = ``stop_hook_summary``, ``compact_boundary``, …).
 ``metadata``
     The other known types: ``summary``, ``file-history-snapshot``, ``queue-operation``,
-    ``last-prompt``, ``mode``, ``permission-mode``, ``ai-title``, ``pr-link``, ``agent-setting``.
+    ``last-prompt``, ``mode``, ``permission-mode``, ``ai-title``, ``pr-link``, ``agent-setting``,
+    and 2.1.328's ``api-request``, ``api-request-blob``, ``api-request-shape``, ``atis-latch``,
+    ``cost-state``, ``tools-used``.
 ``unknown``
     Any other ``type`` (or none).
 """
