@@ -38,7 +38,7 @@ from harness.memorydir import read_flat_index  # noqa: E402
 from harness.cli import main as cli_main  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_flat_index, default_settings  # noqa: E402
-from router.score import build_routing_table  # noqa: E402
+from router.provider import build_table  # noqa: E402
 
 HELD_OUT = (3, 50, 90)  # positions (in slug order) of the memories added back in the stability run
 
@@ -87,7 +87,7 @@ def measure():
         build_seconds = time.perf_counter() - started
         built = load_cluster_file(out)
     hand = load_cluster_file(hand_path)
-    tables = {"hand": build_routing_table(hand), "built": build_routing_table(built)}
+    tables = {"hand": build_table(hand), "built": build_table(built)}
     suites = {}
     for path in bundled_suites():
         # Loaded against the hand-made file, so its routes_to ids validate; run against both.

@@ -13,6 +13,7 @@ SUITE_KEYS = {
     "defaults": "expectations applied to every case that does not set its own",
     "cases": "the routing cases (a list)",
     "behavioural": "fresh-session behavioural cases (a list)",
+    "sessions": "ordered prompts in one session, with compact/clear steps (a list)",
 }
 
 CASE_KEYS = {
@@ -26,7 +27,8 @@ CASE_KEYS = {
     "max_chars": "at most this many characters injected",
     "min_margin": "the top score exceeds the floor by at least this much",
     "tags": "free labels (spec, neutral, residual, ...); -k matches them",
-    "xfail": "reason: a known residual that must still fail (a pass is reported and fails the gate)",
+    "xfail": "reason: a known residual that must still fail (a pass is reported and fails the gate); or a "
+             "mapping {provider: reason} when only those providers get it wrong",
     "note": "free text, shown nowhere but the file",
 }
 
@@ -44,6 +46,29 @@ BEHAVIOURAL_KEYS = {
     "forbid": "phrases of the confabulation; any one in the reply fails the case",
     "note": "free text",
 }
+
+SESSION_KEYS = {
+    "id": "unique name of the session case",
+    "steps": "the steps in order: a prompt step (a mapping with 'prompt'), or 'compact' or 'clear'",
+    "tags": "free labels; -k matches them",
+    "xfail": "reason: a known residual that must still fail",
+    "note": "free text",
+}
+
+STEP_KEYS = {
+    "prompt": "the prompt, typed in this session after the steps before it",
+    "injects": "member slugs that must be among the lines sent at this step",
+    "not_injects": "member slugs that must not be sent at this step (held or not routed)",
+    "silent": "true: nothing is sent at this step; false: something is",
+    "new_lines": "exactly this many member lines are sent at this step",
+    "max_chars": "at most this many characters are sent at this step",
+    "compact": "true: the context is compacted here (earlier injections are gone; the SessionStart hook sends "
+               "again what the last prompt relied on, which this step's expectations judge)",
+    "clear": "true: /clear here (a new session: earlier injections are gone)",
+}
+
+STEP_EXPECTATIONS = ("injects", "not_injects", "silent", "new_lines", "max_chars")
+CONTROL_STEPS = ("compact", "clear")
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -104,6 +129,14 @@ class Case:
     xfail: str | None = None
     line: int | None = None
     note: str | None = None
+    xfail_by_provider: tuple = ()
+
+    def xfail_for(self, provider=None):
+        """The residual reason that applies when ``provider`` routes this case, or ``None``."""
+        for name, reason in self.xfail_by_provider:
+            if name == provider:
+                return reason
+        return self.xfail
 
     def expectations(self):
         """The expectation kinds this case checks, in a fixed order."""
@@ -127,6 +160,39 @@ class BehaviouralCase:
 
 
 @dataclass(frozen=True)
+class SessionStep:
+    """One step of a session case: ``kind`` is ``prompt``, ``compact`` or ``clear``."""
+
+    kind: str
+    prompt: str | None = None
+    injects: tuple = ()
+    not_injects: tuple = ()
+    silent: bool | None = None
+    new_lines: int | None = None
+    max_chars: int | None = None
+    line: int | None = None
+
+    def expectations(self):
+        return [name for name in STEP_EXPECTATIONS if getattr(self, name) not in (None, ())]
+
+
+@dataclass(frozen=True)
+class SessionCase:
+    """Prompts typed one after another in one session, with what each step must send."""
+
+    id: str
+    steps: tuple
+    tags: tuple = ()
+    xfail: str | None = None
+    line: int | None = None
+    note: str | None = None
+
+    @property
+    def prompts(self):
+        return [step.prompt for step in self.steps if step.kind == "prompt"]
+
+
+@dataclass(frozen=True)
 class Suite:
     path: str
     cluster_path: str
@@ -134,6 +200,7 @@ class Suite:
     cases: tuple
     behavioural: tuple = ()
     description: str | None = None
+    sessions: tuple = ()
     # The parsed cluster file the cases were validated against (not part of equality).
     index: object = field(default=None, compare=False, repr=False)
 
@@ -141,6 +208,12 @@ class Suite:
     def prompts(self):
         """Every prompt, routing cases then behavioural cases, in file order."""
         return [c.prompt for c in self.cases] + [b.prompt for b in self.behavioural]
+
+    def session(self, case_id):
+        for case in self.sessions:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
 
     def case(self, case_id):
         for case in self.cases:

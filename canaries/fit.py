@@ -1,7 +1,8 @@
 """Grid-search the routing constants against a canary suite. Pure, except nothing: the CLI
 reads and writes files.
 
-The grid (``GRID``) covers the four constants the spec tunes (§10):
+The grid is the configured provider's (``grid_for``). For ``spec`` (``GRID``) it covers the four
+constants the spec tunes (§10):
 
     score_floor    2, 3, 4, 5, 6
     tag_weight     1, 2, 3, 4, 5
@@ -9,7 +10,9 @@ The grid (``GRID``) covers the four constants the spec tunes (§10):
     line_cap       6, 8, 12, 16
 
 300 settings; every other setting (second_ratio, max_context_chars, ...) stays as configured.
-Values are integers because the config file types these keys as integers.
+Values are integers because the config file types these keys as integers. For ``weighted``
+(``WEIGHTED_GRID``): its floor, tag boost, spread and intent-gate focus, 180 settings. Other
+providers have nothing to tune here (an empty grid: the current setting is the only one).
 
 Method: the cases are split deterministically into a fitting part and a held-out part by a hash
 of each case id (``in_holdout``), so the split never changes between runs or machines and
@@ -34,7 +37,18 @@ GRID = {
     "member_weight": (0, 1, 2),
     "line_cap": (6, 8, 12, 16),
 }
+WEIGHTED_GRID = {
+    "weighted_floor": (4.0, 5.0, 6.0, 7.0, 8.0, 10.0),
+    "weighted_tag_boost": (1.0, 1.5, 2.0),
+    "weighted_spread": (0.0, 0.25, 0.5),
+    "intent_gate_focus": (2, 3, 4, 99),
+}
 FIT_KEYS = tuple(GRID)
+
+
+def grid_for(settings):
+    """The grid of the provider ``settings`` name (empty for one with nothing to tune)."""
+    return {"spec": GRID, "weighted": WEIGHTED_GRID}.get(settings.get("provider"), {})
 
 
 def in_holdout(case_id, fraction):
@@ -81,41 +95,52 @@ def _within(rate, ceiling):
 
 
 def grid_settings(base, grid=GRID):
-    for values in itertools.product(*(grid[key] for key in FIT_KEYS)):
+    keys = tuple(grid)
+    for values in itertools.product(*(grid[key] for key in keys)):
         settings = dict(base)
-        settings.update(zip(FIT_KEYS, values))
+        settings.update(zip(keys, values))
         yield settings
 
 
-def changed_keys(current, proposed):
+def changed_keys(current, proposed, keys=FIT_KEYS):
     return {key: {"current": current[key], "proposed": proposed[key]}
-            for key in FIT_KEYS if current.get(key) != proposed.get(key)}
+            for key in keys if current.get(key) != proposed.get(key)}
 
 
-def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=GRID):
-    """Search ``grid`` for the best setting; returns a plain dict (the ``fit --json`` shape)."""
+def best_setting(cases, table, current, max_false_priming=0.05, grid=GRID):
+    """(settings, figures, candidates within the ceiling) of the best point of ``grid`` on
+    ``cases``: the current setting when no point stays under the false-priming ceiling."""
+    candidates = []
+    for order, settings in enumerate(grid_settings(current, grid)):
+        figures = score(run_cases(cases, table, settings))
+        if not _within(figures["false_priming_rate"], max_false_priming):
+            continue
+        distance = len(changed_keys(current, settings, tuple(grid)))
+        key = (_none_low(figures["f1"]), _none_low(figures["fact_recall"]), -figures["mean_chars"], -distance, -order)
+        candidates.append((key, settings, figures))
+    if not candidates:
+        return dict(current), score(run_cases(cases, table, current)), 0
+    _key, settings, figures = max(candidates, key=lambda row: row[0])
+    return settings, figures, len(candidates)
+
+
+def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=None):
+    """Search ``grid`` (default: the provider's) for the best setting; returns a plain dict
+    (the ``fit --json`` shape)."""
+    if grid is None:
+        grid = grid_for(current)
+    keys = tuple(grid)
     cases = list(cases)
     fitting, held = split_cases(cases, holdout)
     if not fitting:
         raise ValueError("the fitting part is empty")
-    candidates = []
-    for order, settings in enumerate(grid_settings(current, grid)):
-        figures = score(run_cases(fitting, table, settings))
-        if not _within(figures["false_priming_rate"], max_false_priming):
-            continue
-        distance = len(changed_keys(current, settings))
-        key = (_none_low(figures["f1"]), _none_low(figures["fact_recall"]), -figures["mean_chars"], -distance, -order)
-        candidates.append((key, settings, figures))
     current_fit = score(run_cases(fitting, table, current))
-    if not candidates:
-        best_settings, best_fit = dict(current), current_fit
-    else:
-        _key, best_settings, best_fit = max(candidates, key=lambda row: row[0])
+    best_settings, best_fit, within = best_setting(fitting, table, current, max_false_priming, grid)
     current_held = score(run_cases(held, table, current))
     best_held = score(run_cases(held, table, best_settings))
-    changes = changed_keys(current, best_settings)
+    changes = changed_keys(current, best_settings, keys)
     objections = []
-    if not candidates:
+    if not within:
         objections.append("no setting in the grid stays under the false-priming ceiling on the fitting part")
     if not held:
         objections.append("the held-out part is empty")
@@ -130,14 +155,15 @@ def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=GRID):
     return {
         "grid": {key: list(values) for key, values in grid.items()},
         "settings_tried": len(list(grid_settings(current, grid))),
-        "settings_within_ceiling": len(candidates),
+        "settings_within_ceiling": within,
         "holdout_fraction": holdout,
         "max_false_priming": max_false_priming,
         "fitting_cases": len(fitting),
         "held_out_cases": len(held) if holdout > 0 else 0,
         "held_out_ids": sorted(c.id for c in held) if holdout > 0 else [],
-        "current": {"settings": {k: current[k] for k in FIT_KEYS}, "fitting": current_fit, "held_out": current_held},
-        "proposed": {"settings": {k: best_settings[k] for k in FIT_KEYS}, "fitting": best_fit, "held_out": best_held},
+        "provider": current.get("provider"),
+        "current": {"settings": {k: current[k] for k in keys}, "fitting": current_fit, "held_out": current_held},
+        "proposed": {"settings": {k: best_settings[k] for k in keys}, "fitting": best_fit, "held_out": best_held},
         "changes": changes,
         "recommended": recommended,
         "objections": objections if changes else [],

@@ -1,4 +1,5 @@
-"""JUnit XML for CI systems (one <testsuite> per canary suite, one <testcase> per case). Pure.
+"""JUnit XML for CI systems (one <testsuite> per canary suite, one <testcase> per case or session
+case). Pure.
 
 ``fail`` and ``xpass`` are <failure>s (both fail the gate); ``xfail`` is <skipped> with
 type="xfail" and the reason; ``pass`` is an empty <testcase>.
@@ -21,7 +22,7 @@ def build_junit(suite_results, names=None, elapsed=None):
         if elapsed is not None:
             element.set("time", f"{elapsed.get(position, 0.0):.6f}")
         classname = "canaries." + os.path.splitext(os.path.basename(suite_result.suite.path))[0]
-        for result in suite_result.results:
+        for result in suite_result.results + suite_result.sessions:
             case = result.case
             testcase = ET.SubElement(element, "testcase", classname=classname, name=case.id,
                                      file=suite_result.suite.path)
@@ -32,7 +33,7 @@ def build_junit(suite_results, names=None, elapsed=None):
                                         message=result.differences[0] if result.differences else result.verdict)
                 failure.text = "\n".join(result.differences)
             elif result.verdict == "xfail":
-                skip = ET.SubElement(testcase, "skipped", type="xfail", message=case.xfail or "")
+                skip = ET.SubElement(testcase, "skipped", type="xfail", message=result.xfail or "")
                 skip.text = "\n".join(result.differences)
         total += counts["total"]
         failures += suite_failures

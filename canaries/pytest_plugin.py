@@ -1,5 +1,6 @@
 """pytest plugin (registered as the ``pytest11`` entry point ``memory_router_canaries``): collect
-canary YAML suites as pytest items, one per case, with the same verdicts as ``canary run``.
+canary YAML suites as pytest items, one per case (and one per session case), with the same verdicts
+as ``canary run``.
 
 A YAML file is collected only when it looks like a canary suite: its name starts with
 ``canary`` or it sits in a directory named ``canaries``, and it has a top-level ``cases:`` key.
@@ -37,7 +38,9 @@ def pytest_collect_file(parent, file_path):
     from canaries.suite import looks_like_suite
 
     try:
-        text = file_path.read_text(encoding="utf-8", errors="replace")
+        from router.safeio import read_regular_bytes
+
+        text = read_regular_bytes(file_path).decode("utf-8", errors="replace")
     except OSError:
         return None
     if not looks_like_suite(text):
@@ -60,12 +63,19 @@ def _settings(config):
 class CanarySuiteFile(pytest.File):
     def collect(self):
         from canaries.suite import load_suite
-        from router.score import build_routing_table
+        from router.provider import build_table
 
         suite = load_suite(self.path, cluster_path=self.config.getoption("canary_clusters"))
         settings = _settings(self.config)
-        table = build_routing_table(suite.index)
+        table = build_table(suite.index)
         for case in suite.cases:
+            item = CanaryItem.from_parent(self, name=case.id, case=case, table=table, settings=settings)
+            reason = case.xfail_for(settings["provider"])
+            if reason:
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+            item.extra_keyword_matches.update(case.tags)
+            yield item
+        for case in suite.sessions:
             item = CanaryItem.from_parent(self, name=case.id, case=case, table=table, settings=settings)
             if case.xfail:
                 item.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
@@ -92,11 +102,15 @@ class CanaryItem(pytest.Item):
         self.settings = settings
 
     def runtest(self):
-        from canaries.runner import differences
-        from router.score import route_prompt
+        from canaries.runner import differences, run_session
+        from router.session import route_fresh
 
-        decision = route_prompt(self.case.prompt, self.table, self.settings)
-        found = differences(self.case, decision)
+        if hasattr(self.case, "steps"):
+            # A session case: its steps run in order in one simulated session.
+            result = run_session(self.case, self.table, self.settings)
+            found = [] if result.verdict == "xpass" else list(result.differences)
+        else:
+            found = differences(self.case, route_fresh(self.case.prompt, self.table, self.settings))
         if found:
             raise CanaryFailure(found)
 

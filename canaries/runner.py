@@ -12,7 +12,8 @@ Verdicts:
 
 from dataclasses import dataclass
 
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table, route
+from router.session import after_compaction, new_record, route_fresh, session_step
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -70,6 +71,7 @@ class CaseResult:
     top_score: float
     margin: float
     lead: float
+    xfail: str | None = None
 
     @property
     def failed(self):
@@ -91,19 +93,21 @@ class CaseResult:
             "margin": self.margin,
             "lead_over_second": self.lead,
             "tags": list(case.tags),
-            "xfail": case.xfail,
+            "xfail": self.xfail,
         }
 
 
 def evaluate(case, decision):
-    """The verdict of ``case`` given the router's ``decision`` for its prompt."""
+    """The verdict of ``case`` given the router's ``decision`` for its prompt (an ``xfail`` mark
+    for another provider than ``decision["provider"]`` does not apply)."""
     found = tuple(differences(case, decision))
-    if case.xfail:
+    reason = case.xfail_for(decision.get("provider"))
+    if reason:
         verdict = "xfail" if found else "xpass"
     else:
         verdict = "fail" if found else "pass"
     if verdict == "xpass":
-        found = (f"xpass: marked xfail ({case.xfail}) but every expectation held; remove 'xfail' "
+        found = (f"xpass: marked xfail ({reason}) but every expectation held; remove 'xfail' "
                  "if the residual is fixed",)
     return CaseResult(
         case=case,
@@ -115,6 +119,7 @@ def evaluate(case, decision):
         top_score=decision["top_score"],
         margin=decision["margin_over_floor"],
         lead=decision["lead_over_second"],
+        xfail=reason,
     )
 
 
@@ -169,17 +174,19 @@ class SuiteResult:
     suite: object
     results: tuple
     settings: dict
+    sessions: tuple = ()
 
     def counts(self):
+        """Verdict counts over the routing cases and the session cases together."""
         out = {verdict: 0 for verdict in VERDICTS}
-        for result in self.results:
+        for result in self.results + self.sessions:
             out[result.verdict] += 1
-        out["total"] = len(self.results)
+        out["total"] = len(self.results) + len(self.sessions)
         return out
 
     @property
     def ok(self):
-        return not any(result.failed for result in self.results)
+        return not any(result.failed for result in self.results + self.sessions)
 
     def to_dict(self):
         return {
@@ -188,20 +195,115 @@ class SuiteResult:
             "counts": self.counts(),
             "ok": self.ok,
             "results": [result.to_dict() for result in self.results],
+            "sessions": [result.to_dict() for result in self.sessions],
         }
+
+
+# --------------------------------------------------------------------------- session cases
+
+
+def step_differences(step, plan):
+    """Every expectation of a prompt ``step`` that ``plan`` (``router.session.plan_injection``'s
+    result for it, in its session) breaks, as text."""
+    out = []
+    sent = [line["slug"] for line in plan["lines"]]
+    sent_set = set(sent)
+    held = sorted(line["slug"] for line in plan["held"])
+    chars = len(plan["text"]) if plan["text"] is not None else 0
+    for slug in step.injects:
+        if slug not in sent_set:
+            why = " (the session already held it)" if slug in held else ""
+            out.append(f"injects: missing {slug}{why}")
+    for slug in step.not_injects:
+        if slug in sent_set:
+            out.append(f"not_injects: sent {slug}")
+    if step.silent is True and plan["text"] is not None:
+        out.append(f"silent: expected nothing sent got {len(sent)} lines ({_names(sent)}), {chars} chars")
+    if step.silent is False and plan["text"] is None:
+        out.append("silent: false expected lines sent got nothing"
+                   + (f" (held already: {_names(held)})" if held else " (nothing routed)"))
+    if step.new_lines is not None and len(sent) != step.new_lines:
+        out.append(f"new_lines: expected {step.new_lines} got {len(sent)}")
+    if step.max_chars is not None and chars > step.max_chars:
+        out.append(f"max_chars: expected at most {step.max_chars} got {chars}")
+    return out
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    case: object
+    verdict: str
+    differences: tuple
+    steps: tuple  # per step: dict(step, kind, line, sent, held, chars, differences)
+
+    @property
+    def failed(self):
+        return self.verdict in FAILING_VERDICTS
+
+    def to_dict(self):
+        return {"id": self.case.id, "line": self.case.line, "verdict": self.verdict,
+                "differences": list(self.differences), "steps": [dict(s) for s in self.steps],
+                "tags": list(self.case.tags), "xfail": self.case.xfail}
+
+
+def run_session(case, table, settings):
+    """Type ``case``'s prompts in one simulated session, through ``router.session.session_step``
+    (the very function the hook calls), and judge each step. ``compact`` and ``clear`` forget
+    what the session holds, as the SessionStart hook makes the hook do. A ``compact`` step is
+    judged on what that hook sends again (``router.session.after_compaction``: the lines the last
+    routed prompt relied on the session holding), which the session then holds."""
+    record = new_record(case.id, ["canary", 0, 0])
+    steps = []
+    found = []
+    for number, step in enumerate(case.steps, 1):
+        if step.kind != "prompt":
+            text, held = (after_compaction(record, settings["max_context_chars"], float(number))
+                          if step.kind == "compact" else (None, None))
+            kept = len(held["held"]) if held else 0
+            lines = [{"slug": slug} for _cluster, slug, _hook in record["pending"][:kept]]
+            record = held or new_record(case.id, ["canary", 0, 0])
+            plan = {"lines": lines, "held": [], "text": text}
+            differences = step_differences(step, plan)
+            found += [f"step {number} ({step.kind}, line {step.line}): {d}" for d in differences]
+            steps.append({"step": number, "kind": step.kind, "line": step.line, "sent": [l["slug"] for l in lines],
+                          "chars": len(text) if text else 0, "differences": differences})
+            continue
+        decision = route(step.prompt, table, settings)
+        if decision["additional_context"] is None:
+            plan = {"lines": [], "held": [], "text": None}
+        else:
+            plan, updated = session_step(record, decision, step.prompt, settings, now=float(number))
+            record = updated or record
+        differences = step_differences(step, plan)
+        found += [f"step {number} (line {step.line}): {d}" for d in differences]
+        steps.append({"step": number, "kind": "prompt", "line": step.line, "prompt": step.prompt,
+                      "routed": list(decision["routed"]), "sent": [l["slug"] for l in plan["lines"]],
+                      "held": [l["slug"] for l in plan["held"]],
+                      "chars": len(plan["text"]) if plan["text"] is not None else 0,
+                      "differences": differences})
+    if case.xfail:
+        verdict = "xfail" if found else "xpass"
+    else:
+        verdict = "fail" if found else "pass"
+    if verdict == "xpass":
+        found = [f"xpass: marked xfail ({case.xfail}) but every step held; remove 'xfail' if the residual is fixed"]
+    return SessionResult(case=case, verdict=verdict, differences=tuple(found), steps=tuple(steps))
 
 
 def run_cases(cases, table, settings):
     """Route and evaluate each case; a list of ``CaseResult`` in the same order."""
-    return [evaluate(case, route_prompt(case.prompt, table, settings)) for case in cases]
+    # What the hook sends a session that holds nothing yet (the line selection applied).
+    return [evaluate(case, route_fresh(case.prompt, table, settings)) for case in cases]
 
 
 def run_suite(suite, settings, table=None, pattern=None):
     """Run every case of ``suite`` (those matching ``pattern``) with ``settings``."""
     if table is None:
-        table = build_routing_table(suite.index)
+        table = build_table(suite.index)
     cases = [case for case in suite.cases if matches(case, pattern)]
-    return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings))
+    sessions = [run_session(case, table, settings) for case in suite.sessions if matches(case, pattern)]
+    return SuiteResult(suite=suite, results=tuple(run_cases(cases, table, settings)), settings=dict(settings),
+                       sessions=tuple(sessions))
 
 
 def totals(suite_results):

@@ -6,11 +6,17 @@ keys, ids, cluster ids and slugs that must exist, contradictions. Every problem 
 from canaries.cases import (
     BEHAVIOURAL_KEYS,
     CASE_KEYS,
+    CONTROL_STEPS,
     DEFAULT_KEYS,
+    SESSION_KEYS,
+    STEP_EXPECTATIONS,
+    STEP_KEYS,
     SUITE_KEYS,
     BehaviouralCase,
     Case,
     Problem,
+    SessionCase,
+    SessionStep,
     ID_RE,
 )
 from canaries.yamllines import LocatedList, compose_located
@@ -180,19 +186,25 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
     tags = checker.string_list(raw, "tags") or []
     note = checker.string(raw, "note")
     xfail = None
+    xfail_by_provider = ()
     if "xfail" in raw:
         value = raw["xfail"]
         if isinstance(value, str) and value.strip():
             xfail = value.strip()
+        elif (isinstance(value, dict) and value
+              and all(isinstance(k, str) and k and isinstance(v, str) and v.strip() for k, v in value.items())):
+            xfail_by_provider = tuple((k, v.strip()) for k, v in value.items())
         else:
-            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
-                        "write 'xfail: why this known residual still fails'")
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string) or a mapping of provider "
+                        f"names to reasons, got {_type_name(value)}",
+                        "write 'xfail: why this known residual still fails' or 'xfail: {spec: why}'")
     if facts_only:
         # Another cluster file (a built one) has other ids: judge only what reaches the agent.
         routes_to = None
-        if xfail:
+        if xfail or xfail_by_provider:
             # A residual recorded against the hand-made ids says nothing about this file.
             xfail = None
+            xfail_by_provider = ()
     if index is not None:
         for cluster_id, line in routes_to or ():
             if not index.has_cluster(cluster_id):
@@ -257,6 +269,7 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
         xfail=xfail,
         line=raw.line,
         note=note,
+        xfail_by_provider=xfail_by_provider,
     )
     if not case.expectations():
         if facts_only:
@@ -294,6 +307,107 @@ def check_behavioural(checker, raw, line, seen_ids, index, cluster_label):
         return None
     return BehaviouralCase(id=case_id, prompt=prompt, fact=fact, expect_any=tuple(p for p, _ in expect_any),
                            forbid=tuple(p for p, _ in forbid), line=raw.line, note=note)
+
+
+def check_session(checker, raw, line, seen_ids, index, cluster_label):
+    """A ``SessionCase`` from one item of ``sessions:``, or ``None`` after adding its problems."""
+    if not isinstance(raw, dict):
+        checker.add(line, f"a session case must be a mapping, got {_type_name(raw)}",
+                    "write '- id: ...' with 'steps:' under it")
+        return None
+    before = len(checker.problems)
+    checker.unknown_keys(raw, SESSION_KEYS, "session case")
+    case_id = checker.case_id(raw, seen_ids, "session case")
+    tags = checker.string_list(raw, "tags") or []
+    note = checker.string(raw, "note")
+    xfail = None
+    if "xfail" in raw:
+        value = raw["xfail"]
+        if isinstance(value, str) and value.strip():
+            xfail = value.strip()
+        else:
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
+                        "write 'xfail: why this known residual still fails'")
+    steps = []
+    raw_steps = raw.get("steps")
+    if "steps" not in raw:
+        checker.add(raw.line, "session case has no 'steps'", "add 'steps:' with prompt steps")
+    elif not isinstance(raw_steps, list) or not raw_steps:
+        checker.add(raw.value_lines["steps"], f"'steps' must be a non-empty list, got {_type_name(raw_steps)}",
+                    "write 'steps:' followed by '- prompt: ...' items")
+    else:
+        for item, item_line in zip(raw_steps, raw_steps.item_lines):
+            step = _check_step(checker, item, item_line, index, cluster_label)
+            if step is not None:
+                steps.append(step)
+    if len(checker.problems) > before or case_id is None:
+        return None
+    if not any(step.kind == "prompt" for step in steps):
+        checker.add(raw.line, f"session {case_id} has no prompt step", "add '- prompt: ...' steps")
+        return None
+    if not any(step.expectations() for step in steps):
+        checker.add(raw.line, f"session {case_id} has no expectation, so it could never fail",
+                    "give a step injects, not_injects, silent, new_lines or max_chars")
+        return None
+    return SessionCase(id=case_id, steps=tuple(steps), tags=tuple(t for t, _ in tags), xfail=xfail, line=raw.line,
+                       note=note)
+
+
+def _check_step(checker, raw, line, index, cluster_label):
+    if isinstance(raw, str) and raw.strip() in CONTROL_STEPS:
+        return SessionStep(kind=raw.strip(), line=line)
+    if not isinstance(raw, dict):
+        checker.add(line, f"a step must be a mapping with 'prompt', or 'compact' or 'clear', got {_type_name(raw)}",
+                    "write '- prompt: \"...\"' or '- compact'")
+        return None
+    checker.unknown_keys(raw, STEP_KEYS, "session step")
+    before = len(checker.problems)
+    controls = [key for key in CONTROL_STEPS if key in raw]
+    kind = "prompt"
+    prompt = None
+    if controls:
+        kind = controls[0]
+        # A compact step may state what the SessionStart hook sends again; nothing else goes with it.
+        allowed = {kind} | (set(STEP_EXPECTATIONS) if kind == "compact" else set())
+        others = [k for k in raw if k not in allowed]
+        if raw[kind] is not True:
+            checker.add(raw.value_lines[kind], f"'{kind}' must be true, got {_type_name(raw[kind])}",
+                        f"write '- {kind}'")
+        elif others:
+            checker.add(raw.key_lines[others[0]], f"a '{kind}' step takes no {others[0]!r}",
+                        f"put '{others[0]}' on a prompt step")
+    else:
+        prompt = checker.string(raw, "prompt", required=True, what="session step")
+    injects = checker.string_list(raw, "injects") or []
+    not_injects = checker.string_list(raw, "not_injects") or []
+    silent = checker.boolean(raw, "silent")
+    new_lines = checker.integer(raw, "new_lines")
+    max_chars = checker.integer(raw, "max_chars")
+    if index is not None:
+        for key, slugs in (("injects", injects), ("not_injects", not_injects)):
+            for slug, slug_line in slugs:
+                if index.find_member(slug) is None:
+                    checker.add(slug_line, f"unknown member slug {slug!r} in {key} (not in {cluster_label})",
+                                "use a member slug from the cluster file")
+    if silent is True:
+        for key in ("injects", "new_lines"):
+            if key in raw and (key == "injects" or raw[key]):
+                checker.add(raw.key_lines[key], f"'silent: true' contradicts '{key}': the step could never pass",
+                            f"remove '{key}' or 'silent'")
+    if silent is False and new_lines == 0:
+        checker.add(raw.key_lines["new_lines"], "'silent: false' contradicts 'new_lines: 0': the step could never pass",
+                    "remove one of them")
+    if new_lines is not None and len(injects) > new_lines:
+        checker.add(raw.value_lines["new_lines"], f"new_lines {new_lines} is below the {len(injects)} slugs in injects: "
+                    "the step could never pass", "raise new_lines")
+    for slug in sorted({s for s, _ in injects} & {s for s, _ in not_injects}):
+        checker.add(raw.key_lines["not_injects"], f"{slug!r} is in both injects and not_injects",
+                    "keep it in one of them")
+    if len(checker.problems) > before:
+        return None
+    return SessionStep(kind=kind, prompt=prompt, injects=tuple(s for s, _ in injects),
+                       not_injects=tuple(s for s, _ in not_injects), silent=silent, new_lines=new_lines,
+                       max_chars=max_chars, line=line)
 
 
 def parse_top(text, checker):

@@ -17,6 +17,17 @@ A suite is a YAML mapping::
         fact: env_bash_tool_env_var_caching
         expect_any: ["reboot didn't fix", "user-opened terminal"]
         forbid: ["restart the session"]
+    sessions:                                       # optional (prompts typed in one session)
+      - id: setx-twice
+        steps:
+          - prompt: "why can't the Bash tool see my setx variable?"
+            injects: [env_bash_tool_env_var_caching]
+          - prompt: "why can't the Bash tool see my setx variable?"
+            silent: true                            # the session already holds the fact
+          - compact                                 # or clear; earlier injections are gone
+          - prompt: "why can't the Bash tool see my setx variable?"
+            injects: [env_bash_tool_env_var_caching]
+            new_lines: 4                            # also: not_injects, max_chars
 
 Validation is strict on purpose: an unknown key, a wrong type, an unknown cluster id or slug,
 a duplicate id or a contradiction (``silent: true`` with ``routes_to``) would otherwise make a
@@ -42,11 +53,13 @@ from canaries.schema import (
     check_behavioural,
     check_case,
     check_defaults,
+    check_session,
     list_section,
     parse_top,
 )
 from canaries.yamllines import compose_located  # noqa: F401 - re-exported with the records
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 
 def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_only=False):
@@ -100,20 +113,24 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
     description = checker.string(data, "description")
     defaults = check_defaults(checker, data.get("defaults"), data.value_lines.get("defaults"))
     seen_ids = {}
-    raw_cases = list_section(checker, data, "cases", required=True)
+    raw_cases = list_section(checker, data, "cases", required="sessions" not in data)
     raw_behavioural = list_section(checker, data, "behavioural", required=False)
+    raw_sessions = list_section(checker, data, "sessions", required=False)
     cases = [check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, facts_only)
              for raw, line in zip(raw_cases, raw_cases.item_lines)]
     cases = [case for case in cases if case is not SKIPPED]
     behavioural = [check_behavioural(checker, raw, line, seen_ids, index, cluster_label)
                    for raw, line in zip(raw_behavioural, raw_behavioural.item_lines)]
-    if not raw_cases and not raw_behavioural and not problems:
+    sessions = [check_session(checker, raw, line, seen_ids, index, cluster_label)
+                for raw, line in zip(raw_sessions, raw_sessions.item_lines)]
+    if not raw_cases and not raw_behavioural and not raw_sessions and not problems:
         checker.add(data.key_lines.get("cases", 1), "the suite has no cases, so it could never fail",
                     "add at least one case")
     if problems:
         raise SuiteError(path, problems)
     return Suite(path=os.fspath(path), cluster_path=cluster_path, defaults=dict(defaults), cases=tuple(cases),
-                 behavioural=tuple(behavioural), description=description, index=index)
+                 behavioural=tuple(behavioural), description=description, index=index,
+                 sessions=tuple(sessions))
 
 
 def read_suite_text(path):
@@ -147,16 +164,16 @@ def bundled_suite_dir():
     return os.path.dirname(os.path.abspath(__file__))
 
 
-BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml")
+BUNDLED_SUITE_NAMES = ("spec.yaml", "example.yaml", "paraphrase.yaml")
 
 
 def bundled_suites():
-    """The suites shipped as package data (``canaries/spec.yaml``, ``canaries/example.yaml``)."""
+    """The suites shipped as package data (``canaries/spec.yaml``, ``example.yaml``, ``paraphrase.yaml``)."""
     base = bundled_suite_dir()
     return [os.path.join(base, name) for name in BUNDLED_SUITE_NAMES if os.path.isfile(os.path.join(base, name))]
 
 
-_TOP_LEVEL_CASES_RE = re.compile(r"^cases\s*:", re.M)
+_TOP_LEVEL_CASES_RE = re.compile(r"^(cases|sessions)\s*:", re.M)
 
 
 def looks_like_suite(text):
@@ -172,8 +189,7 @@ def suite_files_in(directory):
             continue
         full = os.path.join(directory, name)
         try:
-            with open(full, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            text = read_regular_bytes(full).decode("utf-8", errors="replace")
         except OSError:
             continue
         if looks_like_suite(text):

@@ -277,14 +277,15 @@ def self_routing(index, settings):
     clear second), ``capped`` (its cluster routed but its line cut by the line cap), ``elsewhere``
     (only other clusters routed) or ``nowhere`` (nothing routed).
     """
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table
+    from router.session import route_fresh
 
-    table = build_routing_table(index)
+    table = build_table(index)
     counts = {"own": 0, "second": 0, "capped": 0, "elsewhere": 0, "nowhere": 0}
     misses = []
     for cluster in index.clusters:
         for member in cluster.members:
-            decision = route_prompt(member.hook, table, settings)
+            decision = route_fresh(member.hook, table, settings, log_as="build")
             routed = decision["routed"]
             injected = any(line["slug"] == member.slug for line in decision["lines"])
             if not routed:

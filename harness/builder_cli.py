@@ -74,7 +74,7 @@ def read_memories(args, config):
             raise InputError("not a directory", path=directory, fix="pass your Claude Code memory directory")
         index_path = os.path.join(directory, "MEMORY.md")
         entries = []
-        if os.path.isfile(index_path):
+        if os.path.exists(index_path):  # a FIFO or folder here is refused by read_utf8, not skipped
             entries = memorydir.parse_index_text(read_utf8(index_path, "index", "repair MEMORY.md"))
         memories = memorydir.merge_memories(entries, memorydir.read_memory_files(directory), index_path)
         source = {"kind": "memory_dir", "path": os.path.abspath(directory)}

@@ -23,6 +23,7 @@ from harness.suiteargs import (
     table_for,
 )
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
 
@@ -106,8 +107,7 @@ def _read_baseline(path):
     from canaries.baseline import validate_baseline
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular_bytes(path).decode("utf-8")
     except OSError as err:
         raise InputError(f"cannot read baseline: {err.strerror or err}", path=path,
                          fix="create one with --save-baseline FILE") from None
@@ -148,11 +148,13 @@ def _print_run(suite_results, counts, comparison):
                 continue
             where = f"{display_path(suite.path)}:{result.case.line}"
             label = result.verdict.upper()
-            reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
+            reason = f" (xfail: {result.xfail})" if result.verdict == "xfail" else ""
             out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]),
                       soft_wrap=True)
             for difference in result.differences:
                 out.print(f"    {difference}", markup=False, soft_wrap=True)
+        if suite_result.sessions:
+            _print_sessions(out, suite, suite_result.sessions)
         c = suite_result.counts()
         out.print(f"{display_path(suite.path)}: {c['pass']} passed, {c['fail']} failed, {c['xfail']} xfail, "
                   f"{c['xpass']} xpass", markup=False, soft_wrap=True)
@@ -167,6 +169,35 @@ def _print_run(suite_results, counts, comparison):
         summary += f"; {regressions} baseline regression(s)"
     style = "bold red" if failed or regressions else "bold green"
     out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style), soft_wrap=True)
+
+
+def _print_sessions(out, suite, sessions):
+    """One row per step of each session case: what was sent, what the session already held."""
+    from rich.text import Text
+
+    from harness.report import table
+
+    rows = []
+    for result in sessions:
+        for step in result.steps:
+            if step["kind"] != "prompt":
+                rows.append((result.case.id, str(step["step"]), f"({step['kind']})", "", "", ""))
+                continue
+            failed = "FAIL" if step["differences"] else "ok"
+            rows.append((result.case.id, str(step["step"]), step["prompt"][:60],
+                         ", ".join(step["sent"]) or "-", ", ".join(step["held"]) or "-",
+                         Text(failed, style="bold red" if step["differences"] else "green")))
+    out.print(table(f"{display_path(suite.path)}: sessions (each prompt after the steps above it)",
+                    ["session", "step", "prompt", "sent", "already held", "step"], rows))
+    for result in sessions:
+        verdict = result.verdict.upper()
+        if result.verdict == "pass":
+            continue
+        reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
+        out.print(Text(f"{verdict} session {result.case.id} at {display_path(suite.path)}:{result.case.line}{reason}",
+                       style=VERDICT_STYLES[result.verdict]), soft_wrap=True)
+        for difference in result.differences:
+            out.print(f"    {difference}", markup=False, soft_wrap=True)
 
 
 def _print_comparison(out, comparison):

@@ -22,6 +22,8 @@ def cmd_eval(args):
 
     _config, settings = settings_from(args)
     suite = load_suites([args.suite], cluster_path=args.clusters, facts_only=args.facts_only)[0]
+    if args.cv is not None:
+        return _eval_cv(args, suite, settings)
     result = run_suite(suite, settings, pattern=args.pattern)
     if not result.results:
         no_cases(args.pattern, [suite])
@@ -32,6 +34,48 @@ def cmd_eval(args):
         print_json({"suite": suite.path, "clusters": suite.cluster_path, "settings": settings, "metrics": metrics})
         return 0
     _print_metrics(suite, metrics)
+    return 0
+
+
+def _eval_cv(args, suite, settings):
+    from canaries.crossval import cross_validate
+    from canaries.runner import matches
+    from router.provider import build_table
+
+    cases = [case for case in suite.cases if matches(case, args.pattern)]
+    if not cases:
+        no_cases(args.pattern, [suite])
+    if not 2 <= args.cv <= len(cases):
+        raise InputError(f"--cv needs between 2 and {len(cases)} folds (one per case at most), got {args.cv}",
+                         fix="use e.g. --cv 5")
+    report = cross_validate(cases, build_table(suite.index), settings, k=args.cv,
+                            max_false_priming=args.max_false_priming)
+    report["suite"] = suite.path
+    if args.json:
+        from harness.report import print_json
+
+        print_json(report)
+        return 0
+    from harness.report import console, table
+
+    out = console()
+    grid = "; ".join(f"{k} {v}" for k, v in report["grid"].items()) or "nothing (this provider has no grid)"
+    out.print(f"provider {report['provider']}; {report['k']}-fold cross-validation of canary fit over "
+              f"{len(cases)} cases; grid: {grid}; false-priming ceiling {report['max_false_priming']}", markup=False)
+    held, current = report["held_out"], report["current"]["all_cases"]
+    rows = [(name, fmt_ratio(held[key]), fmt_ratio(current[key]))
+            for name, key in (("routing micro F1", "f1"), ("fact recall", "fact_recall"),
+                              ("false-priming rate", "false_priming_rate"))]
+    rows.append(("injected chars per prompt (mean)", fmt_chars(held["mean_chars"]), fmt_chars(current["mean_chars"])))
+    out.print(table("Held out (each case judged by constants fitted without it) vs the current setting on all",
+                    ["metric", "held out", "current, all cases"], rows))
+    kinds = [(kind, row["cases"], fmt_ratio(row["cluster_hit"]), fmt_ratio(row["fact_recall"]),
+              fmt_ratio(row["false_priming"]), fmt_chars(row["mean_chars"]))
+             for kind, row in report["held_out_by_kind"].items()]
+    out.print(table("Held out, per prompt kind", ["kind", "cases", "cluster hit", "fact recall", "false priming",
+                                                   "mean chars"], kinds))
+    for fold in report["folds"]:
+        out.print(f"fold {fold['fold']}: {fold['held_out_cases']} held out; chose {fold['settings']}", markup=False)
     return 0
 
 
@@ -99,8 +143,8 @@ def _fraction(text):
 
 
 def cmd_fit(args):
-    from canaries.fit import GRID, fit, toml_snippet
-    from router.score import build_routing_table
+    from canaries.fit import fit, toml_snippet
+    from router.provider import build_table
 
     if args.holdout >= 1:
         raise InputError("--holdout must be below 1 (the fitting part would be empty)", fix="use e.g. --holdout 0.3")
@@ -109,7 +153,7 @@ def cmd_fit(args):
     if not suite.cases:
         raise InputError("the suite has no routing cases to fit", path=suite.path, fix="add cases")
     try:
-        report = fit(suite.cases, build_routing_table(suite.index), settings, holdout=args.holdout,
+        report = fit(suite.cases, build_table(suite.index), settings, holdout=args.holdout,
                      max_false_priming=args.max_false_priming)
     except ValueError as err:
         raise InputError(f"{err}: every case fell in the held-out part", path=suite.path,
@@ -137,7 +181,7 @@ def cmd_fit(args):
 
         print_json(dict(report, refused=refused))
     else:
-        _print_fit(report, GRID, args.write)
+        _print_fit(report, report["grid"], args.write)
     if refused:
         raise RefusedError(refused)
     return 0
@@ -218,6 +262,12 @@ def register_eval(sub):
     add_store_options(evaluate)
     evaluate.add_argument("-k", dest="pattern", metavar="PATTERN", help="only cases whose id or tag contains PATTERN")
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
+    evaluate.add_argument("--cv", type=int, metavar="K",
+                          help="K-fold cross-validation of 'canary fit': fit the provider's constants on K-1 folds, "
+                               "judge the held-out fold, pool the K held-out folds (cases fall in folds by a hash "
+                               "of their id)")
+    evaluate.add_argument("--max-false-priming", type=_fraction, default=0.05, metavar="RATE",
+                          help="with --cv: the false-priming ceiling fit uses (default 0.05)")
     evaluate.set_defaults(handler=cmd_eval)
 
 

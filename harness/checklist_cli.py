@@ -13,6 +13,7 @@ from harness import install as inst
 from harness.doctor import scan_settings
 from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 LEAK_SCAN_MAX_FILES = 20000
 LEAK_SCAN_MAX_BYTES = 2_000_000
@@ -38,8 +39,7 @@ def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
             try:
                 if os.path.getsize(path) > LEAK_SCAN_MAX_BYTES:
                     continue
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                data = read_regular_bytes(path)
             except OSError:
                 continue
             scanned += 1
@@ -83,7 +83,8 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from router import config as config_mod
     from router.clusterfile import load_cluster_file
     from router.errors import MemoryRouterError
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table
+    from router.session import route_fresh
 
     config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
@@ -107,7 +108,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     try:
         settings = config_mod.settings_of(config)
         index = load_cluster_file(cluster_path)
-        decision = route_prompt(case.prompt, build_routing_table(index), settings)
+        decision = route_fresh(case.prompt, build_table(index), settings, log_as="checklist")
         member = next((m for m in index.members if m.slug == case.fact), None)
         hook_text = member.hook if member else None
     except MemoryRouterError:

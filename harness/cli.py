@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "harness.checklist_cli",     # checklist
     "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
     "harness.lab_cli",           # lab run/report/serve/client
+    "harness.learn_cli",         # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:
@@ -61,6 +62,12 @@ def build_parser():
                     "payload's cwd. Diagnostics go only to the file named by $MEMORY_ROUTER_LOG.")
     hook.add_argument("--clusters", metavar="FILE", help="cluster file (.md or .tsv)")
     hook.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
+    subparsers.add_parser(
+        "session-start", help="the SessionStart hook: forgets what a session was sent after compaction or /clear",
+        description="Reads a SessionStart payload (JSON) on stdin. When its source is compact or clear, deletes "
+                    "the session's record of injected member lines (in the cache directory), so the next prompt "
+                    "sends again the facts the compacted context no longer holds. Prints nothing; always exits 0. "
+                    "memory-router install adds it with the matcher compact|clear.")
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -86,6 +93,10 @@ def main(argv=None):
         from router.gate import run_gate
 
         return run_gate(argv[1:])
+    if argv[:1] == ["session-start"] and "-h" not in argv and "--help" not in argv:
+        from router.hook import run_session_start
+
+        return run_session_start(argv[1:])
     from router.errors import MemoryRouterError
 
     parser = build_parser()

@@ -7,7 +7,8 @@ import sys
 from router import config as config_mod
 from router.clusterfile import load_cluster_file
 from router.configfile import load_config as load_cli_config  # noqa: F401 - the one config lookup, shared with the canary pytest plugin
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table
+from router.session import route_fresh
 
 
 def add_clusters_option(parser):
@@ -38,10 +39,13 @@ class RouterContext:
         self.settings = settings
         self.config = config
         self.index = load_cluster_file(cluster_path)
-        self.table = build_routing_table(self.index)
+        self.table = build_table(self.index)
 
     def route(self, prompt):
-        return route_prompt(prompt, self.table, self.settings)
+        import os
+
+        return route_fresh(prompt, self.table, self.settings, cwd=os.getcwd(), cluster_file=self.cluster_path,
+                           log_as="route")
 
 
 def context_from_args(args, quiet=False):

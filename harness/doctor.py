@@ -14,14 +14,18 @@ from harness import install as inst
 from harness.project import project_config, read_memory_index, resolve_memory_dir
 from harness.settingsfile import read_settings
 from router.errors import InputError
+from router.safeio import open_regular
 
 DOCTOR_TIMEOUT_CAP = 30
 
 
-def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore"):
-    """A neutral UserPromptSubmit payload (claude-code-formats.md §1.3) for a trial run."""
+def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore", session_id=None):
+    """A neutral UserPromptSubmit payload (claude-code-formats.md §1.3) for a trial run, in a
+    session of its own (the router sends a session each line once)."""
+    import uuid
+
     return {
-        "session_id": "00000000-0000-4000-8000-memoryrouter0",
+        "session_id": session_id or str(uuid.uuid4()),
         "transcript_path": "",
         "cwd": os.path.abspath(project_dir),
         "permission_mode": "default",
@@ -30,8 +34,8 @@ def probe_payload(project_dir, prompt="memory-router doctor probe: please ignore
     }
 
 
-def judge_hook_output(returncode, stdout, stderr=b""):
-    """``(ok, message)`` for one trial run of a UserPromptSubmit command.
+def judge_hook_output(returncode, stdout, stderr=b"", event=None):
+    """``(ok, message)`` for one trial run of a UserPromptSubmit (or ``event``) command.
 
     Passes on exit 0 with no output, or with the JSON shape Claude Code honours; fails on any
     other exit code, on plain text (Claude Code would add it to every prompt's context) and on
@@ -51,9 +55,10 @@ def judge_hook_output(returncode, stdout, stderr=b""):
         data = json.loads(text)
     except ValueError:
         return False, "exit 0 but printed invalid JSON (Claude Code would add it as plain text)"
+    event = event or inst.EVENT
     out = data.get("hookSpecificOutput") if isinstance(data, dict) else None
-    if not isinstance(out, dict) or out.get("hookEventName") != inst.EVENT or not isinstance(out.get("additionalContext"), str):
-        return False, ("exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"UserPromptSubmit\" with a "
+    if not isinstance(out, dict) or out.get("hookEventName") != event or not isinstance(out.get("additionalContext"), str):
+        return False, (f"exit 0 but the JSON lacks hookSpecificOutput.hookEventName == \"{event}\" with a "
                        "string additionalContext, so Claude Code ignores it")
     return True, f"exit 0, printed additionalContext ({len(out['additionalContext'])} chars)"
 
@@ -62,8 +67,9 @@ def scan_settings(project_dir):
     """Every settings file Claude Code would read for ``project_dir``: parsed, with our entries."""
     found = []
     for label, path in inst.settings_locations(project_dir):
-        item = {"label": label, "path": path, "exists": os.path.isfile(path), "error": None,
-                "router": [], "sentinel": [], "disable_all_hooks": False}
+        item = {"label": label, "path": path, "exists": os.path.lexists(path), "error": None,
+                "router": [], "sentinel": [], "session": [],
+                "disable_all_hooks": False}
         if item["exists"]:
             try:
                 _snap, settings = read_settings(path)
@@ -72,18 +78,22 @@ def scan_settings(project_dir):
             else:
                 item["router"] = inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_router_hook)
                 item["sentinel"] = inst.find_entries(settings, inst.SENTINEL_MARK)
+                item["session"] = inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_session_start,
+                                                    event=inst.SESSION_EVENT)
                 item["disable_all_hooks"] = inst.disable_all_hooks(settings)
         found.append(item)
     return found
 
 
-def run_hook_command(command, project_dir, timeout, prompt=None):
+def run_hook_command(command, project_dir, timeout, prompt=None, payload=None, event=None):
     """One trial run of a hook command as Claude Code runs it: through the shell, in the project
     directory, with ``CLAUDE_PROJECT_DIR`` set and a payload on stdin (a neutral prompt unless
-    ``prompt``). The router's fail-open diagnostics are captured through ``MEMORY_ROUTER_LOG``."""
-    payload = probe_payload(project_dir)
-    if prompt is not None:
-        payload["prompt"] = prompt
+    ``prompt``, or ``payload`` whole). The router's fail-open diagnostics are captured through
+    ``MEMORY_ROUTER_LOG``."""
+    if payload is None:
+        payload = probe_payload(project_dir)
+        if prompt is not None:
+            payload["prompt"] = prompt
     payload = json.dumps(payload).encode()
     with tempfile.TemporaryDirectory(prefix="memory-router-doctor-") as tmp:
         log = os.path.join(tmp, "hook.log")
@@ -96,12 +106,12 @@ def run_hook_command(command, project_dir, timeout, prompt=None):
             return {"ok": False, "message": f"timed out after {timeout} s (Claude Code would discard its context)",
                     "seconds": timeout}
         seconds = round(time.perf_counter() - started, 3)
-        ok, message = judge_hook_output(proc.returncode, proc.stdout, proc.stderr)
+        ok, message = judge_hook_output(proc.returncode, proc.stdout, proc.stderr, event)
         context = None
         if ok and proc.stdout.strip():
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
         try:
-            with open(log, encoding="utf-8", errors="replace") as handle:
+            with open_regular(log, encoding="utf-8", errors="replace") as handle:
                 logged = handle.read().strip()
         except OSError:
             logged = ""
@@ -148,6 +158,16 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         if entry.timeout is None:
             checks.append(_check("hook timeout", "warn", f"{label}: {entry.where} has no timeout (Claude Code's "
                                  "UserPromptSubmit default is 30 s)", settings=path))
+
+    sessions = [(item["label"], item["path"], e) for item in locations for e in item["session"]]
+    session_commands = sorted({e.command for _l, _p, e in sessions})
+    if sessions:
+        checks.append(_check("session reset hook", "pass", "SessionStart: " + "; ".join(
+            f"{label}: {path} {e.where}" for label, path, e in sessions), commands=session_commands))
+    elif entries:
+        checks.append(_check("session reset hook", "warn", "no SessionStart hook runs memory-router session-start: "
+                             "after /compact the router notices the compaction only from the transcript (and sends "
+                             "a fact again only then)", fix="memory-router install again (it adds the hook)"))
 
     sentinels = [(item["label"], e) for item in locations for e in item["sentinel"]]
     if sentinels:
@@ -217,6 +237,8 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
                                  command=command, seconds=result.get("seconds")))
             if result["ok"] and index is not None and command == distinct[0]:
                 checks.append(_routing_probe(command, project_dir, timeout, index, config, cluster_path))
+                if session_commands:
+                    checks.append(_session_probe(command, session_commands[0], project_dir, timeout, index, config))
 
     from harness.mcp_install import doctor_checks as mcp_doctor_checks
 
@@ -246,18 +268,7 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
     """Does the installed hook route as ``memory-router route`` does on the cluster file doctor
     found? Asked with a prompt made of one cluster's tags, the two must inject the same text;
     otherwise the hook reads another cluster file or config than the one reported above."""
-    from router import config as config_mod
-    from router.score import build_routing_table, route_prompt
-
-    settings = config_mod.settings_of(config)
-    table = build_routing_table(index)
-    probe = None
-    for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
-        prompt = " ".join(cluster.tags)
-        decision = route_prompt(prompt, table, settings)
-        if decision["additional_context"] is not None:
-            probe = (prompt, decision)
-            break
+    probe = _probe_prompt(index, config)
     if probe is None:
         return _check("hook routes", "warn", "no cluster's tags alone clear the score floor, so the routing probe "
                       "was skipped")
@@ -270,3 +281,63 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
     return _check("hook routes", "fail", f"asked {prompt!r}, the hook injected {got}, but {cluster_path} routes it "
                   f"to {', '.join(decision['routed'])}: the hook reads another cluster file or config"
                   + ("" if result["ok"] else f" ({result['message']})"), prompt=prompt)
+
+
+def _probe_prompt(index, config):
+    """``(prompt, decision)``: a prompt made of one cluster's tags that fires, with what a fresh
+    session is sent for it (the routing decision after the session stage), or ``None``."""
+    from router import config as config_mod
+    from router.provider import build_table, route
+    from router.session import applied, plan_injection
+
+    settings = config_mod.settings_of(config)
+    table = build_table(index)
+    for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
+        prompt = " ".join(cluster.tags)
+        decision = route(prompt, table, settings, log_as="doctor")
+        if decision["additional_context"] is not None:
+            return prompt, applied(decision, plan_injection(decision, prompt, settings))
+    return None
+
+
+def _session_probe(command, session_command, project_dir, timeout, index, config):
+    """Does the SessionStart command do its part? In one throwaway session: the probe prompt
+    injects; the same prompt again injects nothing (the session holds it); the session command
+    with source ``compact`` sends the held lines again (the repeat relied on them, and a
+    compaction drops them); the prompt again injects nothing (the session holds what was sent
+    again); the command with source ``clear``; the prompt injects."""
+    import uuid
+
+    from router.session import reset_session
+
+    probe = _probe_prompt(index, config)
+    if probe is None:
+        return _check("session reset", "warn", "no probe prompt fires, so the session probe was skipped")
+    prompt = probe[0]
+    session_id = f"memory-router-doctor-{uuid.uuid4()}"
+    payload = probe_payload(project_dir, prompt, session_id)
+    steps = []
+    expected = {"first": True, "repeat": False, "compact": True, "after compact": False, "clear": None,
+                "after clear": True}
+    try:
+        for step, wanted in expected.items():
+            if step in ("compact", "clear"):
+                start = {"session_id": session_id, "transcript_path": "", "cwd": payload["cwd"],
+                         "hook_event_name": inst.SESSION_EVENT, "source": step}
+                result = run_hook_command(session_command, project_dir, timeout, payload=start,
+                                          event=inst.SESSION_EVENT)
+            else:
+                result = run_hook_command(command, project_dir, timeout, payload=payload)
+            sent = bool(result.get("context"))
+            ok = result["ok"] and (wanted is None or sent == wanted)
+            steps.append((step, ok, result["message"] if not result["ok"] else ("sent" if sent else "sent nothing")))
+    finally:
+        reset_session(session_id)
+    failed = [f"{step}: {message}" for step, ok, message in steps if not ok]
+    if failed:
+        return _check("session reset", "fail", "in a throwaway session (ask: sent; again: nothing; SessionStart "
+                      "compact: sent again; ask: nothing; SessionStart clear; ask: sent): " + "; ".join(failed),
+                      command=session_command)
+    return _check("session reset", "pass", f"asked {prompt!r}: sent once, not on the repeat; SessionStart compact "
+                  "sent it again and the next ask nothing; after SessionStart clear it was sent again",
+                  command=session_command)

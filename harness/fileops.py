@@ -1,13 +1,18 @@
 """Writes that cannot lose a user's data: temp file + fsync + rename, archive before overwrite,
 and refusal when the file changed since it was read. Shared by every command that writes."""
 
+import contextlib
+import errno
 import hashlib
 import math
 import os
+import sys
 import tempfile
 import time
 
-from router.errors import RefusedError
+from router.errors import InputError, RefusedError
+from router.safeio import fsync_directory as _fsync_dir
+from router.safeio import open_regular_fd, read_regular_bytes, write_all_synced
 
 
 def sha256_bytes(data):
@@ -19,15 +24,18 @@ class Snapshot:
 
     __slots__ = ("path", "data", "exists", "stat_key")
 
-    def __init__(self, path):
+    def __init__(self, path, what="file"):
         self.path = os.fspath(path)
         try:
-            with open(self.path, "rb") as handle:
-                self.data = handle.read()
+            self.data = read_regular_bytes(self.path)
             self.exists = True
         except FileNotFoundError:
             self.data = b""
             self.exists = False
+        except OSError as err:
+            # A FIFO, device or directory is refused by read_regular_bytes, never waited on.
+            raise InputError(f"cannot read {what}: {err.strerror or err}", path=self.path,
+                             fix="pass a regular file") from None
         self.stat_key = _stat_key(self.path)
 
     def unchanged(self):
@@ -37,8 +45,7 @@ class Snapshot:
         if not self.exists:
             return not os.path.exists(self.path)
         try:
-            with open(self.path, "rb") as handle:
-                return handle.read() == self.data
+            return read_regular_bytes(self.path) == self.data
         except OSError:
             return False
 
@@ -47,26 +54,113 @@ class Snapshot:
             raise RefusedError(f"{self.path} changed since it was read; nothing was written",
                                fix="run the command again")
 
+    def _refuse_if_changed(self, note, when="since it was read"):
+        if not self.unchanged():
+            raise RefusedError(f"{self.path} changed {when}; it was not overwritten{note}",
+                               fix="look at the change, then run the command again")
+
     def replace(self, data, note=""):
         """Write ``data`` over the file (or create it) atomically and read it back, refusing when it
         changed since it was read. Every failure is a ``RefusedError`` after which the file is as
-        it was; ``note`` is added to its message (say, "; the archive X is kept")."""
+        it was (or as someone else just wrote it); ``note`` is added to its message (say, "; the
+        archive X is kept").
+
+        The lost-update window is closed as far as the platform allows: the write happens under
+        ``advisory_lock`` (honoured by cooperating writers); the file is compared with the snapshot
+        under the lock, again after the new bytes are on disk, immediately before the rename; and
+        where the kernel can swap two names atomically (Linux ``renameat2(RENAME_EXCHANGE)``) the
+        file actually displaced is compared after the swap and swapped back if it is not the one
+        read. Elsewhere a descriptor held on the old file catches an in-place write during the
+        rename. What remains is in docs/safety.md."""
         if isinstance(data, str):
             data = data.encode("utf-8")
-        if not self.unchanged():
-            raise RefusedError(f"{self.path} changed since it was read; it was not overwritten{note}",
-                               fix="look at the change, then run the command again")
+        target = os.path.realpath(self.path)
         try:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-            atomic_write(self.path, data)
-            with open(self.path, "rb") as handle:
-                read_back = handle.read()
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with advisory_lock(target):
+                self._refuse_if_changed(note)
+                tmp = _synced_temp_beside(target, data, _mode_for(target))
+                try:
+                    # The bytes are on disk; anything written while they were is seen here.
+                    self._refuse_if_changed(note)
+                    if self.exists:
+                        self._swap_in(tmp, target, data, note)
+                    else:
+                        try:
+                            _link_no_clobber(tmp, target)  # never over a file created meanwhile
+                        except FileExistsError:
+                            raise RefusedError(f"{self.path} was created while it was being written; it was not "
+                                               f"overwritten{note}", fix="look at it, then run the command again") \
+                                from None
+                finally:
+                    _remove_quietly(tmp)
+                _fsync_dir(os.path.dirname(target))
+                read_back = read_regular_bytes(target)
         except OSError as err:
             raise RefusedError(f"could not replace {self.path}: {err.strerror or err}; it is unchanged{note}",
                                fix="check permissions and free space, then run again") from None
         if read_back != data:
             raise RefusedError(f"{self.path} did not read back as written{note}",
                                fix="look at the file; an archive of what it held is beside it")
+
+    def remove(self, note=""):
+        """Delete the file, refusing (``RefusedError``) when it is not exactly what was read: it is
+        first moved aside under the lock, compared, and moved back if someone changed it."""
+        target = os.path.realpath(self.path)
+        try:
+            with advisory_lock(target):
+                self._refuse_if_changed(note)
+                aside = f"{os.path.join(os.path.dirname(target), '.' + os.path.basename(target))}." \
+                        f"{os.getpid()}.removed"
+                os.rename(target, aside)
+                try:
+                    if read_regular_bytes(aside) != self.data:
+                        _link_no_clobber(aside, target)
+                        raise RefusedError(f"{self.path} changed while it was being removed; it was put back"
+                                           f"{note}", fix="look at the change, then run the command again")
+                finally:
+                    _remove_quietly(aside)
+                _fsync_dir(os.path.dirname(target))
+        except OSError as err:
+            raise RefusedError(f"could not remove {self.path}: {err.strerror or err}{note}",
+                               fix="check permissions, then run again") from None
+
+    def _matches(self, fd):
+        """True when the open file ``fd`` is the inode that was read and still holds its bytes."""
+        if os.fstat(fd).st_ino != self.stat_key[2]:
+            return False
+        return _pread_all(fd) == self.data
+
+    def _swap_in(self, tmp, target, data, note):
+        changed = RefusedError(f"{self.path} changed while it was being replaced; your version was put back and "
+                               f"nothing was written{note}", fix="look at the change, then run the command again")
+        if exchange_names(tmp, target):
+            # ``tmp`` now names exactly the file our bytes displaced.
+            try:
+                displaced = read_regular_bytes(tmp)
+            except OSError:
+                displaced = None  # unreadable is not "unchanged": swap back
+            if displaced != self.data:
+                exchange_names(tmp, target)
+                raise changed
+            return
+        old = open_regular_fd(target)
+        try:
+            if not self._matches(old):
+                raise RefusedError(f"{self.path} changed since it was read; it was not overwritten{note}",
+                                   fix="look at the change, then run the command again")
+            os.replace(tmp, target)
+            theirs = _pread_all(old)
+            if theirs != self.data:
+                # Written in place during the rename: put that version back, unless yet another
+                # writer has replaced ours already (then theirs stays).
+                if read_regular_bytes(target) != data:
+                    raise RefusedError(f"{self.path} changed while it was being replaced, twice; it holds the "
+                                       f"last writer's version{note}", fix="look at it, then run the command again")
+                atomic_write(target, theirs)
+                raise changed
+        finally:
+            os.close(old)
 
 
 def _stat_key(path):
@@ -79,7 +173,9 @@ def _stat_key(path):
 
 def atomic_write(path, data, mode=None):
     """Write ``data`` (bytes or str) to ``path`` via a temp file in the same directory, fsync and
-    rename, so a reader sees the old file or the new one, never a half-written one.
+    rename, so a reader sees the old file or the new one, never a half-written one. No check
+    against a snapshot: for files only the tool writes (records, reports); a user's file goes
+    through ``Snapshot.replace``.
 
     Through a symlink the file it points to is replaced and the link kept: renaming over the
     link itself would leave the real file stale and turn the link into a copy."""
@@ -87,45 +183,142 @@ def atomic_write(path, data, mode=None):
     if isinstance(data, str):
         data = data.encode("utf-8")
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    tmp = _synced_temp_beside(path, data, _mode_for(path) if mode is None else mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is None:
-            # Keep an existing file's mode; a new file gets what open() would give it, not
-            # mkstemp's private 0600.
-            mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~_current_umask()
-        if mode is not None:
-            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove_quietly(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _mode_for(path):
+    """An existing file's mode is kept; a new file gets what open() would give it, not mkstemp's
+    private 0600."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_current_umask()
+
+
+def _synced_temp_beside(path, data, mode, name=None):
+    """A hidden temp file in ``path``'s directory holding ``data`` with ``mode``, fsynced."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + (name or os.path.basename(path)) + ".", suffix=".tmp", dir=directory)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        write_all_synced(fd, data)
+    except BaseException:
+        os.close(fd)
+        _remove_quietly(tmp)
+        raise
+    os.close(fd)
+    if not hasattr(os, "fchmod"):
+        os.chmod(tmp, mode)
+    return tmp
+
+
+def _pread_all(fd):
+    chunks, offset = [], 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+# --------------------------------------------------------------------------- advisory lock
+
+LOCK_SUFFIX = ".memory-router.lock"
+LOCK_TIMEOUT_SECONDS = 10.0
+
+
+def lock_path_for(path):
+    """The advisory lock file of ``path``: ``.<name>.memory-router.lock`` beside the real file.
+    Left in place after use: deleting a lock file races with a writer waiting on it."""
+    directory, name = os.path.split(os.path.realpath(os.fspath(path)))
+    return os.path.join(directory, "." + name + LOCK_SUFFIX)
+
+
+@contextlib.contextmanager
+def advisory_lock(path, timeout=None):
+    """Hold an exclusive ``flock`` on ``lock_path_for(path)`` while the block runs.
+
+    A cooperating writer (a script, an editor hook) takes the same lock around its own
+    read-modify-write (``flock .MEMORY.md.memory-router.lock -c '...'``) and so never interleaves
+    with ours. Waits up to ``timeout`` seconds (``LOCK_TIMEOUT_SECONDS``), then refuses. Where
+    there is no ``fcntl`` (Windows) there is no lock; the checks in ``Snapshot.replace`` remain."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield None
+        return
+    timeout = LOCK_TIMEOUT_SECONDS if timeout is None else timeout
+    lock = lock_path_for(path)
+    fd = open_regular_fd(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RefusedError(f"{path} is being written by another program (it holds {lock} for more "
+                                       f"than {timeout:g} s); nothing was written",
+                                       fix="wait for it to finish, then run the command again") from None
+                time.sleep(0.05)
+        yield lock
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# --------------------------------------------------------------------------- atomic name swap
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2 = None
+
+
+def exchange_names(first, second):
+    """Atomically swap what the names ``first`` and ``second`` point to (Linux
+    ``renameat2(RENAME_EXCHANGE)``). False, with nothing changed, where the kernel, C library or
+    file system cannot; an ``OSError`` for any other failure."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = _load_renameat2()
+    if not _renameat2:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), second)
+
+
+def _load_renameat2():
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None, use_errno=True).renameat2  # glibc >= 2.28, musl >= 1.2.2
+    except (OSError, AttributeError, ImportError):
+        return False
+    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    function.restype = ctypes.c_int
+    return function
 
 
 def _current_umask():
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def utc_stamp(now=None):
@@ -137,39 +330,120 @@ def utc_stamp(now=None):
     return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(seconds)) + f"-{millis:03d}Z"
 
 
-def write_archive(directory, stem, suffix, data):
+def write_archive(directory, stem, suffix, data, record=False):
     """Write ``data`` to ``<directory>/<stem>-<UTC stamp><suffix>`` without ever overwriting an
-    existing archive (a clash gets a counter), verify it reads back identically, return its path.
-    Any OS error becomes a ``RefusedError``: the caller must write nothing else."""
+    existing archive (a clash gets a counter), verify it reads back identically, and return its
+    path. With ``record``, its size and sha256 are written beside it (``archive_record_path``)
+    for ``read_verified_archive``: archives the tool may restore later are recorded. Any OS error becomes a
+    ``RefusedError``: the caller must write nothing else.
+
+    The archive reaches its name only complete: it is written to a hidden temp file in the same
+    directory and fsynced, then hard-linked to its final name (a link, unlike a rename, refuses
+    to replace a name that exists). A kill at any point leaves either no archive or a whole one
+    (at worst a hidden ``.<stem>-...tmp`` file, or a whole archive without its record)."""
     base = os.path.join(directory, f"{stem}-{utc_stamp()}")
     candidate = base + suffix
     counter = 1
-    created = False
+    tmp = linked = None
     try:
+        tmp = _synced_temp_beside(base, data, 0o666 & ~_current_umask())
         while True:
             try:
-                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                _link_no_clobber(tmp, candidate)
+                linked = candidate
                 break
             except FileExistsError:
                 counter += 1
                 candidate = f"{base}-{counter}{suffix}"
-        created = True
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with open(candidate, "rb") as handle:
-            read_back = handle.read()
+        _remove_quietly(tmp)
+        tmp = None
+        _fsync_dir(directory)
+        read_back = read_regular_bytes(candidate)
     except OSError as err:
-        if created:
-            _remove_quietly(candidate)
+        if tmp is not None:
+            _remove_quietly(tmp)
+        if linked is not None:
+            _remove_quietly(linked)
         raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing else was written",
                            fix="free space or fix permissions in that directory") from None
     if read_back != data:
-        # A truncated archive left behind would be the newest one, the one rollback restores.
+        # A damaged archive left behind would be the newest one, the one rollback restores.
         _remove_quietly(candidate)
         raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
+    try:
+        if record:
+            write_archive_record(candidate, data)
+    except OSError as err:
+        _remove_quietly(candidate)
+        raise RefusedError(f"cannot record the archive {candidate}: {err.strerror or err}; nothing else was "
+                           "written", fix="free space or fix permissions in that directory") from None
     return candidate
+
+
+def _link_no_clobber(source, target):
+    """Give ``source`` the name ``target`` unless ``target`` exists (``FileExistsError``)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        # A file system without hard links (FAT, some network shares): check, then rename. Two
+        # archives in one millisecond racing here is the one case a name could be reused.
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "exists", target) from None
+        os.replace(source, target)
+
+
+# --------------------------------------------------------------------------- archive records
+
+ARCHIVE_RECORD_SUFFIX = ".sha256.json"
+
+
+def archive_record_path(archive_path):
+    """Where the size and sha256 an archive was written with are kept: a hidden file beside it,
+    ``.<archive name>.sha256.json`` (hidden, so listings of backups and memories never meet it)."""
+    directory, name = os.path.split(os.path.abspath(archive_path))
+    return os.path.join(directory, "." + name + ARCHIVE_RECORD_SUFFIX)
+
+
+def write_archive_record(archive_path, data):
+    import json
+
+    record = {"archive": os.path.basename(archive_path), "bytes": len(data), "sha256": sha256_bytes(data)}
+    atomic_write(archive_record_path(archive_path), json.dumps(record, indent=2) + "\n")
+
+
+def read_verified_archive(archive_path):
+    """``(data, verified)`` for an archive: ``verified`` is True when its record exists and its size
+    and sha256 match, False when it has no record (written before records were kept, or by hand).
+    A record that does not match, or cannot be read, is a ``RefusedError`` naming the archive."""
+    import json
+
+    data = read_regular_bytes(archive_path)
+    record_path = archive_record_path(archive_path)
+    try:
+        raw = read_regular_bytes(record_path)
+    except FileNotFoundError:
+        return data, False
+    except OSError as err:
+        raise RefusedError(f"cannot read the integrity record {record_path} of {archive_path}: "
+                           f"{err.strerror or err}; nothing was written",
+                           fix="look at both files; pass another archive with --archive FILE") from None
+    try:
+        record = json.loads(raw.decode("utf-8"))
+        expected_bytes, expected_sha = int(record["bytes"]), str(record["sha256"])
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        raise RefusedError(f"the integrity record {record_path} of {archive_path} is damaged; nothing was written",
+                           fix="look at the archive; if it is whole, delete the record and pass --archive FILE") \
+            from None
+    actual_sha = sha256_bytes(data)
+    if len(data) != expected_bytes or actual_sha != expected_sha:
+        raise RefusedError(f"archive {archive_path} is damaged: it holds {len(data)} bytes (sha256 {actual_sha[:12]}) "
+                           f"but was written with {expected_bytes} bytes (sha256 {expected_sha[:12]}); "
+                           "nothing was written", fix="pass an older archive with --archive FILE")
+    return data, True
 
 
 def _remove_quietly(path):

@@ -33,6 +33,12 @@ def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, 
     return " ".join(words) + " " + mark
 
 
+def session_start_command(exe_argv, mark=ROUTER_MARK, windows=None):
+    """The SessionStart command that makes the router forget what a session holds after
+    compaction or /clear: ``exe_argv`` + ``session-start``, then our mark."""
+    return " ".join([quote_for_shell(w, windows) for w in exe_argv] + ["session-start"]) + " " + mark
+
+
 def sentinel_hook_command(python, flag_path, text, mark=SENTINEL_MARK, windows=None):
     """The one-shot sentinel command: ``python -P -m harness.sentinel --flag F --text T``.
 
@@ -80,6 +86,15 @@ def runs_router_hook(command):
     or ``python -m router hook`` as installs before the CLI moved to ``harness`` wrote it) as a
     command, however it was written (``cd x && memory-router hook``, ``env A=1 memory-router
     hook``): what doctor looks for, and what a second install must not duplicate."""
+    return _runs_subcommand(command, "hook")
+
+
+def runs_session_start(command):
+    """True when ``command`` runs ``memory-router session-start`` (however written, as above)."""
+    return _runs_subcommand(command, "session-start")
+
+
+def _runs_subcommand(command, subcommand):
     if not isinstance(command, str):
         return False
     words = _shell_tokens(command)
@@ -96,14 +111,14 @@ def runs_router_hook(command):
             continue
         at_command = False
         rest = words[i + 1:]
-        if _ROUTER_EXE_RE.search(word) and rest[:1] == ["hook"]:
+        if _ROUTER_EXE_RE.search(word) and rest[:1] == [subcommand]:
             return True
         if _PYTHON_RE.search(word):
             flags = 0
             while flags < len(rest) and rest[flags].startswith("-") and rest[flags] != "-m":
                 flags += 1
-            if rest[flags:flags + 1] == ["-m"] and rest[flags + 1:flags + 3] in (["harness", "hook"],
-                                                                                   ["router", "hook"]):
+            if rest[flags:flags + 1] == ["-m"] and rest[flags + 1:flags + 3] in (["harness", subcommand],
+                                                                                   ["router", subcommand]):
                 return True
     return False
 

@@ -31,6 +31,12 @@ from harness.jsonedit import render_change, same_data
 from router.errors import InputError
 
 EVENT = "UserPromptSubmit"
+# The router also installs a SessionStart handler: after compaction or /clear the earlier
+# injections are gone from the requests, so the session record must be forgotten (issue 13).
+# The matcher keeps it from running on startup and resume (the handler checks the source too).
+SESSION_EVENT = "SessionStart"
+SESSION_MATCHER = "compact|clear"
+EVENTS = (EVENT, SESSION_EVENT)
 SETTINGS_NAME = "settings.json"
 LOCAL_SETTINGS_NAME = "settings.local.json"
 
@@ -120,17 +126,19 @@ def _check_hooks_shape(settings, path, text):
     if not isinstance(hooks, dict):
         raise SettingsError('"hooks" must be an object of event names', path=path, line=where,
                             fix='see https://code.claude.com/docs/en/hooks; nothing was changed')
-    groups = hooks.get(EVENT)
-    if groups is None:
-        return
-    where = _line_of(text, f'"{EVENT}"') or where
-    if not isinstance(groups, list):
-        raise SettingsError(f'"hooks.{EVENT}" must be a list of matcher groups', path=path, line=where,
-                            fix='write it as [{"hooks": [...]}]; nothing was changed')
-    for i, group in enumerate(groups):
-        if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
-            raise SettingsError(f'"hooks.{EVENT}[{i}]" must be an object with a "hooks" list', path=path,
-                                line=where, fix='write it as {"hooks": [...]}; nothing was changed')
+    outer = where
+    for event in EVENTS:
+        groups = hooks.get(event)
+        if groups is None:
+            continue
+        where = _line_of(text, f'"{event}"') or outer
+        if not isinstance(groups, list):
+            raise SettingsError(f'"hooks.{event}" must be a list of matcher groups', path=path, line=where,
+                                fix='write it as [{"hooks": [...]}]; nothing was changed')
+        for i, group in enumerate(groups):
+            if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+                raise SettingsError(f'"hooks.{event}[{i}]" must be an object with a "hooks" list', path=path,
+                                    line=where, fix='write it as {"hooks": [...]}; nothing was changed')
 
 
 def unified_diff(before, after, path):
@@ -145,25 +153,26 @@ def unified_diff(before, after, path):
 
 @dataclass(frozen=True)
 class Entry:
-    """One UserPromptSubmit command handler found in a settings object."""
+    """One command handler found in a settings object (of ``event``, UserPromptSubmit by default)."""
 
     group: int
     index: int
     command: str
     timeout: object
     marked: bool  # carries ``mark`` (ours); False for a hand-written equivalent
+    event: str = EVENT
 
     @property
     def where(self):
-        return f"hooks.{EVENT}[{self.group}].hooks[{self.index}]"
+        return f"hooks.{self.event}[{self.group}].hooks[{self.index}]"
 
 
-def find_entries(settings, mark, also=None):
-    """UserPromptSubmit handlers whose command carries ``mark``, plus, when ``also(command)`` is
+def find_entries(settings, mark, also=None, event=EVENT):
+    """``event``'s handlers whose command carries ``mark``, plus, when ``also(command)`` is
     given, unmarked ones it accepts (e.g. a hand-written ``memory-router hook``)."""
     found = []
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    groups = hooks.get(EVENT) if isinstance(hooks, dict) else None
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
         return found
     for gi, group in enumerate(groups):
@@ -178,7 +187,7 @@ def find_entries(settings, mark, also=None):
                 continue
             marked = has_mark(command, mark)
             if marked or (also is not None and also(command)):
-                found.append(Entry(gi, hi, command, item.get("timeout"), marked))
+                found.append(Entry(gi, hi, command, item.get("timeout"), marked, event))
     return found
 
 
@@ -200,8 +209,9 @@ def _copy(settings):
     return json.loads(json.dumps(settings))
 
 
-def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=None):
-    """``settings`` with our handler ``command`` present exactly once.
+def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=None, event=EVENT, matcher=None):
+    """``settings`` with our handler ``command`` present exactly once among ``event``'s handlers
+    (a new matcher group gets ``matcher`` when one is given).
 
     - already there, same command and timeout: ``unchanged`` (the same object, nothing to write);
     - ours there with another command (a moved venv, other --clusters): ``updated`` in place;
@@ -211,9 +221,9 @@ def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=N
     ``conflicts(command)`` flags unmarked handlers doing the same job; if any exists the result
     is ``conflict`` and ``settings`` is returned unchanged, since a second copy would run twice.
     """
-    ours = find_entries(settings, mark)
+    ours = find_entries(settings, mark, event=event)
     if not ours and conflicts is not None:
-        others = [e for e in find_entries(settings, mark, also=conflicts) if not e.marked]
+        others = [e for e in find_entries(settings, mark, also=conflicts, event=event) if not e.marked]
         if others:
             return Change(settings, "conflict", ", ".join(f"{e.where}: {e.command}" for e in others))
     if ours:
@@ -221,41 +231,61 @@ def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=N
         if len(ours) == 1 and first.command == command and first.timeout == timeout:
             return Change(settings, "unchanged", first.where)
         result = _copy(settings)
-        groups = result["hooks"][EVENT]
+        groups = result["hooks"][event]
         groups[first.group]["hooks"][first.index] = handler(command, timeout)
         # Extra copies of our own handler (e.g. a file merged by hand) would run twice: drop them.
         for extra in sorted(ours[1:], key=lambda e: (e.group, e.index), reverse=True):
             del groups[extra.group]["hooks"][extra.index]
-        _drop_emptied(result, {e.group for e in ours[1:]})
+        _drop_emptied(result, {e.group for e in ours[1:]}, event)
         return Change(result, "updated", first.where)
     result = _copy(settings)
     hooks = result.setdefault("hooks", {})
-    groups = hooks.setdefault(EVENT, [])
-    groups.append({"hooks": [handler(command, timeout)]})
-    return Change(result, "added", f"hooks.{EVENT}[{len(groups) - 1}].hooks[0]")
+    groups = hooks.setdefault(event, [])
+    group = {"matcher": matcher} if matcher is not None else {}
+    group["hooks"] = [handler(command, timeout)]
+    groups.append(group)
+    return Change(result, "added", f"hooks.{event}[{len(groups) - 1}].hooks[0]")
 
 
-def remove_entries(settings, mark):
-    """``settings`` without the handlers carrying ``mark``. A matcher group, the event list and the
-    ``hooks`` object are dropped only when removing our handler is what emptied them."""
-    ours = find_entries(settings, mark)
+def combine(first, second):
+    """One change made of two applied in turn (``second`` was computed on ``first.settings``)."""
+    if second.action == "conflict":
+        return second
+    if first.action == "conflict":
+        return first
+    changed = [c for c in (first, second) if c.action != "unchanged"]
+    if not changed:
+        return Change(second.settings, "unchanged", ", ".join(c.detail for c in (first, second) if c.detail))
+    action = "added" if any(c.action == "added" for c in changed) else changed[0].action
+    return Change(second.settings, action, ", ".join(c.detail for c in changed if c.detail))
+
+
+def remove_entries(settings, mark, events=EVENTS):
+    """``settings`` without the handlers carrying ``mark`` (in every one of ``events``). A matcher
+    group, the event list and the ``hooks`` object are dropped only when removing our handler is
+    what emptied them."""
+    ours = [e for event in events for e in find_entries(settings, mark, event=event)]
     if not ours:
         return Change(settings, "absent")
     result = _copy(settings)
-    groups = result["hooks"][EVENT]
-    for entry in sorted(ours, key=lambda e: (e.group, e.index), reverse=True):
-        del groups[entry.group]["hooks"][entry.index]
-    _drop_emptied(result, {e.group for e in ours})
+    for event in events:
+        mine = [e for e in ours if e.event == event]
+        if not mine:
+            continue
+        groups = result["hooks"][event]
+        for entry in sorted(mine, key=lambda e: (e.group, e.index), reverse=True):
+            del groups[entry.group]["hooks"][entry.index]
+        _drop_emptied(result, {e.group for e in mine}, event)
     return Change(result, "removed", ", ".join(e.where for e in ours))
 
 
-def _drop_emptied(settings, touched_groups):
-    groups = settings["hooks"][EVENT]
+def _drop_emptied(settings, touched_groups, event=EVENT):
+    groups = settings["hooks"][event]
     for gi in sorted(touched_groups, reverse=True):
         if gi < len(groups) and not groups[gi].get("hooks"):
             del groups[gi]
     if not groups:
-        del settings["hooks"][EVENT]
+        del settings["hooks"][event]
         if not settings["hooks"]:
             del settings["hooks"]
 

@@ -41,8 +41,10 @@ def cmd_install(args):
         from harness import gate_install
 
         gate_install.check_installable(settings_path)
+    session_command = hookcommand.session_start_command(router_executable())
     action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command,
-                                       dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook)
+                                       dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook,
+                                       more=((inst.SESSION_EVENT, session_command, inst.SESSION_MATCHER),))
     if action != "dry-run":
         report_write(action, detail, backup, settings_path, "the memory-router hook")
     if getattr(args, "gate", False):
@@ -54,6 +56,7 @@ def cmd_install(args):
         return 0
     if action in ("added", "updated"):
         print(f"command: {command}")
+        print(f"on compaction and /clear: {session_command}")
         print("check it with: memory-router doctor" + (f" --project {hookcommand.quote_for_shell(project_dir_of(args))}"
                                                       if not args.user else ""))
     return 0
@@ -94,7 +97,9 @@ def register(subparsers):
     install = subparsers.add_parser(
         "install", help="wire the router hook into Claude Code's settings.json (project or user)",
         description="Adds a UserPromptSubmit command hook running this memory-router by its absolute path, "
-                    "with a 5 s timeout, to DIR/.claude/settings.json (default: the current directory) or, with "
+                    "with a 5 s timeout, and a SessionStart hook (matcher compact|clear) running "
+                    "'memory-router session-start', which makes the router forget what a session was sent once "
+                    "compaction or /clear drops it from the context, to DIR/.claude/settings.json (default: the current directory) or, with "
                     "--user, to ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when set). Every other "
                     "key and hook is kept in order; the file is backed up to .claude/memory-router/backups/ first "
                     "and written atomically; running it twice changes nothing; invalid JSON is refused (exit 2) "
@@ -115,8 +120,8 @@ def register(subparsers):
     install.set_defaults(handler=cmd_install)
 
     uninstall = subparsers.add_parser(
-        "uninstall", help="remove the hook that install added (exactly it)",
-        description="Removes the handler marked '# memory-router install'. If settings.json is exactly what "
+        "uninstall", help="remove the hooks that install added (exactly them)",
+        description="Removes the handlers marked '# memory-router install' (UserPromptSubmit and SessionStart). If settings.json is exactly what "
                     "install wrote, the bytes from before the install come back unchanged (or the file is deleted "
                     "if install created it); otherwise only our handler is removed and everything else kept. "
                     "The current file is backed up first.",

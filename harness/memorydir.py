@@ -205,8 +205,9 @@ def read_memory_files(directory):
         if not name.endswith(".md") or is_index_file(name):
             continue
         path = os.path.join(directory, name)
-        if not os.path.isfile(path):
-            continue
+        if os.path.isdir(path):
+            continue  # a folder named like a memory; a FIFO or device is refused by read_utf8
+
         found = memory_from_text(path, read_utf8(path, "memory file", "pass your Claude Code memory directory"))
         clash = next((f for f in files if f.slug == found.slug), None)
         if clash is not None:

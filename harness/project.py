@@ -49,9 +49,10 @@ def project_config(project_dir, explicit=None):
 
 def read_memory_index(memory_dir):
     path = os.path.join(memory_dir, "MEMORY.md")
+    from router.safeio import read_regular_bytes
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_bytes(path)
     except FileNotFoundError:
         return path, None
     except OSError as err:

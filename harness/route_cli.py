@@ -34,6 +34,8 @@ def cmd_route(args):
     out.print(table(f"Scores (floor {decision['floor']}, {len(ctx.index)} clusters, "
                     f"{len(decision['scores'])} scored above 0)",
                     ["cluster", "score", "tag hits", "member hits", ""], rows))
+    out.print(f"provider: {decision['provider']}; confidence {decision['confidence']:.2f}; "
+              f"{decision['explanation']}", markup=False)
     out.print(f"prompt tokens: {', '.join(decision['prompt_tokens']) or '(none)'}")
     out.print(f"top {decision['top_score']}, second {decision['second_score']}, "
               f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")

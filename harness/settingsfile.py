@@ -17,6 +17,7 @@ from harness import jsonedit
 from harness import install as inst
 from harness.project import project_dir_of
 from router.errors import InputError, RefusedError
+from router.safeio import read_regular_bytes
 
 ROUTER_ROLE = "router"
 SENTINEL_ROLE = "sentinel"
@@ -59,12 +60,7 @@ def read_settings(path):
     """``(Snapshot, settings dict)``; a missing file reads as ``{}``."""
     from harness.fileops import Snapshot
 
-    try:
-        snap = Snapshot(path)
-    except IsADirectoryError:
-        raise InputError("is a directory, not a settings file", path=path) from None
-    except OSError as err:
-        raise InputError(f"cannot read settings file: {err.strerror or err}", path=path) from None
+    snap = Snapshot(path, "settings file")
     settings = inst.parse_settings(snap.data, path) if snap.exists else {}
     return snap, settings
 
@@ -76,8 +72,7 @@ def record_path(settings_path, role):
 def read_record(settings_path, role):
     path = record_path(settings_path, role)
     try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
+        record = json.loads(read_regular_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -115,8 +110,7 @@ def _backups(settings_path):
     for name in sorted(names, key=lambda n: (os.path.getmtime(os.path.join(directory, n)), n), reverse=True):
         path = os.path.join(directory, name)
         try:
-            with open(path, "rb") as handle:
-                out.append((path, handle.read()))
+            out.append((path, read_regular_bytes(path)))
         except OSError:
             continue
     return out
@@ -147,12 +141,16 @@ def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None, add=None):
-    """Add (or update) our handler in ``settings_path``. Returns ``(action, detail, backup)``."""
+def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
+              more=(), add=None):
+    """Add (or update) our handler in ``settings_path``, and the handlers in ``more`` (tuples
+    ``(event, command, matcher)``), in one write. Returns ``(action, detail, backup)``. ``add``
+    replaces ``inst.add_entry`` for another event's handler (``harness.gate_install``)."""
     out = out or sys.stdout
     snap, settings = read_settings(settings_path)
-    # ``add`` replaces inst.add_entry for another event's handler (harness.gate_install).
     change = (add or inst.add_entry)(settings, command, mark, conflicts=conflicts)
+    for event, other, matcher in more:
+        change = inst.combine(change, inst.add_entry(change.settings, other, mark, event=event, matcher=matcher))
     if change.action == "conflict":
         raise RefusedError(f"{settings_path} already runs the router from a hook memory-router did not add "
                            f"({change.detail}); a second one would inject twice per prompt. Nothing was written",
@@ -172,11 +170,13 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     original = snap.data if snap.exists else None
     record = inst.new_record(settings_path, role, original, new, backup, command, extra)
     record["installed_at"] = utc_now()
-    if change.action == "updated" and previous and not previous.get("uninstalled_at"):
+    # Was any of our handlers already in the file? Then its bytes are not the pre-install original.
+    had_ours = any(inst.find_entries(settings, mark, event=event) for event in inst.EVENTS)
+    if had_ours:
         from harness.fileops import sha256_bytes
 
-        if previous.get("written_sha256") == sha256_bytes(snap.data):
-            # Only our own line changed since our last write: the pre-install original still holds.
+        if previous and not previous.get("uninstalled_at") and previous.get("written_sha256") == sha256_bytes(snap.data):
+            # Only our own lines changed since our last write: the pre-install original still holds.
             for key in ("original_existed", "original_sha256", "backup"):
                 record[key] = previous.get(key)
         else:
@@ -202,8 +202,7 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None
         return "dry-run", None
     backup = _backup(settings_path, snap.data)
     if action == "delete":
-        snap.require_unchanged()
-        os.unlink(settings_path)
+        snap.remove()  # under the lock, moved aside and compared, put back if changed
     else:
         _replace(snap, data)
     if record is not None:

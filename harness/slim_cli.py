@@ -33,7 +33,8 @@ def _resolve_memory_dir(args, config):
 def _archive(directory, stem, data):
     from harness import fileops
 
-    return fileops.write_archive(directory, stem, ".md", data)
+    # Recorded (size, sha256): rollback checks an archive against its record before restoring it.
+    return fileops.write_archive(directory, stem, ".md", data, record=True)
 
 
 def _replace_live(snapshot, data, archive_path):
@@ -77,7 +78,7 @@ def plan_render(args):
     from harness.fileops import Snapshot
 
     live_path = live_memory_path(memory_dir)
-    snapshot = Snapshot(live_path)
+    snapshot = Snapshot(live_path, "MEMORY.md")
     if not snapshot.exists:
         raise InputError("no MEMORY.md to slim", path=live_path, fix="pass the memory directory that holds MEMORY.md")
     before = _decode(snapshot.data, live_path)
@@ -215,7 +216,8 @@ def _resolve_archive(explicit, memory_dir, live_path):
         if not os.path.isabs(explicit):
             candidates.append(os.path.join(memory_dir, explicit))
         for candidate in candidates:
-            if os.path.isfile(candidate):
+            # exists, not isfile: a FIFO or directory named here gets the reader's message.
+            if os.path.exists(candidate):
                 path = os.path.abspath(candidate)
                 break
         else:
@@ -233,7 +235,7 @@ def _resolve_archive(explicit, memory_dir, live_path):
 
 
 def cmd_slim_rollback(args):
-    from harness.fileops import Snapshot, sha256_bytes
+    from harness.fileops import ARCHIVE_RECORD_SUFFIX, Snapshot, sha256_bytes
     from harness.report import print_json
     from harness.cliconfig import load_cli_config
 
@@ -241,12 +243,19 @@ def cmd_slim_rollback(args):
     memory_dir = _resolve_memory_dir(args, config)
     live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)
+    from harness.fileops import read_verified_archive
+
     try:
-        with open(archive_path, "rb") as handle:
-            restored = handle.read()
+        restored, verified = read_verified_archive(archive_path)
     except OSError as err:
         raise InputError(f"cannot read archive: {err.strerror or err}", path=archive_path) from None
-    snapshot = Snapshot(live_path)
+    if not verified and not args.archive and not args.dry_run:
+        # The newest archive by name, never checked by anyone: an archive left truncated by a
+        # killed render of an older version would be written over MEMORY.md.
+        raise RefusedError(f"archive {archive_path} has no integrity record (.<name>{ARCHIVE_RECORD_SUFFIX}: it was "
+                           "written by hand or by an older memory-router), so it cannot be checked; nothing "
+                           "was written", fix=f"look at it, then pass --archive {archive_path}")
+    snapshot = Snapshot(live_path, "MEMORY.md")
     result = {
         "memory_file": live_path,
         "restored_from": archive_path,
@@ -255,6 +264,7 @@ def cmd_slim_rollback(args):
         "pre_rollback_archive": None,
         "status": None,
         "sha256_archive": sha256_bytes(restored),
+        "archive_verified": verified,
         "sha256_before": sha256_bytes(snapshot.data) if snapshot.exists else None,
         **slim.size_summary(snapshot.data, restored),
     }
@@ -289,7 +299,8 @@ def cmd_slim_rollback(args):
         return 0
     if result["pre_rollback_archive"]:
         print(f"archived the current index to {result['pre_rollback_archive']}")
-    print(f"restored {live_path} from {archive_path}")
+    print(f"restored {live_path} from {archive_path}"
+          + ("" if verified else " (no integrity record: restored as named, unchecked)"))
     print(f"{result['bytes_before']} -> {result['bytes_after']} bytes, "
           f"{result['lines_before']} -> {result['lines_after']} lines; sha256 {result['sha256_archive']}")
     return 0

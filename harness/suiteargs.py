@@ -79,19 +79,20 @@ def load_suites(paths, cluster_path=None, facts_only=False):
 
 
 def table_for(suite, cache):
-    from router.score import build_routing_table
+    from router.provider import build_table
 
     key = os.path.abspath(suite.cluster_path)
     if key not in cache:
-        cache[key] = build_routing_table(suite.index)
+        cache[key] = build_table(suite.index)
     return cache[key]
 
 
 def sha256_file(path):
     from harness.fileops import sha256_bytes
 
-    with open(path, "rb") as handle:
-        return sha256_bytes(handle.read())
+    from router.safeio import read_regular_bytes
+
+    return sha256_bytes(read_regular_bytes(path))
 
 
 def fmt_num(value):

@@ -108,10 +108,11 @@ def suite_prompts_and_clusters(path):
 
 def route_suite(prompts, cluster_path, settings):
     from router.clusterfile import load_cluster_file
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table
+    from router.session import route_fresh
 
-    table = build_routing_table(load_cluster_file(cluster_path))
-    return [route_prompt(prompt, table, settings) for prompt in prompts]
+    table = build_table(load_cluster_file(cluster_path))
+    return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]
 
 
 def first_call_in(path):

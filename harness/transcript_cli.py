@@ -143,7 +143,7 @@ def _print_audit(results, errors, sentinel):
         out.print()
     for error in errors:
         err.print(f"memory-router: error: {escape(error['error'] if error['path'] in error['error'] else error['path'] + ': ' + error['error'])}",
-                  style="red")
+                  style="red", soft_wrap=True)  # one line, however narrow the terminal
     failed = sum(1 for r in results if r.status == "fail")
     unknown = sum(1 for r in results if r.status == "unknown")
     out.print(f"{len(results)} file(s) audited: {len(results) - failed - unknown} pass, {failed} fail"
@@ -266,7 +266,8 @@ def _print_census(census, reasons, strict):
         for d in item.diagnostics:
             err.print(f"warning: {escape(item.path)}:{d.line}: {escape(d.message)}", style="yellow")
     for path, message in census.unreadable:
-        err.print(f"memory-router: error: {escape(message if path in message else path + ': ' + message)}", style="red")
+        err.print(f"memory-router: error: {escape(message if path in message else path + ': ' + message)}", style="red",
+                  soft_wrap=True)  # one line, however narrow the terminal
     if strict:
         if reasons:
             for reason in reasons:

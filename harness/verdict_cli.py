@@ -10,6 +10,7 @@ import datetime
 import os
 
 from router.errors import InputError
+from router.safeio import read_regular_bytes
 
 DEFAULT_RECORD_HINT = "behavioural-canaries.jsonl"
 
@@ -38,8 +39,7 @@ def hot_strip_evidence(memory_dir, config, session_start):
     path = os.path.join(memory_dir, "MEMORY.md") if memory_dir else None
     text, changed = None, False
     if path and os.path.isfile(path):
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        text = read_regular_bytes(path).decode("utf-8", errors="replace")
         if session_start is not None and os.path.getmtime(path) > session_start:
             changed = True
     return HotStripEvidence(
@@ -85,8 +85,10 @@ def append_record(path, record):
     never interleave and existing lines are never rewritten; a last line left without its newline
     gets one first."""
     data = _record_line(record)
+    from router.safeio import open_regular, open_regular_fd
+
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "rb") as handle:
             handle.seek(0, os.SEEK_END)
             if handle.tell() > 0:
                 handle.seek(-1, os.SEEK_END)
@@ -96,7 +98,7 @@ def append_record(path, record):
         pass
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_regular_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
         os.fsync(fd)

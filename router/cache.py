@@ -15,6 +15,11 @@ be read or written is ignored, never fatal):
   split into shards by ``crc32(token)`` and clusters by position, and only the shards a prompt
   touches are read (``os.pread`` + ``marshal.loads``).
 
+Every entry carries a CRC-32 of exactly the bytes it is read as (the small blob's body; the
+table's header and each of its shards), checked before ``marshal.loads`` sees them: a damaged
+entry is rebuilt from the source and rewritten, never used. An entry reaches its name only
+complete (temp file, fsync, rename).
+
 Limits, stated honestly: a file rewritten in place with the same size within one tick of the
 file system's clock (up to 2 s on FAT, a jiffy on ext4) keeps its key. So a result is stored
 only when the file last changed at least ``RACY_WINDOW_NS`` before it was read ("racily clean"
@@ -25,25 +30,30 @@ ahead of this machine's (a network share) can still defeat that guard; set
 
 import marshal
 import os
-import stat
 import struct
 import time
 import zlib
 
 from router import __version__
+# A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
+from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
-CACHE_FORMAT = 4
-_MAGIC = b"MRTABLE3"
-_HEAD = struct.Struct("<8sQ")
+CACHE_FORMAT = 6
+_MAGIC = b"MRTABLE5"
+# magic, header length, CRC-32 of the header.
+_HEAD = struct.Struct("<8sQI")
+_ENTRY_MAGIC = b"MRENTRY1"
+# magic, CRC-32 of the marshal body that follows.
+_ENTRY_HEAD = struct.Struct("<8sI")
 TOKENS_PER_SHARD = 64
 CLUSTERS_PER_SHARD = 16
 RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
-    "cache.py", "clusterfile.py", "config.py", "score.py", "tokens.py", os.path.join("data", "stopwords.txt")))
-# O_NONBLOCK: a FIFO planted in the cache dir must not hang the hook; O_BINARY: Windows.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
+    "providername.py", "weighted.py", "stem.py",
+    os.path.join("data", "stopwords.txt")))
 
 
 def cache_dir():
@@ -80,19 +90,24 @@ def _settled(st):
     return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_WINDOW_NS
 
 
-def _read_entry(entry):
-    fd = os.open(entry, _READ_FLAGS)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("cache entry is not a regular file")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
+class CorruptCacheError(ValueError):
+    """A cache entry whose bytes fail their checksum: rebuild it, never use it."""
+
+
+def _checked_body(data):
+    """The marshal body of a small entry, after its magic and CRC-32 have been checked."""
+    if len(data) < _ENTRY_HEAD.size:
+        raise CorruptCacheError("short cache entry")
+    magic, crc = _ENTRY_HEAD.unpack_from(data)
+    body = data[_ENTRY_HEAD.size:]
+    if magic != _ENTRY_MAGIC or zlib.crc32(body) != crc:
+        raise CorruptCacheError("cache entry fails its checksum")
+    return body
+
+
+def _entry_bytes(key, value):
+    body = marshal.dumps((key, value))
+    return _ENTRY_HEAD.pack(_ENTRY_MAGIC, zlib.crc32(body)) + body
 
 
 def _entry_path(path, kind):
@@ -111,29 +126,46 @@ def cached(path, kind, build):
         return build(path)
     entry = _entry_path(path, kind)
     try:
-        stored_key, value = marshal.loads(_read_entry(entry))
+        stored_key, value = marshal.loads(_checked_body(read_regular_bytes(entry)))
         if stored_key == key:
             return value
     except (OSError, EOFError, ValueError, TypeError):
         pass
     value = build(path)
     if _settled(st):
-        _store(entry, marshal.dumps((key, value)))
+        try:
+            _store(entry, _entry_bytes(key, value))
+        except ValueError:  # not marshal-safe: serve it uncached
+            pass
     return value
 
 
 def _store(entry, data):
-    tmp = f"{entry}.{os.getpid()}.tmp"
+    """Put ``data`` at ``entry`` only complete: a private temp file beside it, fsync, rename, fsync
+    the directory. A failure leaves no temp file and is ignored (the cache is optional)."""
+    directory = os.path.dirname(entry)
+    tmp = None
     try:
-        os.makedirs(os.path.dirname(entry), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, entry)
-    except (OSError, ValueError):
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{entry}.{os.getpid()}.tmp"
         try:
-            os.unlink(tmp)
-        except OSError:
+            os.unlink(tmp)  # left by a killed process that had our pid
+        except FileNotFoundError:
             pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            write_all_synced(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, entry)
+        tmp = None
+        fsync_directory(directory)
+    except (OSError, ValueError):
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 # --------------------------------------------------------------------------- sharded table
@@ -143,16 +175,25 @@ def _shard_of(token, shards):
     return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards
 
 
+def posting_kinds(table):
+    """The token-keyed postings of a table (``tag_postings``, ``member_postings``, and what a
+    provider adds), in a fixed order; every other key but ``clusters`` is small metadata."""
+    return tuple(sorted(name for name in table if name.endswith("_postings")))
+
+
 def serialise_table(table, key):
-    """The sharded cache bytes for a routing table (see ``build_routing_table``)."""
-    tokens = set(table["tag_postings"]) | set(table["member_postings"])
+    """The sharded cache bytes for a routing table (see ``router.provider.build_table``)."""
+    kinds = posting_kinds(table)
+    meta = {name: value for name, value in table.items() if name != "clusters" and name not in kinds}
+    tokens = set()
+    for name in kinds:
+        tokens.update(table[name])
     posting_shards = max(1, len(tokens) // TOKENS_PER_SHARD)
     clusters = table["clusters"]
     cluster_shards = max(1, len(clusters) // CLUSTERS_PER_SHARD)
     postings = [{} for _ in range(posting_shards)]
     for token in tokens:
-        postings[_shard_of(token, posting_shards)][token] = (
-            table["tag_postings"].get(token, ()), table["member_postings"].get(token, ()))
+        postings[_shard_of(token, posting_shards)][token] = tuple(table[name].get(token, ()) for name in kinds)
     grouped = [{} for _ in range(cluster_shards)]
     for position, cluster in enumerate(clusters):
         grouped[position % cluster_shards][position] = cluster
@@ -160,10 +201,10 @@ def serialise_table(table, key):
     spans = []
     offset = 0
     for blob in blobs:
-        spans.append((offset, len(blob)))
+        spans.append((offset, len(blob), zlib.crc32(blob)))
         offset += len(blob)
-    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans)))
-    return _HEAD.pack(_MAGIC, len(header)) + header + b"".join(blobs)
+    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta))
+    return _HEAD.pack(_MAGIC, len(header), zlib.crc32(header)) + header + b"".join(blobs)
 
 
 def _pread(fd, length, offset):
@@ -191,10 +232,10 @@ class _ShardReader:
     def shard(self, number):
         shard = self.loaded.get(number)
         if shard is None:
-            offset, length = self.spans[number]
+            offset, length, crc = self.spans[number]
             data = _pread(self.fd, length, self.base + offset)
-            if len(data) != length:
-                raise EOFError("truncated routing-table cache")
+            if len(data) != length or zlib.crc32(data) != crc:
+                raise CorruptCacheError(f"routing-table cache shard {number} fails its checksum")
             shard = self.loaded[number] = marshal.loads(data)
         return shard
 
@@ -236,32 +277,41 @@ class _ClusterView:
 
 
 def _open_table(entry, key):
-    fd = os.open(entry, _READ_FLAGS)
+    fd = open_regular_fd(entry)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("cache entry is not a regular file")
+        size = os.fstat(fd).st_size
         head = _pread(fd, _HEAD.size, 0)
-        magic, header_len = _HEAD.unpack(head)
+        magic, header_len, header_crc = _HEAD.unpack(head)
         if magic != _MAGIC:
             raise ValueError("not a routing-table cache")
-        stored_key, posting_shards, cluster_shards, count, spans = marshal.loads(
-            _pread(fd, header_len, _HEAD.size))
+        if header_len > size - _HEAD.size:
+            raise CorruptCacheError("routing-table cache header runs past the end of the file")
+        header = _pread(fd, header_len, _HEAD.size)
+        if zlib.crc32(header) != header_crc:
+            raise CorruptCacheError("routing-table cache header fails its checksum")
+        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta = marshal.loads(header)
         if stored_key != key:
             raise ValueError("stale routing-table cache")
         end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
-        if os.fstat(fd).st_size != end:
+        if size != end:
             raise ValueError("truncated routing-table cache")
     except BaseException:
         os.close(fd)
         raise
     reader = _ShardReader(fd, _HEAD.size + header_len, posting_shards, cluster_shards, count, spans)
-    return {"tag_postings": _PostingView(reader, 0), "member_postings": _PostingView(reader, 1),
-            "clusters": _ClusterView(reader)}
+    table = dict(meta)
+    for which, name in enumerate(kinds):
+        table[name] = _PostingView(reader, which)
+    table["clusters"] = _ClusterView(reader)
+    return table
 
 
 def load_routing_table(path, build):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
-    current, else ``build(path)`` (whose result is then cached). Both answer the same lookups."""
+    current, else ``build(path)`` (whose result is then cached). Both answer the same lookups.
+
+    A shard is checked only when a lookup first reads it, so a lookup on a cached table can
+    raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding."""
     path = os.path.abspath(path)
     key, st = _stat_key(path, "table")
     if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
@@ -271,6 +321,10 @@ def load_routing_table(path, build):
         return _open_table(entry, key)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         pass
+    return _build_and_store(path, build, key, st, entry)
+
+
+def _build_and_store(path, build, key, st, entry):
     table = build(path)
     if _settled(st):
         try:
@@ -278,3 +332,16 @@ def load_routing_table(path, build):
         except ValueError:
             pass
     return table
+
+
+def use_routing_table(path, build, use):
+    """``use(table)`` for the cluster file at ``path``. When a shard read on the way fails its
+    checksum, the table is rebuilt from the file, the entry rewritten, and ``use`` called again
+    on the fresh table: a damaged cache costs one rebuild, never a wrong or missing answer."""
+    table = load_routing_table(path, build)
+    try:
+        return use(table)
+    except CorruptCacheError:
+        path = os.path.abspath(path)
+        key, st = _stat_key(path, "table")
+        return use(_build_and_store(path, build, key, st, _entry_path(path, "table")))

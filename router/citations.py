@@ -13,6 +13,8 @@ import json
 import os
 import re
 
+from router import safeio
+
 BYPASS_MARKER = "citation-check: allow-unknown-ids"
 
 # Where the text a write adds lives, per host. Claude Code: Write ``content``, Edit
@@ -240,7 +242,7 @@ def load_ledgers(paths, pattern):
     problems = []
     texts = []
     for path in paths:
-        with open(path, "rb") as handle:
+        with safeio.open_regular(path, "rb") as handle:
             text = handle.read().decode("utf-8", errors="replace")
         texts.append(text)
         entries, found = parse_ledger(text, pattern, path)

@@ -21,6 +21,19 @@ DEFAULTS = {
     "second_ratio": 0.75,
     "max_context_chars": 9500,
     "max_prompt_chars": 20000,
+    "lines_per_injection": 4,
+    "line_evidence_share": 0.5,
+    "provider": "weighted",
+    "provider_timeout_ms": 150,
+    "min_confidence": 0.0,
+    "weighted_floor": 8.0,
+    "weighted_tag_boost": 1.5,
+    "weighted_spread": 0.0,
+    "intent_gate": True,
+    "intent_gate_focus": 4,
+    "rare_word_rule": True,
+    "word_priors": False,
+    "word_prior_knee": 3.5,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -35,6 +48,25 @@ DOCS = {
                     "and strictly more than the third",
     "max_context_chars": "injected text stays under this (Claude Code previews output over 10,000)",
     "max_prompt_chars": "longest prompt scored in full; longer ones score their first and last halves",
+    "lines_per_injection": "most member lines sent per prompt, the best by evidence for it (0: up to line_cap); "
+                           "lines the session already holds are never sent again",
+    "line_evidence_share": "a member line is sent only with at least this share of the best line's evidence "
+                           "for the prompt (0: no cut)",
+    "provider": "who routes: null (never injects), spec (spec §10's scorer, the reference), weighted "
+                "(IDF-weighted, stemmed), or package.module:factory",
+    "provider_timeout_ms": "a custom provider (import, factory and call) past this budget injects nothing",
+    "min_confidence": "a decision whose confidence (0-1) is under this injects nothing",
+    "weighted_floor": "weighted provider: a cluster fires only at or above this score (IDF units)",
+    "weighted_tag_boost": "weighted provider: multiplier of a tag word's weight",
+    "weighted_spread": "weighted provider: share counted of member words outside the best-matching line",
+    "intent_gate": "weighted provider: general requests (explain, what is, write a ...) with no "
+                   "we/our/my/I inject nothing",
+    "intent_gate_focus": "weighted provider: the gate lets a prompt through when one member line holds this many "
+                         "of its words",
+    "rare_word_rule": "weighted provider: the rarest matched word held by one member line brings its cluster",
+    "word_priors": "weighted provider: discount common English words (needs the optional wordfreq package at "
+                   "build time; its data is CC BY-SA 4.0)",
+    "word_prior_knee": "weighted provider, word_priors: words commoner than this Zipf frequency lose weight",
 }
 
 # The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.
@@ -44,7 +76,8 @@ LEARNING_DEFAULTS = {
 }
 
 LEARNING_DOCS = {
-    "learning": "record feedback (MCP record_feedback) as learned terms in <cluster file stem>.learned.tsv",
+    "learning": "record feedback (MCP record_feedback, memory-router learn) as learned terms in "
+                "<cluster file stem>.learned.tsv",
     "learned_cap": "most learned terms kept per cluster; the oldest leave first",
 }
 
@@ -134,8 +167,30 @@ def settings_of(config):
     return dict(config["settings"]) if config else default_settings()
 
 
+def _check_provider(value, path):
+    from router.providername import BUILTINS, ProviderError, parse_provider_name
+
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"provider must be a string, got {value!r}", path=path,
+                          fix=f'set provider = "{DEFAULTS["provider"]}"')
+    if value not in BUILTINS:
+        try:
+            parse_provider_name(value)
+        except ProviderError as err:
+            raise ConfigError(str(err), path=path, fix=f"use one of {', '.join(BUILTINS)} or "
+                                                        '"package.module:factory"') from None
+    return value
+
+
 def _check_type(key, value, path):
     expected = type(DEFAULTS[key])
+    if key == "provider":
+        return _check_provider(value, path)
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}", path=path,
+                              fix=f"set {key} = {str(DEFAULTS[key]).lower()}")
+        return value
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, bool) or not isinstance(value, expected):
@@ -146,6 +201,8 @@ def _check_type(key, value, path):
     if key == "max_context_chars" and value > CLAUDE_CODE_OUTPUT_CAP:
         raise ConfigError(f"max_context_chars must be at most {CLAUDE_CODE_OUTPUT_CAP}: Claude Code replaces "
                           "longer hook output with a preview", path=path, fix=f"set max_context_chars = {DEFAULTS[key]}")
+    if key == "min_confidence" and value > 1:
+        raise ConfigError("min_confidence must be between 0 and 1", path=path, fix="set min_confidence = 0.0")
     return value
 
 

@@ -12,6 +12,7 @@ import tomllib
 
 from router.config import config_candidates, project_dirs, validate_config
 from router.errors import ConfigError, InputError
+from router.safeio import read_regular_bytes
 
 
 def parse_config_file(path):
@@ -20,8 +21,7 @@ def parse_config_file(path):
     Returns ``None`` for a pyproject.toml without that table.
     """
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_regular_bytes(path)
     except OSError as err:
         raise ConfigError(f"cannot read config file: {err.strerror or err}", path=path) from None
     is_pyproject = os.path.basename(path) == "pyproject.toml"

@@ -65,9 +65,10 @@ def decode_utf8(data, path, what, error=InputError, fix="save it as UTF-8"):
 def read_utf8(path, what, fix, error=InputError):
     """The text of a UTF-8 file; an unreadable file or a bad byte is one ``error`` naming the file
     (and the line), with ``fix`` for the unreadable case."""
+    from router.safeio import read_regular_bytes
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_bytes(path)
     except OSError as err:
         raise error(f"cannot read {what}: {err.strerror or err}", path=path, fix=fix) from None
     return decode_utf8(data, path, what, error)

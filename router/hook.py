@@ -9,12 +9,22 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 import json
 import os
 import stat
+import time
 
 from router import config as config_mod
 from router.argv import parse_long_options
-from router.cache import cached, load_routing_table
-from router.hookio import hook_output, run_fail_open
-from router.score import build_routing_table, route_prompt
+from router.cache import cached, use_routing_table
+from router.hookio import hook_output, log_diagnostic, run_fail_open
+from router.provider import build_table, route
+from router.session import (
+    after_compaction,
+    hook_stage,
+    read_trusted_record,
+    record_path,
+    reset_session,
+    transcript_size,
+    write_record,
+)
 
 
 # A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
@@ -38,7 +48,9 @@ def _build_table(path):
     from router.clusterfile import load_cluster_file
 
     _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-    return build_routing_table(load_cluster_file(path))
+    # Learned terms (issue 14 item 4) join here: build_table(index, learned_terms) once a file
+    # beside the cluster file is read, with that file's stat in the cache key.
+    return build_table(load_cluster_file(path))
 
 
 def _parse_config(path):
@@ -84,14 +96,73 @@ def decide(payload, options):
     if path is None:
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "
                                 "config, brain/memory-layer1-clusters.md)")
-    table = load_routing_table(path, _build_table)
     settings = config_mod.settings_of(config)
-    decision = route_prompt(prompt, table, settings)
+    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    decision = use_routing_table(path, _build_table, lambda table: route(
+        prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path))
     if decision["additional_context"] is None:
         return None
-    return hook_output(decision["additional_context"])
+    # Which clusters is the router's call; which of their lines this session still needs is
+    # the session stage's (router.session).
+    plan = hook_stage(payload, decision, prompt, settings, path, lambda message: log_diagnostic("hook", message))
+    if plan["text"] is None:
+        return None
+    return hook_output(plan["text"])
 
 
 def run_hook(argv, stdin=None, stdout=None):
     """Entry point of ``memory-router hook``. Always returns 0."""
     return run_fail_open("hook", lambda raw: decide(json.loads(raw), _hook_args(argv)), stdin, stdout)
+
+
+# SessionStart sources after which the earlier injections are gone from the requests (observed
+# with Claude Code 2.1.328): compaction summarises them away; /clear starts a new session id.
+FORGETTING_SOURCES = ("compact", "clear")
+
+
+def session_start(payload):
+    """Forget what the session was sent when its context was compacted or cleared.
+
+    After a compaction it also sends again the lines the last routed prompt relied on the session
+    holding, and the record then holds just those: Claude Code runs UserPromptSubmit before an
+    automatic compaction, so that prompt's request would otherwise carry neither the old
+    injection nor a new one (observed, 2.1.328). If that record cannot be written, the lines are
+    still sent and the record is forgotten (the next prompt sends again). Returns the object to
+    print, or ``None``."""
+    if not isinstance(payload, dict):
+        raise ValueError("payload is not a JSON object")
+    session_id = payload.get("session_id")
+    source = payload.get("source")
+    if source not in FORGETTING_SOURCES:
+        return None
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"SessionStart ({source}) payload has no session_id; no session record was reset")
+    text = None
+    if source == "compact":
+        record, why = read_trusted_record(session_id)
+        if record is not None:
+            transcript = payload.get("transcript_path")
+            transcript = transcript if isinstance(transcript, str) and transcript else None
+            text, held = after_compaction(record, config_mod.DEFAULTS["max_context_chars"], time.time(), transcript,
+                                          transcript_size(transcript) if transcript else 0)
+            if held is not None:
+                try:
+                    if write_record(record_path(session_id), held):
+                        return hook_output(text, "SessionStart")
+                except OSError as err:
+                    log_diagnostic("session-start", f"session {session_id}: record not written ({err}); "
+                                                    "forgotten instead, so the next prompt sends again")
+        elif why:
+            log_diagnostic("session-start", f"session {session_id}: {why}; nothing sent again after compaction")
+    reset_session(session_id)
+    return hook_output(text, "SessionStart") if text else None
+
+
+def run_session_start(argv, stdin=None, stdout=None):
+    """Entry point of ``memory-router session-start`` (a SessionStart hook). Always returns 0."""
+    def respond(raw):
+        if argv:
+            raise ValueError(f"unknown session-start argument {argv[0]!r}")
+        return session_start(json.loads(raw))
+
+    return run_fail_open("session-start", respond, stdin, stdout)

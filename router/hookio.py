@@ -10,9 +10,9 @@ import os
 import sys
 
 
-def hook_output(text):
-    """The exact object a UserPromptSubmit hook prints to add ``text`` as context."""
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+def hook_output(text, event="UserPromptSubmit"):
+    """The exact object a UserPromptSubmit (or ``event``) hook prints to add ``text`` as context."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def log_diagnostic(hook_name, message):
@@ -23,8 +23,11 @@ def log_diagnostic(hook_name, message):
     try:
         import time
 
+        from router.safeio import open_regular
+
         line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} memory-router {hook_name}: {message}"
-        with open(log_path, "a", encoding="utf-8", errors="replace") as handle:
+        # A FIFO or device named as the log is refused at once, never waited on.
+        with open_regular(log_path, "a", encoding="utf-8", errors="replace") as handle:
             handle.write(line.replace("\n", " ")[:2000] + "\n")
     except Exception:
         pass

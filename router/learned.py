@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections import namedtuple
 
+from router import safeio
 from router.errors import InputError, decode_utf8
 from router.tokens import slug_words, tokenize
 
@@ -117,7 +118,7 @@ def parse_learned_text(text, path="<learned>"):
 def read_learned(path):
     """The rows of the learned-terms file at ``path``, in file order; ``[]`` when there is none."""
     try:
-        with open(path, "rb") as handle:
+        with safeio.open_regular(path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
         return []
@@ -242,6 +243,89 @@ def add_feedback(path, prompt, slug, useful, *, index, cap, now=None, source="mc
             _atomic_replace(path, render_learned(rows).encode("utf-8"))
         report["written"] = bool(changed)
     return report
+
+
+def add_feedbacks(path, feedbacks, *, index, cap, source="learn", hand_tags=None, dry_run=False):
+    """Record many useful/not-useful feedbacks in one read-modify-write: each of ``feedbacks`` is
+    ``(prompt, slug, useful, now)``, applied in order by ``apply_feedback`` (so the rules and the
+    caps are the same as for one), then the file is written once, or not at all when its text
+    would not change. ``dry_run``: nothing is locked or written.
+
+    Returns ``{"path", "reports", "before", "after", "written"}``: ``before``/``after`` are the
+    file's text (``before`` is ``None`` when there was no file; a diff of the two is the review)."""
+    hand_tags = hand_tag_words(index) if hand_tags is None else hand_tags
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+
+    def run():
+        try:
+            with safeio.open_regular(path, "rb") as handle:
+                before = decode_utf8(handle.read(), path, "learned-terms file", LearnedFileError)
+        except FileNotFoundError:
+            before = None
+        except OSError as err:
+            raise LearnedFileError(f"cannot read learned-terms file: {err.strerror or err}", path=path,
+                                   fix="fix its permissions, or delete it to start over") from None
+        rows = parse_learned_text(before, path) if before is not None else []
+        reports = []
+        for prompt, slug, useful, now in feedbacks:
+            rows, report = apply_feedback(rows, prompt, slug, useful, index=index, cap=cap,
+                                          now=time.time() if now is None else now, source=source, hand_tags=hand_tags)
+            reports.append(report)
+        after = render_learned(rows) if (rows or before is not None) else None
+        written = False
+        if not dry_run and after is not None and after != before:
+            _atomic_replace(path, after.encode("utf-8"))
+            written = True
+        return {"path": os.path.abspath(path), "reports": reports, "before": before, "after": after,
+                "written": written}
+
+    if dry_run:
+        return run()
+    with _DirectoryLock(directory):
+        return run()
+
+
+# --------------------------------------------------------------------------- routing
+
+
+def merge_learned_postings(table, learned):
+    """A copy of routing ``table`` (``router.score.build_routing_table``) with learned terms as
+    their own posting list, ``learned_postings`` (``{term: (cluster position, ...)}``), for a
+    provider to score at a weight of its own, below a hand tag's.
+
+    ``learned``: ``{slug: terms}`` (``terms_by_slug(read_learned(path))``). A term goes to the
+    cluster its memory is in now (a row naming a memory no longer in the store is ignored), and
+    not where that cluster already has it as a tag or member word (it scores there already).
+    Pure; ``table`` is not changed."""
+    where = {}
+    for position, cluster in enumerate(table["clusters"]):
+        for member in cluster[3]:
+            where[member[0]] = position
+    tag_postings = table["tag_postings"]
+    member_postings = table["member_postings"]
+    postings = {}
+    for slug, terms in learned.items():
+        position = where.get(slug)
+        if position is None:
+            continue
+        for term in terms:
+            if position in tag_postings.get(term, ()) or position in member_postings.get(term, ()):
+                continue
+            postings.setdefault(term, set()).add(position)
+    merged = dict(table)
+    merged["learned_postings"] = {term: tuple(sorted(p)) for term, p in postings.items()}
+    return merged
+
+
+def learned_hits(prompt_tokens, table):
+    """``{cluster position: sorted learned terms of the prompt}`` over ``table["learned_postings"]``
+    (empty when the table has none): what a provider adds, times its learned weight."""
+    postings = table.get("learned_postings") or {}
+    hits = {}
+    for token in prompt_tokens:
+        for position in postings.get(token, ()):
+            hits.setdefault(position, []).append(token)
+    return {position: sorted(terms) for position, terms in hits.items()}
 
 
 # --------------------------------------------------------------------------- writing

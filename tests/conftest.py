@@ -72,3 +72,13 @@ def run_cli():
                               env=full_env, cwd=cwd, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def spec_provider(monkeypatch):
+    """Pin spec §10's scorer as the default provider, in this process: for tests whose stores and
+    expectations are written in its integer scores (the canary harness tests). Subprocesses read
+    DEFAULTS afresh; give them a memory-router.toml with provider = "spec" instead."""
+    from router import config
+
+    monkeypatch.setitem(config.DEFAULTS, "provider", "spec")

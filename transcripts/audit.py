@@ -16,8 +16,12 @@ file line numbers that are the evidence:
     chain to follow, it must come after the latest prompt and before that turn's first assistant
     or tool-result line), at most one per hook per prompt, and never the same text twice for one
     prompt, wherever its chain points; and no later user, assistant or
-    attachment line contains an injected text (compared by content, not position). The same
-    text injected again for a new prompt that asks about the same topic again is legitimate;
+    attachment line contains an injected text (compared by content, not position). Claude Code
+    re-sends every earlier injection with every later call until the context is compacted, so a
+    router member line (``- slug — hook``) injected again for a later prompt with no
+    ``compact_boundary`` between is a re-send too (the router sends a session each line once per
+    context); after a compaction it is not. Other hooks' texts injected again for a new prompt
+    are legitimate;
 (c) with a sentinel, it appears in exactly one entry, and that entry is an injection at a
     prompt (in a sidechain: at most once, anywhere; absent there is ``n/a``);
 (d) no injection is over 10,000 characters, or was replaced by Claude Code's preview stub;

@@ -16,6 +16,7 @@ the kinds and records are importable from here too.
 import json
 
 from router.errors import InputError
+from router.safeio import open_regular
 from transcripts.entries import (  # noqa: F401 - the kinds and records, importable with the reader
     ASSISTANT,
     ATTACHMENT,
@@ -73,7 +74,7 @@ class TranscriptReader:
 
     def __iter__(self):
         try:
-            handle = open(self.path, "rb")
+            handle = open_regular(self.path, "rb")
         except IsADirectoryError:
             raise InputError("is a directory, not a transcript file", path=self.path,
                              fix="pass a .jsonl file, or the directory to the audit/census commands")

@@ -23,7 +23,7 @@ from transcripts.auditmodel import (
     RECENT_TURN_ENTRIES,
 )
 from transcripts.checks import check_a, check_b, check_c, check_d, check_e
-from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, UPS
+from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, SYSTEM, UPS
 
 
 def _digest(text):
@@ -82,6 +82,9 @@ class StreamAuditor:
         self.by_digest = {}              # sha256 -> [(prompt index or None, line)]
         self.probes = {}                 # first chars -> ({first KEY_CHARS: [(length, sha256)]}, [short texts])
         self.last_line_of = {}           # sha256 -> line of its latest injection
+        # Router member lines injected since the last compaction: sha256 of the line -> its line
+        # number (a compaction drops earlier injections from the requests; until then they ride along).
+        self.context_lines = {}
         self.duplicates = []
         self.resent = []
         self.crossings = []
@@ -132,6 +135,8 @@ class StreamAuditor:
                               "of the hook's output); not audited as an injection")
         if kind == INJECTION:
             self._injection(entry, session)
+        elif kind == SYSTEM and entry.subtype == "compact_boundary":
+            self.context_lines = {}
         elif kind == PROGRESS:
             if entry.hook_event == UPS:
                 self.hook_progress.append(Evidence(entry.line, entry.hook_name or UPS))
@@ -199,9 +204,11 @@ class StreamAuditor:
                     self._add(self.resent, Evidence(entry.line, f"the text injected at line {first} attached again "
                                                                 f"{why}: a re-send"))
                     resent_here = True
-            else:
+            elif clusters is None:
                 self.notes.append(f"line {entry.line}: the same text as line {earlier[-1][1]} injected again for "
                                   f"a new prompt (line {prompt.entry_line}): allowed")
+        if clusters is not None and prompt is not None and not resent_here:
+            self._member_lines_resent(entry, lines[1:])
         if prompt is None:
             self._add(self.resent, Evidence(entry.line, f"not attached to a new prompt: {note}"))
             self.unanchored.append(injection)
@@ -229,6 +236,24 @@ class StreamAuditor:
                     group.append((len(body), digest))
             elif body not in short:
                 short.append(body)
+
+    def _member_lines_resent(self, entry, lines):
+        """Flag router member lines this context already holds (see the module's check (b))."""
+        again = []
+        for line in lines:
+            if not line.startswith("- "):
+                continue
+            key = _digest(line)
+            first = self.context_lines.get(key)
+            if first is not None and first != entry.line:
+                again.append((line[2:].split(" \u2014 ", 1)[0], first))
+            else:
+                self.context_lines[key] = entry.line
+        if again:
+            named = ", ".join(f"{slug} (line {first})" for slug, first in again[:5])
+            more = f" and {len(again) - 5} more" if len(again) > 5 else ""
+            self._add(self.resent, Evidence(entry.line, f"{len(again)} member line(s) already injected in this context "
+                                                        f"with no compaction between: {named}{more}: a re-send"))
 
     def _search(self, entry, own_digest):
         texts = entry.texts

@@ -417,6 +417,39 @@ def compare_sessions(flat, slim, prompts=None, checkpoints=(10, 20, 60)):
     }
 
 
+def tool_exchanges(records):
+    """Every tool call the model made and what the client answered, from the requests alone:
+    ``[{"seq", "id", "name", "input", "is_error", "text"}]`` in the order the results first reached
+    the model. ``seq`` is the request that first carried the ``tool_result`` (the next request
+    after the call); ``name``/``input`` come from the ``tool_use`` block with the same id in that
+    request's history (None when it is not there); ``text`` is the result's text (a string
+    content, or its text blocks joined). A result re-sent as history in later requests is listed
+    once."""
+    seen, out = set(), []
+    for record in records:
+        body, _error = parse_record(record)
+        if body is None:
+            continue
+        uses = {}
+        for message in body["messages"]:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    uses[block["id"]] = block
+                elif block.get("type") == "tool_result" and block.get("tool_use_id") not in seen:
+                    use_id = block.get("tool_use_id")
+                    seen.add(use_id)
+                    use = uses.get(use_id) or {}
+                    inner = block.get("content")
+                    text = inner if isinstance(inner, str) else "\n".join(
+                        b["text"] for b in inner or [] if isinstance(b, dict) and isinstance(b.get("text"), str))
+                    out.append({"seq": record.get("seq"), "id": use_id, "name": use.get("name"),
+                                "input": use.get("input"), "is_error": bool(block.get("is_error")), "text": text})
+    return out
+
+
 def read_log(path):
     """The records of a request log. Raises InputError naming the line of a bad one."""
     from router.errors import InputError

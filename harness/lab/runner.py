@@ -14,14 +14,17 @@ Python API (what tests and later harness pieces use)::
 ``run_session`` makes ``run_dir`` (which must not exist yet, or be empty) hold a private HOME
 (``home/``) and project directory (``project/``); copies a cluster file to
 ``project/brain/memory-layer1-clusters.md``; installs this project's hook with
-``memory-router install --project`` (``hook=False`` skips it); places MEMORY.md in the client's
-auto-memory directory as ``flat`` (the flat index), ``slim`` (rendered by ``memory-router slim
-render``) or ``none``; starts a ``LabServer``; runs ``claude -p PROMPT`` and then ``claude -p
---resume <session> PROMPT`` for each later prompt; stops the server; and writes ``run.json``
+``memory-router install --project`` (``hook=False`` skips it; ``gate=True`` adds ``--gate``, the
+citation gate as a PreToolUse hook beside it; ``mcp=True`` also runs ``install --mcp``, the
+server in ``project/.mcp.json``, which ``claude -p`` starts without asking); places MEMORY.md in
+the client's auto-memory directory as ``flat`` (the flat index), ``slim`` (rendered by
+``memory-router slim render``) or ``none``; starts a ``LabServer``; runs ``claude -p PROMPT``
+and then ``claude -p --resume <session> PROMPT`` for each later prompt; stops the server; and writes ``run.json``
 (the manifest ``harness.lab.measure`` and ``memory-router lab report`` read).
 
 ``prepare(paths)`` runs after the set-up and before the client, with a ``RunPaths``: the place to
-corrupt a cluster file, put a FIFO in its place, or write an oversized MEMORY.md.
+corrupt a cluster file, put a FIFO in its place, write an oversized MEMORY.md, or put a decision
+ledger in the project for the gate.
 
 ``session="stream"`` runs every prompt through one ``claude -p --input-format stream-json``
 process instead: the history is then what the process kept, as in an interactive session (a
@@ -90,6 +93,8 @@ class RunResult:
     hook: bool = True
     session: str = "resume"
     warnings: tuple = field(default=())
+    gate: bool = False
+    mcp: bool = False
 
     @property
     def ok(self):
@@ -161,13 +166,18 @@ def _tool_env(paths):
     return env
 
 
-def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True):
+def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
+                    mcp=False):
     """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
-    ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none)."""
+    ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none).
+    ``gate`` installs with ``--gate`` (the citation gate beside the router: it needs ``hook``);
+    ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``)."""
     from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
 
     if memory not in MEMORY_MODES:
         raise InputError(f"unknown memory mode {memory!r}", fix=f"use one of {', '.join(MEMORY_MODES)}")
+    if gate and not hook:
+        raise InputError("the citation gate is installed beside the router hook", fix="pass hook=True with gate=True")
     run_dir = os.path.abspath(run_dir)
     if os.path.exists(run_dir) and os.listdir(run_dir):
         raise InputError("the run directory is not empty", path=run_dir,
@@ -183,7 +193,10 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
     env = _tool_env(paths)
     exe = router_argv()
     if hook:
-        _run_tool(exe + ["install", "--project", paths.project], env, "memory-router install")
+        _run_tool(exe + ["install", "--project", paths.project] + (["--gate"] if gate else []), env,
+                  "memory-router install")
+    if mcp:
+        _run_tool(exe + ["install", "--mcp", "--project", paths.project], env, "memory-router install --mcp")
     memory_text = None
     if memory in ("flat", "slim"):
         shutil.copyfile(flat_index, paths.memory_file)
@@ -326,8 +339,8 @@ def _stream_prompts(claude, base_argv, prompts, server, paths, environment, on_p
 
 
 def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, clusters=None, flat_index=None,
-                config=None, hook=True, prepare=None, on_prompt=None, timeout=DEFAULT_PROMPT_TIMEOUT,
-                client_args=(), env=None, session="resume"):
+                config=None, hook=True, gate=False, mcp=False, prepare=None, on_prompt=None,
+                timeout=DEFAULT_PROMPT_TIMEOUT, client_args=(), env=None, session="resume"):
     """Run ``prompts`` as one session of the real client; see the module docstring.
 
     ``script`` is a ``Script`` (default: plain text replies). ``claude`` is the client path
@@ -349,7 +362,7 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
         claude, _how = lab_client.find_claude()
     version = lab_client.client_version(claude)
     warnings = [w for w in (lab_client.version_warning(version),) if w]
-    paths, memory_text = prepare_run_dir(run_dir, memory, clusters, flat_index, config, hook)
+    paths, memory_text = prepare_run_dir(run_dir, memory, clusters, flat_index, config, hook, gate, mcp)
     if prepare is not None:
         prepare(paths)
     log_path = os.path.join(paths.run_dir, REQUEST_LOG)
@@ -363,7 +376,7 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
         server.prompt_index = None
     transcript, subagents = find_transcripts(paths, session_id)
     run = RunResult(paths.run_dir, memory, claude, version, session_id, paths, log_path, transcript, subagents,
-                    tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings))
+                    tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings), gate, mcp)
     write_manifest(run, seconds=round(time.time() - started, 2))
     return run
 

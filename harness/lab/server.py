@@ -79,15 +79,16 @@ def last_user_text(body):
 
 
 def ends_with_tool_result(body):
-    """True when a message after the last assistant message carries a tool_result: the client is
-    answering our tool call (2.1.293 sends a ``system``-role ``<total_tokens>`` message after it)."""
-    for message in reversed(body.get("messages") or []):
-        if not isinstance(message, dict) or message.get("role") == "assistant":
-            return False
-        content = message.get("content")
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return True
-    return False
+    """True when the last message carries a tool_result: the client is answering our tool call.
+    ``system``-role messages after it are passed over: 2.1.328 appends one when a tool call
+    changed what it offers (ToolSearch loading an MCP tool lists the deferred tools again), and
+    2.1.293 appends its ``<total_tokens>`` note after every tool result."""
+    messages = [m for m in body.get("messages") or [] if not (isinstance(m, dict) and m.get("role") == "system")]
+    if not messages or not isinstance(messages[-1], dict):
+        return False
+    content = messages[-1].get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def is_compaction_request(body):

@@ -8,6 +8,9 @@ import pytest
 from canaries.baseline import compare, suite_key, validate_baseline
 from harness.cli import main
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 
 def record(verdict="pass", routed=("a",), injected=("s1",), score=6, margin=3):
     return {"verdict": verdict, "routed": list(routed), "injected": list(injected), "score": score, "margin": margin}

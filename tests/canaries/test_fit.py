@@ -11,6 +11,9 @@ from harness.cli import main
 from router.config import default_settings
 from router.score import build_routing_table
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 TINY = """
 cases:
   - id: setx

@@ -4,6 +4,9 @@ import textwrap
 
 import pytest
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 pytest_plugins = ["pytester"]
 
 # The hypothesis plugin costs ~2 s per inner session and plays no part here.
@@ -133,10 +136,37 @@ def test_canary_config_option_sets_the_routing_settings(pytester, project):
     run(pytester, "--canary-config", "strict.toml").assert_outcomes(failed=1)
 
 
-def test_pytest_collects_every_bundled_case(pytester):
+def test_pytest_collects_every_bundled_case_and_session(pytester):
     from canaries.suite import bundled_suite_dir, bundled_suites, load_suite
 
-    expected = sum(len(load_suite(path).cases) for path in bundled_suites())
+    expected = sum(len(s.cases) + len(s.sessions) for s in map(load_suite, bundled_suites()))
     result = run(pytester, "--collect-only", "-q", bundled_suite_dir())
     assert result.ret == 0
     assert f"{expected} tests collected" in result.stdout.str()
+
+
+def test_session_cases_are_items_with_the_same_verdicts(pytester, project):
+    p = project.prompts
+    project("canary_sessions.yaml", f"""
+        sessions:
+          - id: once-per-context
+            steps:
+              - prompt: "{p.setx}"
+                injects: env_bash_tool_env_var_caching
+              - prompt: "{p.setx}"
+                silent: true
+          - id: expects-a-resend
+            steps:
+              - prompt: "{p.setx}"
+              - prompt: "{p.setx}"
+                injects: env_bash_tool_env_var_caching
+          - id: known-resend-gap
+            xfail: the repeat is held
+            steps:
+              - prompt: "{p.setx}"
+              - prompt: "{p.setx}"
+                silent: false
+        """)
+    result = run(pytester, "-rA")
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)
+    assert "injects: missing env_bash_tool_env_var_caching (the session already held it)" in result.stdout.str()

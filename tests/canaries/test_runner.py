@@ -1,9 +1,13 @@
 """The pure runner: each expectation kind against hand-made decisions, and the four verdicts."""
 
+import textwrap
+
 import pytest
 
 from canaries.runner import (
     SuiteResult,
+    _num,
+    defaults_summary,
     differences,
     evaluate,
     expected_summary,
@@ -13,6 +17,9 @@ from canaries.runner import (
 )
 from canaries.suite import Case, load_suite
 from router.config import default_settings
+
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
 
 
 def decision(routed=(), slugs=(), text=None, top=0, floor=3, second=0):
@@ -47,27 +54,29 @@ EXPECTATIONS = [
     ("not_injects-pass", {"not_injects": ("s9",)}, ROUTED, []),
     ("not_injects-fail", {"not_injects": ("s1",)}, ROUTED, ["not_injects: injected s1"]),
     ("silent-pass", {"silent": True}, SILENT, []),
-    ("silent-fail", {"silent": True}, ROUTED, ["silent: expected nothing injected got c1 (3 lines, "]),
+    ("silent-fail", {"silent": True}, ROUTED,
+     [f"silent: expected nothing injected got c1 (3 lines, {len(ROUTED['additional_context'])} chars)"]),
     ("not-silent-pass", {"silent": False}, ROUTED, []),
-    ("not-silent-fail", {"silent": False}, SILENT, ["silent: false expected an injection got nothing"]),
+    ("not-silent-fail", {"silent": False}, SILENT,
+     ["silent: false expected an injection got nothing (top score 1, floor 3)"]),
     ("max_lines-pass", {"max_lines": 3}, ROUTED, []),
     ("max_lines-fail", {"max_lines": 2}, ROUTED, ["max_lines: expected at most 2 got 3"]),
     ("max_chars-pass", {"max_chars": 1000}, ROUTED, []),
     ("max_chars-fail", {"max_chars": 10}, ROUTED, [f"max_chars: expected at most 10 got {len(ROUTED['additional_context'])}"]),
     ("max_chars-silent-is-zero", {"max_chars": 0}, SILENT, []),
     ("min_margin-pass", {"min_margin": 4}, ROUTED, []),
-    ("min_margin-fail", {"min_margin": 5}, ROUTED, ["min_margin: expected at least 5 got 4"]),
-    ("min_margin-float", {"min_margin": 4.5}, ROUTED, ["min_margin: expected at least 4.5 got 4"]),
+    ("min_margin-fail", {"min_margin": 5}, ROUTED, ["min_margin: expected at least 5 got 4 (top score 7, floor 3)"]),
+    ("min_margin-float", {"min_margin": 4.5}, ROUTED,
+     ["min_margin: expected at least 4.5 got 4 (top score 7, floor 3)"]),
+    ("min_margin-whole-float", {"min_margin": 5.0}, decision(routed=["c1"], slugs=["s1"], top=7.0, floor=3.0),
+     ["min_margin: expected at least 5 got 4 (top score 7, floor 3)"]),
 ]
 
 
 @pytest.mark.parametrize("fields,dec,expected", [e[1:] for e in EXPECTATIONS], ids=[e[0] for e in EXPECTATIONS])
 def test_each_expectation_kind(fields, dec, expected):
     case = Case(id="c", prompt="p", **fields)
-    found = differences(case, dec)
-    assert len(found) == len(expected)
-    for got, want in zip(found, expected):
-        assert got.startswith(want)
+    assert differences(case, dec) == expected
     assert evaluate(case, dec).verdict == ("fail" if expected else "pass")
 
 
@@ -92,6 +101,21 @@ def test_verdicts(xfail, dec, verdict, failed):
         assert "marked xfail (known residual)" in result.differences[0]
     if verdict == "xfail":
         assert result.differences == ("routes_to: expected c1 got nothing",)
+
+
+@pytest.mark.parametrize("provider, dec, verdict", [
+    ("spec", SILENT, "xfail"),      # the residual is spec's
+    ("spec", ROUTED, "xpass"),      # ... and it went away under spec: reported
+    ("weighted", SILENT, "fail"),   # another provider gets no excuse
+    ("weighted", ROUTED, "pass"),
+    (None, SILENT, "fail"),
+])
+def test_xfail_for_one_provider_applies_to_that_provider_only(provider, dec, verdict):
+    case = Case(id="c", prompt="p", routes_to=("c1",), xfail_by_provider=(("spec", "spec misses it"),))
+    result = evaluate(case, dict(dec, provider=provider) if provider else dec)
+    assert result.verdict == verdict
+    assert result.xfail == ("spec misses it" if provider == "spec" else None)
+    assert result.to_dict()["xfail"] == result.xfail
 
 
 def test_result_records_what_the_router_did():
@@ -140,3 +164,183 @@ def test_run_suite_routes_each_case_with_the_settings(write_suite, prompts):
     counts = totals([result, strict])
     assert counts == {"pass": 4, "fail": 2, "xfail": 0, "xpass": 0, "total": 6}
     assert isinstance(result, SuiteResult) and result.to_dict()["counts"]["total"] == 3
+
+
+# --------------------------------------------------------------------------- session cases (issue 13)
+
+# Every line of a routed cluster (no evidence cut), so these judge the session logic alone.
+ALL_LINES = dict(default_settings(), line_evidence_share=0, provider="spec")  # written in spec §10 scores
+
+
+def test_a_session_sends_a_fact_once_per_context(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: twice
+            steps:
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+              - prompt: "{prompts.setx}"
+                silent: true
+              - prompt: "{prompts.ledger}"
+                silent: false
+                not_injects: env_bash_tool_env_var_caching
+              - compact
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+              - clear
+              - prompt: "{prompts.setx}"
+                new_lines: 3
+        """))
+    result = run_suite(suite, ALL_LINES)
+    [session] = result.sessions
+    assert session.verdict == "pass", session.differences
+    assert [s.get("sent") for s in session.steps][:3] == [
+        ["env_bash_tool_env_var_caching", "env_cloudflare_workers_build_secret_vs_text", "project_hot_strip"], [],
+        ["feedback_never_read_decisions_raw", "project_dashboard_layout"]]
+    assert session.steps[1]["held"] and result.counts()["total"] == 1 and result.ok
+    assert result.to_dict()["sessions"][0]["steps"][3] == {"step": 4, "kind": "compact", "line": 11, "sent": [],
+                                                           "chars": 0, "differences": []}
+
+
+@pytest.mark.parametrize("steps, expected", [
+    # without a compaction between, the repeat holds the fact, so expecting it fails
+    ('- prompt: "{setx}"\n    injects: env_bash_tool_env_var_caching\n  - prompt: "{setx}"\n'
+     '    injects: env_bash_tool_env_var_caching\n',
+     "step 2 (line *): injects: missing env_bash_tool_env_var_caching (the session already held it)"),
+    ('- prompt: "{setx}"\n    silent: true\n', "step 1 (line *): silent: expected nothing sent got 3 lines"),
+    ('- prompt: "{neutral}"\n    silent: false\n', "step 1 (line *): silent: false expected lines sent got nothing"),
+    ('- prompt: "{setx}"\n    new_lines: 2\n', "step 1 (line *): new_lines: expected 2 got 3"),
+    ('- prompt: "{setx}"\n    max_chars: 50\n', "step 1 (line *): max_chars: expected at most 50 got"),
+    ('- prompt: "{setx}"\n  - clear\n  - prompt: "{setx}"\n    not_injects: project_hot_strip\n',
+     "step 3 (line *): not_injects: sent project_hot_strip"),
+])
+def test_a_session_step_can_fail(write_suite, prompts, steps, expected):
+    body = "sessions:\n  - id: s\n    steps:\n" + textwrap.indent(
+        "  " + steps.format(setx=prompts.setx, neutral=prompts.neutral), "  ")
+    suite = load_suite(write_suite(body))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    assert session.verdict == "fail" and session.failed
+    step, message = expected.split(" (line *): ")
+    assert any(d.startswith(step + " (line ") and message in d for d in session.differences), session.differences
+
+
+def test_a_session_marked_xfail_that_passes_is_an_xpass(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            xfail: "known"
+            steps:
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+        """))
+    result = run_suite(suite, ALL_LINES)
+    assert result.sessions[0].verdict == "xpass" and not result.ok
+
+
+def test_a_compact_step_lists_what_the_session_start_hook_sends_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+                silent: true
+              - compact
+              - clear
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    compact, clear = session.steps[2], session.steps[3]
+    assert "env_bash_tool_env_var_caching" in compact["sent"] and compact["chars"] > 0 and clear["sent"] == []
+
+
+def test_a_compact_step_is_judged_on_what_is_sent_again(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+              - compact: true
+                silent: true
+              - prompt: "{prompts.setx}"
+                injects: env_bash_tool_env_var_caching
+        """))
+    [session] = run_suite(suite, ALL_LINES).sessions
+    assert session.verdict == "fail"
+    assert session.differences[0].startswith("step 3 (compact, line 6): silent: expected nothing sent got 3 lines")
+    # sent again with the compaction, the fact is held: the next ask sends nothing
+    assert "step 4 (line 8): injects: missing env_bash_tool_env_var_caching (the session already held it)" \
+        in session.differences
+
+
+@pytest.mark.parametrize("value, text", [(4, "4"), (4.0, "4"), (-3.0, "-3"), (4.5, "4.5"), (0.25, "0.25")])
+def test_num_prints_whole_floats_without_the_point(value, text):
+    assert _num(value) == text
+
+
+def test_result_dict_in_full():
+    case = Case(id="c", prompt="p", routes_to=("c2",), max_lines=5, tags=("t",), xfail="known", line=12)
+    result = evaluate(case, ROUTED)
+    assert result.to_dict() == {
+        "id": "c", "line": 12, "verdict": "xfail", "differences": ["routes_to: expected c2 got c1"],
+        "expected": {"routes_to": ["c2"], "max_lines": 5}, "routed": ["c1"], "injected": ["s1", "s2", "s3"],
+        "lines": 3, "chars": len(ROUTED["additional_context"]), "score": 7, "margin": 4,
+        "lead_over_second": 7, "tags": ["t"], "xfail": "known",
+    }
+
+
+def test_silent_result_has_zero_chars_and_its_lead():
+    result = evaluate(Case(id="c", prompt="p", silent=True), decision(top=2, second=1))
+    assert (result.chars, result.top_score, result.margin, result.lead) == (0, 2, -1, 1)
+
+
+def test_xpass_message_in_full():
+    result = evaluate(Case(id="c", prompt="p", routes_to=("c1",), xfail="flaky floor"), ROUTED)
+    assert result.differences == ("xpass: marked xfail (flaky floor) but every expectation held; remove 'xfail' "
+                                  "if the residual is fixed",)
+
+
+@pytest.mark.parametrize("fields, defaults, summary", [
+    ({"routes_to": ("a", "b")}, None, "\u2192\u00a0a, b"),
+    ({"silent": True}, None, "silent"),
+    ({"silent": False}, None, "not silent"),
+    ({"silent": True, "max_chars": 0}, None, "silent; \u22640 chars"),
+    ({"max_lines": 4, "max_chars": 900, "min_margin": 1.0}, {"max_lines": 4, "max_chars": 900, "min_margin": 1.0},
+     ""),
+    ({"max_lines": 4, "max_chars": 800, "min_margin": 2.5}, {"max_lines": 4, "max_chars": 900, "min_margin": 1},
+     "\u2264800 chars; margin\u22652.5"),
+    ({"max_chars": 900, "min_margin": 1}, {"max_lines": 900, "min_margin": 0},
+     "\u2264900 chars; margin\u22651"),
+    ({"min_margin": 0}, {"max_chars": 0, "max_lines": 0}, "margin\u22650"),
+])
+def test_expected_summary_table(fields, defaults, summary):
+    assert expected_summary(Case(id="c", prompt="p", **fields), defaults=defaults) == summary
+
+
+@pytest.mark.parametrize("defaults, summary", [
+    ({}, ""),
+    ({"max_lines": 12}, "\u226412 lines"),
+    ({"max_chars": 2000}, "\u22642000 chars"),
+    ({"min_margin": 1.0}, "margin\u22651 where a route is expected"),
+    ({"max_lines": 12, "max_chars": 2000, "min_margin": 0.5, "tags": ["spec"]},
+     "\u226412 lines, \u22642000 chars, margin\u22650.5 where a route is expected"),
+])
+def test_defaults_summary_table(defaults, summary):
+    assert defaults_summary(defaults) == summary
+
+
+def test_suite_result_dict_and_settings(write_suite, prompts):
+    path = write_suite(f"""
+        cases:
+          - id: neutral
+            prompt: "{prompts.neutral}"
+            silent: true
+        """)
+    suite = load_suite(path)
+    settings = dict(default_settings(), line_cap=5)
+    result = run_suite(suite, settings)
+    assert result.settings == settings and result.settings is not settings
+    data = result.to_dict()
+    assert data == {"suite": suite.path, "clusters": suite.cluster_path,
+                    "counts": {"pass": 1, "fail": 0, "xfail": 0, "xpass": 0, "total": 1}, "ok": True,
+                    "results": [result.results[0].to_dict()], "sessions": []}

@@ -139,6 +139,10 @@ MALFORMED = [
      "a case must be a mapping"),
     ("xfail-without-reason", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: true\n", 5,
      "'xfail' must be the reason"),
+    ("xfail-mapping-empty-reason", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: {spec: ''}\n", 5,
+     "mapping of provider names to reasons"),
+    ("xfail-mapping-not-strings", "cases:\n  - id: a\n    prompt: p\n    silent: true\n    xfail: {spec: 3}\n", 5,
+     "mapping of provider names to reasons"),
     ("routes-to-list-item-type", "cases:\n  - id: a\n    prompt: p\n    routes_to:\n      - layer1_04\n      - 7\n",
      6, "items must be non-empty strings"),
     ("routes-to-empty", "cases:\n  - id: a\n    prompt: p\n    routes_to: []\n", 4, "empty list"),
@@ -249,10 +253,25 @@ def test_suite_files_in_picks_only_suites(tmp_path):
     assert [p.rsplit("/", 1)[1] for p in suite_files_in(tmp_path)] == ["a.yaml", "b.yml"]
 
 
-def test_bundled_suites_are_the_two_package_files():
+def test_xfail_mapping_names_providers(write_suite):
+    path = write_suite("""
+        cases:
+          - id: a
+            prompt: p
+            silent: true
+            xfail: {spec: spec misses it, weighted: so does weighted}
+    """)
+    case = load_suite(path).cases[0]
+    assert case.xfail is None
+    assert case.xfail_by_provider == (("spec", "spec misses it"), ("weighted", "so does weighted"))
+    assert (case.xfail_for("spec"), case.xfail_for("weighted"), case.xfail_for("null")) == (
+        "spec misses it", "so does weighted", None)
+
+
+def test_bundled_suites_are_the_package_files():
     # Lists what is shipped; the cases themselves are checked by test_cli's bundled test.
     paths = bundled_suites()
-    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml"]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml", "paraphrase.yaml"]
 
 
 def test_facts_only_judges_a_cluster_file_with_other_ids(tmp_path, run_cli):
@@ -286,3 +305,78 @@ def test_facts_only_judges_a_cluster_file_with_other_ids(tmp_path, run_cli):
     broken.write_text(renamed.read_text(encoding="utf-8").replace("setx", "regedit"), encoding="utf-8")
     newly_failing = failing(broken) - failing(renamed)
     assert newly_failing and all("setx" in case_id for case_id in newly_failing), newly_failing
+
+
+# --------------------------------------------------------------------------- sessions: (issue 13)
+
+SESSION_OK = """
+    sessions:
+      - id: s
+        steps:
+          - prompt: "first"
+            injects: [env_bash_tool_env_var_caching]
+            new_lines: 3
+            max_chars: 900
+          - compact
+          - clear: true
+          - prompt: "second"
+            silent: true
+            not_injects: project_hot_strip
+        tags: [session]
+"""
+
+
+def test_a_session_suite_loads_its_steps_in_order(write_suite):
+    suite = load_suite(write_suite(SESSION_OK))
+    [case] = suite.sessions
+    assert [step.kind for step in case.steps] == ["prompt", "compact", "clear", "prompt"]
+    first, last = case.steps[0], case.steps[-1]
+    assert (first.injects, first.new_lines, first.max_chars) == (("env_bash_tool_env_var_caching",), 3, 900)
+    assert (last.silent, last.not_injects) == (True, ("project_hot_strip",))
+    assert first.line == 4 and case.line == 2 and case.tags == ("session",)
+    assert suite.cases == () and case.prompts == ["first", "second"]
+
+
+def _session(steps, extra=""):
+    return "sessions:\n  - id: s\n" + extra + "    steps:\n" + steps
+
+
+SESSION_MALFORMED = [
+    ("no-steps", "sessions:\n  - id: s\n    tags: [x]\n", 2, "has no 'steps'"),
+    ("steps-empty", "sessions:\n  - id: s\n    steps: []\n", 3, "'steps' must be a non-empty list"),
+    ("unknown-session-key", _session("      - prompt: p\n        silent: true\n", "    stepz: 1\n"), 3,
+     "unknown key 'stepz' in session case"),
+    ("unknown-step-key", _session("      - prompt: p\n        silently: true\n"), 5, "unknown key 'silently' in session step"),
+    ("unknown-control-word", _session("      - prompt: p\n        silent: true\n      - compress\n"), 6,
+     "a step must be a mapping"),
+    ("control-not-true", _session("      - prompt: p\n        silent: true\n      - compact: no\n"), 6, "'compact' must be true"),
+    ("control-with-prompt", _session("      - compact: true\n        prompt: p\n"), 5, "a 'compact' step takes no 'prompt'"),
+    ("clear-with-expectation", _session("      - prompt: p\n        silent: true\n      - clear: true\n        silent: true\n"),
+     7, "a 'clear' step takes no 'silent'"),
+    ("step-without-prompt", _session("      - silent: true\n"), 4, "has no 'prompt'"),
+    ("unknown-slug", _session("      - prompt: p\n        injects: [nope]\n"), 5, "unknown member slug 'nope'"),
+    ("silent-and-injects", _session("      - prompt: p\n        silent: true\n        injects: project_hot_strip\n"), 6,
+     "'silent: true' contradicts 'injects'"),
+    ("silent-false-and-zero-lines", _session("      - prompt: p\n        silent: false\n        new_lines: 0\n"), 6,
+     "contradicts 'new_lines: 0'"),
+    ("new-lines-below-injects", _session("      - prompt: p\n        injects: [project_hot_strip, "
+                                         "env_bash_tool_env_var_caching]\n        new_lines: 1\n"), 6,
+     "new_lines 1 is below"),
+    ("negative-new-lines", _session("      - prompt: p\n        new_lines: -2\n"), 5, "'new_lines' must be"),
+    ("no-prompt-step", _session("      - compact\n"), 2, "has no prompt step"),
+    ("no-expectation", _session("      - prompt: p\n      - compact\n"), 2, "has no expectation"),
+    ("id-shared-with-a-case", "cases:\n  - id: s\n    prompt: p\n    silent: true\n"
+                              + _session("      - prompt: p\n        silent: true\n"), 6, "duplicate id 's'"),
+]
+
+
+@pytest.mark.parametrize("name,body,line,message", SESSION_MALFORMED, ids=[m[0] for m in SESSION_MALFORMED])
+def test_a_malformed_session_names_file_and_line(write_suite, name, body, line, message):
+    err, problems = _problems(write_suite(body))
+    assert any(p_line == line and message in p_message for p_line, p_message in problems), problems
+
+
+def test_a_sessions_only_file_is_picked_as_a_suite(tmp_path):
+    from canaries.suite import looks_like_suite
+
+    assert looks_like_suite("sessions:\n  - id: s\n")

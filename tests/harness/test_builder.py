@@ -322,6 +322,7 @@ def test_compare_builds_without_previous_lists_everything_as_new():
     assert changes["previous"] is False and changes["new"] == ["a"] and changes["added"] == ["m1"]
 
 
+@pytest.mark.usefixtures("spec_provider")  # written in spec §10 scores
 def test_self_routing_reports_members_that_land_elsewhere_or_nowhere():
     index = _index([
         ("home", ("pnpm",), [("pnpm_store", "pnpm store on the same drive"), ("lonely", "zebra"),
@@ -336,6 +337,7 @@ def test_self_routing_reports_members_that_land_elsewhere_or_nowhere():
     assert stray["routed"] == ["docker"] and stray["top_score"] > stray["own_score"]
 
 
+@pytest.mark.usefixtures("spec_provider")  # written in spec §10 scores
 def test_self_routing_counts_a_clear_second_as_reached():
     index = _index([
         ("first", ("alpha", "beta"), [("a1", "alpha beta words")]),
@@ -389,6 +391,7 @@ def test_type_is_not_used_for_clustering():
     assert partition(builder.build_clusters(typed).index) == partition(builder.build_clusters(untyped).index)
 
 
+@pytest.mark.usefixtures("spec_provider")  # written in spec §10 scores
 def test_self_routing_reports_a_line_cut_by_the_cap():
     index = _index([("twins", ("alpha",), [("a_first", "alpha beta gamma"), ("b_second", "alpha beta gamma")])])
     settings = dict(default_settings(), line_cap=1)

@@ -251,10 +251,10 @@ def test_output_that_is_a_directory_is_invalid_input(capsys, tmp_path, example_f
 def test_a_failed_write_is_refused_without_a_traceback(capsys, tmp_path, example_flat_index, monkeypatch):
     from harness import fileops
 
-    def full_disk(path, data, mode=None):
+    def full_disk(path, data, mode, name=None):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(fileops, "atomic_write", full_disk)
+    monkeypatch.setattr(fileops, "_synced_temp_beside", full_disk)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", tmp_path / "c.md")
     assert code == 1 and "No space left on device" in err and "Traceback" not in err
 
@@ -268,15 +268,15 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
     out = tmp_path / "c.md"
     build_json(capsys, "--index", example_flat_index, "--out", out, "--clusters", 20)
     old_tsv = (tmp_path / "c.tsv").read_bytes()
-    real_atomic_write = fileops.atomic_write
+    real_temp = fileops._synced_temp_beside
 
-    def md_then_trouble(path, data, mode=None):
+    def md_then_trouble(path, data, mode, name=None):
         if str(path).endswith(".tsv"):
             if failure == "tsv write fails":
                 raise OSError(28, "No space left on device", str(path))
             with open(path, "ab") as handle:
                 handle.write(b"# edited meanwhile\n")
-        return real_atomic_write(path, data, mode)
+        return real_temp(path, data, mode, name)
 
     if failure == "tsv edited meanwhile":
         real_check = fileops.Snapshot.unchanged
@@ -290,7 +290,7 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
         snapshot_md = [out.read_bytes()]
         monkeypatch.setattr(fileops.Snapshot, "unchanged", edit_tsv_before_its_check)
     else:
-        monkeypatch.setattr(fileops, "atomic_write", md_then_trouble)
+        monkeypatch.setattr(fileops, "_synced_temp_beside", md_then_trouble)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", out, "--clusters", 18)
     assert code == 1
     assert "nothing was written" not in err

@@ -7,6 +7,9 @@ import pytest
 
 from harness.cli import main
 
+# The harness is tested with the reference scorer: these stores and expectations are in its scores.
+pytestmark = pytest.mark.usefixtures("spec_provider")
+
 # One passing and one deliberately failing case per expectation kind, on the test store
 # (see tests/support/canary_store.py prompts for what each prompt routes to).
 KINDS = [
@@ -17,7 +20,7 @@ KINDS = [
     ("not_injects", "not_injects: reference_postgres_vacuum", "not_injects: env_bash_tool_env_var_caching",
      "not_injects: injected env_bash_tool_env_var_caching"),
     ("silent", "silent: false", "silent: true", "silent: expected nothing injected got layer1_project_memory_router"),
-    ("max_lines", "max_lines: 3", "max_lines: 2", "max_lines: expected at most 2 got 3"),
+    ("max_lines", "max_lines: 1", "max_lines: 0", "max_lines: expected at most 0 got 1"),
     ("max_chars", "max_chars: 9500", "max_chars: 40", "max_chars: expected at most 40 got"),
     ("min_margin", "min_margin: 4", "min_margin: 5", "min_margin: expected at least 5 got 4"),
 ]
@@ -242,13 +245,13 @@ def test_bundled_suites_run_green_on_a_fresh_install(run_cli, tmp_path):
     from canaries.suite import bundled_suites, load_suite
 
     paths = bundled_suites()
-    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml"]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["spec.yaml", "example.yaml", "paraphrase.yaml"]
     for path in paths:
         assert load_suite(path).cases
     done = run_cli("canary", "run", cwd=tmp_path)
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
-    assert "OK: " in out and "spec.yaml" in out and "example.yaml" in out
+    assert "OK: " in out and all(name in out for name in ("spec.yaml", "example.yaml", "paraphrase.yaml"))
 
 
 @pytest.mark.parametrize("command", ["run", "eval"])
@@ -269,3 +272,21 @@ def test_unwritable_output_path_is_a_clear_error(write_suite, prompts, tmp_path,
     err = capsys.readouterr().err
     assert f"{target}: cannot write the" in err and "Traceback" not in err
     assert not target.exists()
+
+
+def test_a_failing_session_fails_the_run_naming_its_step_and_shows_in_json_and_junit(write_suite, prompts, capsys,
+                                                                                   tmp_path):
+    body = (f"sessions:\n  - id: resend\n    steps:\n      - prompt: \"{prompts.setx}\"\n"
+            f"      - prompt: \"{prompts.setx}\"\n        injects: env_bash_tool_env_var_caching\n")
+    path = write_suite(body, name="canary_sessions.yaml")
+    junit = tmp_path / "out.xml"
+    assert main(["canary", "run", str(path), "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL session resend" in out and "(the session already held it)" in out
+    assert "0 passed, 1 failed" in out
+    assert main(["canary", "run", str(path), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    [session] = data["suites"][0]["sessions"]
+    assert session["verdict"] == "fail" and session["steps"][1]["held"] == session["steps"][0]["sent"][:3]
+    failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
+    assert failure is not None and "step 2" in failure.get("message")

@@ -132,3 +132,36 @@ def inst_key(path):
 def test_doctor_table_for_people(capsys, project):
     code, out, _ = cli(capsys, "doctor", "--project", project)
     assert code == 1 and "hook installed" in out and "FAIL" in out
+
+
+# --------------------------------------------------------------------------- the session reset hook (issue 13)
+
+
+def test_doctor_checks_that_session_start_makes_the_router_forget(capsys, project, example_cluster_file):
+    cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert checks["session reset hook"]["status"] == "pass"
+    assert checks["session reset"]["status"] == "pass", checks["session reset"]["message"]
+    from router.session import sessions_dir
+
+    # the probe's throwaway session leaves no record behind
+    assert not os.path.isdir(sessions_dir()) or not [n for n in os.listdir(sessions_dir()) if "doctor" in n]
+
+
+def test_doctor_fails_a_session_start_hook_that_forgets_nothing(capsys, project, example_cluster_file):
+    cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
+    data = json.loads((project / ".claude" / "settings.json").read_text())
+    data["hooks"]["SessionStart"][0]["hooks"][0]["command"] = "true # memory-router install"
+    (project / ".claude" / "settings.json").write_text(json.dumps(data))
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1
+    assert checks["session reset"]["status"] == "fail"
+    assert "compact: sent nothing" in checks["session reset"]["message"]
+
+
+def test_doctor_warns_when_only_the_prompt_hook_is_wired(capsys, project, example_cluster_file):
+    write_settings(project, hookcommand.router_hook_command(install_cli.router_executable(),
+                                                            clusters=example_cluster_file))
+    _code, checks, _ = doctor(capsys, "--project", project)
+    assert checks["session reset hook"]["status"] == "warn"
+    assert "session reset" not in checks

@@ -5,6 +5,7 @@ import pytest
 
 from harness import fileops
 from router.errors import RefusedError
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 
 
 def test_atomic_write_replaces_whole_and_keeps_mode(tmp_path):
@@ -114,24 +115,13 @@ def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, mon
     if failing == "fsync":
         monkeypatch.setattr(fileops.os, "fsync", no_space)
     else:
-        real_fdopen = fileops.os.fdopen
+        real_write = os.write
 
-        class Failing:
-            def __init__(self, handle):
-                self.handle = handle
+        def half_then_full_disk(fd, data):
+            real_write(fd, bytes(data[: len(data) // 2]))
+            no_space()
 
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.handle.close()
-
-            def write(self, data):
-                self.handle.write(data[: len(data) // 2])
-                self.handle.flush()
-                no_space()
-
-        monkeypatch.setattr(fileops.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
+        monkeypatch.setattr(fileops.os, "write", half_then_full_disk)
     with pytest.raises(RefusedError) as info:
         fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"precious flat index\n" * 50)
     assert "cannot write an archive" in str(info.value)
@@ -139,18 +129,8 @@ def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, mon
 
 
 def test_write_archive_that_reads_back_differently_is_removed(tmp_path, monkeypatch):
-    real_open = open
-
-    def corrupting_open(path, mode="r", *args, **kwargs):
-        handle = real_open(path, mode, *args, **kwargs)
-        if mode == "rb":
-            data = handle.read()
-            handle.close()
-            import io
-            return io.BytesIO(data[:-1])
-        return handle
-
-    monkeypatch.setattr("builtins.open", corrupting_open)
+    real_read = fileops.read_regular_bytes
+    monkeypatch.setattr(fileops, "read_regular_bytes", lambda path: real_read(path)[:-1])
     with pytest.raises(RefusedError) as info:
         fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"abc")
     monkeypatch.undo()
@@ -215,7 +195,7 @@ def test_snapshot_replace_turns_os_errors_into_refusals(tmp_path, monkeypatch):
     def full_disk(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fileops, "atomic_write", full_disk)
+    monkeypatch.setattr(fileops, "_synced_temp_beside", full_disk)
     with pytest.raises(RefusedError) as info:
         snap.replace(b"new")
     assert "could not replace" in str(info.value) and "it is unchanged" in str(info.value)
@@ -229,3 +209,305 @@ def test_snapshot_replace_through_a_symlink_keeps_the_link(tmp_path):
     link.symlink_to(target)
     fileops.Snapshot(link).replace(b'{"a": 1}')
     assert link.is_symlink() and target.read_bytes() == b'{"a": 1}'
+
+
+# --------------------------------------------------------------------------- killed archive writes
+
+KILL_AT_FIRST = """
+import os, sys
+from harness import fileops
+
+def die(*_args, **_kwargs):
+    os._exit(9)
+
+setattr(fileops.os, sys.argv[2], die)
+fileops.write_archive(sys.argv[1], "MEMORY.archive", ".md", b"precious flat index\\n" * 5000, record=True)
+"""
+
+
+@pytest.mark.parametrize("step", ["write", "fsync", "link", "unlink", "replace"])
+def test_archive_killed_at_any_step_is_absent_or_whole_under_its_final_name(tmp_path, step):
+    """Issue 11, class 1: a render killed while writing its archive left a 0-byte or part-written
+    MEMORY.archive-<stamp>.md, which rollback then restored. ``replace`` is the record's rename."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", KILL_AT_FIRST, str(tmp_path), step], capture_output=True,
+                            timeout=60)
+    assert result.returncode == 9, result.stderr
+    visible = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    for archive in visible:
+        assert archive.read_bytes() == b"precious flat index\n" * 5000
+    assert len(visible) == (1 if step in ("unlink", "replace") else 0)
+
+
+def test_archive_record_names_size_and_sha256_and_verifies(tmp_path):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    record = fileops.archive_record_path(path)
+    assert os.path.basename(record) == "." + os.path.basename(path) + ".sha256.json"
+    import json
+
+    assert json.loads(open(record, "rb").read()) == {
+        "archive": os.path.basename(path), "bytes": 5, "sha256": fileops.sha256_bytes(b"flat\n")}
+    assert fileops.read_verified_archive(path) == (b"flat\n", True)
+
+
+@pytest.mark.parametrize("damage", [b"", b"fla", b"flat\nmore\n", b"FLAT\n"])
+def test_an_archive_that_differs_from_its_record_is_refused_naming_it(tmp_path, damage):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    with open(path, "wb") as handle:
+        handle.write(damage)
+    with pytest.raises(RefusedError) as info:
+        fileops.read_verified_archive(path)
+    assert path in str(info.value) and "damaged" in str(info.value)
+
+
+def test_a_damaged_record_is_refused(tmp_path):
+    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
+    with open(fileops.archive_record_path(path), "wb") as handle:
+        handle.write(b'{"bytes": 5, "sha')
+    with pytest.raises(RefusedError, match="integrity record .* is damaged"):
+        fileops.read_verified_archive(path)
+
+
+def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
+    path = tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
+    path.write_bytes(b"by hand\n")
+    assert fileops.read_verified_archive(path) == (b"by hand\n", False)
+
+
+# --------------------------------------------------------------------------- lost updates (class 2)
+
+
+def run_before(monkeypatch, function, path, action, argument):
+    """Run ``action`` once, just before ``os.<function>`` is called with ``path`` as its
+    ``argument``-th argument: a user's save landing at that exact step."""
+    real = getattr(os, function)
+    done = []
+
+    def wrapped(*args):
+        if not done and os.path.abspath(args[argument]) == str(path):
+            done.append(function)
+            action()
+        return real(*args)
+
+    monkeypatch.setattr(fileops.os, function, wrapped)
+    return done
+
+
+def save_as_user(path, data, style):
+    """A user's save: ``in place`` (same inode, as ``>`` in a shell) or ``by rename`` (a new file
+    renamed over it, as most editors do)."""
+    if style == "in place":
+        with open(path, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+    else:
+        swap = path.with_name(path.name + ".editor-swp")
+        swap.write_bytes(data)
+        os.rename(swap, path)
+
+
+def _append(path, data):
+    with open(path, "ab") as handle:
+        handle.write(data)
+
+
+def _overwrite_start(path, data):
+    with open(path, "r+b") as handle:
+        handle.write(data)
+
+
+def require_exchange(directory):
+    """The real ``exchange_names``, or a skip where names cannot be swapped atomically here (the
+    fallback's limit is in docs/safety.md)."""
+    (directory / "probe-a").write_bytes(b"a")
+    (directory / "probe-b").write_bytes(b"b")
+    if not fileops.exchange_names(directory / "probe-a", directory / "probe-b"):
+        pytest.skip("no atomic name exchange on this file system")
+    return fileops.exchange_names
+
+
+def no_exchange(monkeypatch):
+    monkeypatch.setattr(fileops, "exchange_names", lambda first, second: False)
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("swap", ["exchange", "rename"])
+@pytest.mark.parametrize("style", ["in place", "by rename"])
+def test_an_edit_while_the_new_bytes_are_fsynced_is_refused_and_kept(tmp_path, monkeypatch, swap, style):
+    """Issue 11, class 2: an edit after the last check and before the rename was lost, exit 0."""
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+
+    def users_save():
+        save_as_user(path, b"original\nthe user's late line\n", style)
+
+    if swap == "rename":
+        no_exchange(monkeypatch)
+    done = edit_during_fsync_of_temp_for(monkeypatch, path, users_save)
+    with pytest.raises(RefusedError, match="changed"):
+        snap.replace(b"the tool's new text\n")
+    assert done
+    assert path.read_bytes() == b"original\nthe user's late line\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("style", ["in place", "by rename"])
+def test_an_edit_after_the_last_check_is_found_in_the_swapped_out_file_and_put_back(tmp_path, monkeypatch, style):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"a": 1}\n')
+    snap = fileops.Snapshot(path)
+    real_exchange = require_exchange(tmp_path)
+
+    def edit_then_exchange(first, second):
+        if os.path.samefile(second, path) and not getattr(edit_then_exchange, "done", False):
+            edit_then_exchange.done = True
+            save_as_user(path, b'{"a": 2}\n', style)
+        return real_exchange(first, second)
+
+    monkeypatch.setattr(fileops, "exchange_names", edit_then_exchange)
+    with pytest.raises(RefusedError, match="changed while it was being replaced; your version was put back"):
+        snap.replace(b'{"a": 1, "hooks": {}}\n')
+    assert path.read_bytes() == b'{"a": 2}\n'
+
+
+def test_without_exchange_an_in_place_edit_during_the_rename_is_put_back(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    no_exchange(monkeypatch)
+    run_before(monkeypatch, "replace", path, lambda: _overwrite_start(path, b"ORIGINAL\n"), argument=1)
+    with pytest.raises(RefusedError, match="your version was put back"):
+        snap.replace(b"new\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"ORIGINAL\n"
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+def test_a_file_created_while_ours_is_written_is_not_overwritten(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    snap = fileops.Snapshot(path)
+    assert not snap.exists
+    edit_during_fsync_of_temp_for(monkeypatch, path, lambda: path.write_bytes(b'{"theirs": true}\n'))
+    with pytest.raises(RefusedError, match="changed since it was read|was created"):
+        snap.replace(b'{"ours": true}\n')
+    assert path.read_bytes() == b'{"theirs": true}\n'
+
+
+def test_a_creation_racing_the_final_link_is_not_overwritten(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    snap = fileops.Snapshot(path)
+    run_before(monkeypatch, "link", path, lambda: path.write_bytes(b"theirs\n"), argument=1)
+    with pytest.raises(RefusedError, match="was created while it was being written"):
+        snap.replace(b"ours\n")
+    assert path.read_bytes() == b"theirs\n"
+
+
+def _hold_lock(path, ready, release, edit=None):
+    import fcntl
+
+    with open(fileops.lock_path_for(path), "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        ready.set()
+        release.wait(10)
+        if edit:
+            edit()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock on Windows")
+def test_a_cooperating_writer_holding_the_lock_is_waited_for_and_its_edit_kept(tmp_path):
+    import threading
+
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    ready, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_lock, args=(path, ready, release,
+                                                       lambda: path.write_bytes(b"cooperating edit\n")))
+    holder.start()
+    assert ready.wait(10)
+    threading.Timer(0.5, release.set).start()
+    with pytest.raises(RefusedError, match="changed since it was read"):
+        snap.replace(b"new\n")  # blocks until the holder has written and let go
+    holder.join(10)
+    assert path.read_bytes() == b"cooperating edit\n"
+    assert fileops.lock_path_for(path) == str(tmp_path / ".MEMORY.md.memory-router.lock")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock on Windows")
+def test_a_lock_held_too_long_is_a_refusal_naming_it(tmp_path, monkeypatch):
+    import threading
+
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    monkeypatch.setattr(fileops, "LOCK_TIMEOUT_SECONDS", 0.3)
+    ready, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_lock, args=(path, ready, release))
+    holder.start()
+    assert ready.wait(10)
+    try:
+        with pytest.raises(RefusedError, match=r"being written by another program .*\.MEMORY\.md\.memory-router\.lock"):
+            snap.replace(b"new\n")
+    finally:
+        release.set()
+        holder.join(10)
+    assert path.read_bytes() == b"original\n"
+
+
+def test_remove_puts_back_a_file_changed_after_the_check(tmp_path, monkeypatch):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b"{}\n")
+    snap = fileops.Snapshot(path)
+    run_before(monkeypatch, "rename", path, lambda: _append(path, b"// added\n"), argument=0)
+    with pytest.raises(RefusedError, match="changed while it was being removed; it was put back"):
+        snap.remove()
+    assert path.read_bytes() == b"{}\n// added\n"
+    monkeypatch.undo()
+    fileops.Snapshot(path).remove()
+    assert not path.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_displaced_file_that_cannot_be_read_is_swapped_back(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    real_exchange = require_exchange(tmp_path)
+
+    def fifo_then_exchange(first, second):
+        if not (tmp_path / "pipe").exists():
+            os.mkfifo(tmp_path / "pipe")
+            os.rename(tmp_path / "pipe", path)  # whatever is there now, it is not what was read
+        return real_exchange(first, second)
+
+    monkeypatch.setattr(fileops, "exchange_names", fifo_then_exchange)
+    with pytest.raises(RefusedError, match="your version was put back"):
+        snap.replace(b"new\n")
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_without_exchange_a_second_writer_after_the_put_back_check_keeps_theirs(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"original\n")
+    snap = fileops.Snapshot(path)
+    no_exchange(monkeypatch)
+    real_replace = os.replace
+
+    def in_place_edit_then_replace_then_another_save(src, dst):
+        if os.path.abspath(dst) == str(path) and src.endswith(".tmp") and not (tmp_path / "done").exists():
+            (tmp_path / "done").write_bytes(b"")
+            _overwrite_start(path, b"ORIGINAL\n")
+            result = real_replace(src, dst)
+            (tmp_path / "third").write_bytes(b"third writer\n")
+            real_replace(tmp_path / "third", path)
+            return result
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(fileops.os, "replace", in_place_edit_then_replace_then_another_save)
+    with pytest.raises(RefusedError, match="twice; it holds the last writer's version"):
+        snap.replace(b"new\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"third writer\n"

@@ -51,3 +51,21 @@ def test_sentinel_command_runs_module_with_safe_path():
 ])
 def test_runs_router_hook(command, expected):
     assert hookcommand.runs_router_hook(command) is expected
+
+
+def test_session_start_command_and_its_recognition():
+    command = hookcommand.session_start_command(["/opt/my tools/memory-router"])
+    assert command.endswith(" " + hookcommand.ROUTER_MARK)
+    assert hookcommand.command_words(command) == ["/opt/my tools/memory-router", "session-start"]
+    assert hookcommand.runs_session_start(command) is True
+    assert hookcommand.runs_router_hook(command) is False
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("memory-router session-start", True),
+    ("/usr/bin/python3 -P -m harness session-start", True),
+    ("memory-router hook", False),
+    ("echo memory-router session-start", False),
+])
+def test_runs_session_start(command, expected):
+    assert hookcommand.runs_session_start(command) is expected

@@ -214,3 +214,41 @@ def test_record_notes_hashes():
     record = inst.new_record("s.json", "router", b"a", b"b", "bk", "cmd", {"text": "T"})
     assert record["original_sha256"] == sha256_bytes(b"a") and record["written_sha256"] == sha256_bytes(b"b")
     assert record["text"] == "T" and record["original_existed"] is True
+
+
+# --------------------------------------------------------------------------- the SessionStart handler (issue 13)
+
+SESSION = "/venv/bin/memory-router session-start # memory-router install"
+
+
+def test_add_to_another_event_with_a_matcher_and_remove_both():
+    first = inst.add_entry(settings_with_foreign_hooks(), OURS, inst.ROUTER_MARK)
+    second = inst.add_entry(first.settings, SESSION, inst.ROUTER_MARK, event=inst.SESSION_EVENT,
+                            matcher=inst.SESSION_MATCHER)
+    assert second.action == "added" and second.detail == "hooks.SessionStart[0].hooks[0]"
+    assert second.settings["hooks"]["SessionStart"] == [{"matcher": "compact|clear",
+                                                         "hooks": [hookcommand.handler(SESSION)]}]
+    both = inst.combine(first, second)
+    assert both.action == "added" and both.settings is second.settings
+    # each event keeps its own handler: our UserPromptSubmit one is not "updated" into SessionStart's
+    assert [e.command for e in inst.find_entries(both.settings, inst.ROUTER_MARK)] == [OURS]
+    removed = inst.remove_entries(both.settings, inst.ROUTER_MARK)
+    assert removed.settings == settings_with_foreign_hooks()
+    assert "hooks.SessionStart[0].hooks[0]" in removed.detail
+
+
+@pytest.mark.parametrize("actions, expected", [
+    (("unchanged", "unchanged"), "unchanged"),
+    (("unchanged", "added"), "added"),
+    (("updated", "unchanged"), "updated"),
+    (("updated", "added"), "added"),
+    (("conflict", "added"), "conflict"),
+])
+def test_combine(actions, expected):
+    first, second = (inst.Change({}, action, f"d{i}") for i, action in enumerate(actions))
+    assert inst.combine(first, second).action == expected
+
+
+def test_a_misshapen_session_start_list_is_refused():
+    with pytest.raises(InputError, match="hooks.SessionStart"):
+        inst.parse_settings(b'{"hooks": {"SessionStart": {"hooks": []}}}', "s.json")

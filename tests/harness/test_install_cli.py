@@ -11,6 +11,7 @@ from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
 from harness import install_cli, settingsfile
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from support.settings_project import backups, cli, settings_file
 
 FOREIGN = (
@@ -194,6 +195,21 @@ def test_file_changed_during_install_is_refused(capsys, project, monkeypatch):
     assert settings_file(project).read_bytes() == b'{"edited": "meanwhile"}'
 
 
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_an_edit_while_settings_are_fsynced_is_refused_and_kept(capsys, project, monkeypatch, command):
+    """Issue 11, class 2: a save to settings.json between the last check and the rename was lost."""
+    settings_file(project).write_bytes(FOREIGN)
+    if command == "uninstall":
+        assert cli(capsys, "install", "--project", project)[0] == 0
+    late = settings_file(project).read_bytes().replace(b'"model": "opus"', b'"model": "sonnet"')
+    done = edit_during_fsync_of_temp_for(monkeypatch, settings_file(project),
+                                         lambda: settings_file(project).write_bytes(late))
+    code, _, err = cli(capsys, command, "--project", project)
+    assert done and code == 1 and "changed" in err
+    assert settings_file(project).read_bytes() == late
+
+
 @pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
 def test_missing_project_directory_is_input_error(capsys, tmp_path, command):
     code, _, err = cli(capsys, *command, "--project", tmp_path / "typo")
@@ -224,3 +240,58 @@ def test_router_executable_is_absolute_and_runs():
     assert os.path.isabs(argv[0])
     result = subprocess.run(argv + ["--version"], capture_output=True, timeout=60)
     assert result.returncode == 0 and b"memory-router" in result.stdout
+
+
+# --------------------------------------------------------------------------- the SessionStart hook (issue 13)
+
+
+def _session_entries(data):
+    return inst.find_entries(inst.parse_settings(data, "s"), inst.ROUTER_MARK, event=inst.SESSION_EVENT)
+
+
+@pytest.mark.parametrize("name", sorted(ORIGINALS))
+def test_install_adds_the_session_start_hook_and_uninstall_takes_both_out(capsys, project, name):
+    original = ORIGINALS[name]
+    settings_file(project).write_bytes(original)
+    code, out, _ = cli(capsys, "install", "--project", project)
+    assert code == 0 and "on compaction and /clear:" in out
+    installed = settings_file(project).read_bytes()
+    [entry] = _session_entries(installed)
+    assert hookcommand.command_words(entry.command)[1:] == ["session-start"]
+    group = json.loads(installed.decode("utf-8-sig"))["hooks"]["SessionStart"][entry.group]
+    assert group["matcher"] == "compact|clear"
+    assert cli(capsys, "install", "--project", project)[1].startswith("the memory-router hook already installed")
+    assert settings_file(project).read_bytes() == installed
+    assert cli(capsys, "uninstall", "--project", project)[0] == 0
+    assert settings_file(project).read_bytes() == original
+
+
+def test_an_install_from_before_the_session_hook_upgrades_and_still_uninstalls_exactly(capsys, project):
+    settings_file(project).write_bytes(FOREIGN)
+    cli(capsys, "install", "--project", project)
+    # what an install before issue 13 left: our UserPromptSubmit handler only
+    old = inst.remove_entries(inst.parse_settings(settings_file(project).read_bytes(), "s"), inst.ROUTER_MARK,
+                              events=(inst.SESSION_EVENT,))
+    snap, settings = settingsfile.read_settings(str(settings_file(project)))
+    from harness import jsonedit
+
+    written = jsonedit.render_change(snap.data, settings, old.settings)
+    settings_file(project).write_bytes(written)
+    record = settingsfile.read_record(str(settings_file(project)), settingsfile.ROUTER_ROLE)
+    record["written_sha256"] = __import__("harness.fileops", fromlist=["x"]).sha256_bytes(written)
+    settingsfile.write_record(str(settings_file(project)), settingsfile.ROUTER_ROLE, record)
+    assert not _session_entries(written)
+
+    code, out, _ = cli(capsys, "install", "--project", project)
+    assert code == 0 and "installed the memory-router hook" in out
+    assert len(_session_entries(settings_file(project).read_bytes())) == 1
+    cli(capsys, "uninstall", "--project", project)
+    assert settings_file(project).read_bytes() == FOREIGN
+
+
+def test_uninstall_leaves_a_hand_written_session_start_hook(capsys, project):
+    data = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "memory-router session-start"}]}]}}
+    settings_file(project).write_text(json.dumps(data))
+    cli(capsys, "install", "--project", project)
+    cli(capsys, "uninstall", "--project", project)
+    assert json.loads(settings_file(project).read_text()) == data

@@ -16,6 +16,7 @@ from harness.cli import main
 from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 
 
 def sha(path):
@@ -155,7 +156,13 @@ def test_failed_final_rename_leaves_live_file_whole_and_archive_present(store, m
             raise OSError(28, "No space left on device")
         return real_replace(src, dst, *args, **kwargs)
 
+    def failing_exchange(first, second):
+        if os.path.abspath(second) == str(store.live):
+            raise OSError(5, "Input/output error")
+        return False
+
     monkeypatch.setattr(fileops.os, "replace", failing_replace)
+    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
     assert store.render() == 1
     err = capsys.readouterr().err
     assert "could not replace" in err and "unchanged" in err and "Traceback" not in err
@@ -183,8 +190,8 @@ def test_live_file_changed_while_planning_is_refused_with_nothing_written(store,
 def test_live_file_changed_after_archiving_is_refused_and_not_overwritten(store, monkeypatch, capsys):
     real_write_archive = fileops.write_archive
 
-    def archive_then_edit(*args):
-        path = real_write_archive(*args)
+    def archive_then_edit(*args, **kwargs):
+        path = real_write_archive(*args, **kwargs)
         with open(store.live, "a", encoding="utf-8") as handle:
             handle.write("- late_memory \u2014 appended after the archive\n")
         return path
@@ -343,9 +350,10 @@ def test_rollback_picks_the_newest_archive_by_name(store, capsys):
     older = store.memory_dir / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
     newer = store.memory_dir / "MEMORY.archive-2026-02-01T00-00-00-000Z.md"
     newer_clash = store.memory_dir / "MEMORY.archive-2026-02-01T00-00-00-000Z-2.md"
-    older.write_bytes(b"older\n")
-    newer.write_bytes(b"newer\n")
-    newer_clash.write_bytes(b"newer, second in the same millisecond\n")
+    for path, data in ((older, b"older\n"), (newer, b"newer\n"),
+                       (newer_clash, b"newer, second in the same millisecond\n")):
+        path.write_bytes(data)
+        fileops.write_archive_record(path, data)  # as write_archive records it
     # A pre-rollback copy with a later stamp is never the default.
     (store.memory_dir / "MEMORY.pre-rollback-2027-01-01T00-00-00-000Z.md").write_bytes(b"pre\n")
     os.utime(older, None)  # mtime must not matter, only the stamp in the name
@@ -377,8 +385,8 @@ def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, 
     slim_text = store.live.read_bytes()
     real_write_archive = fileops.write_archive
 
-    def archive_then_edit(*args):
-        path = real_write_archive(*args)
+    def archive_then_edit(*args, **kwargs):
+        path = real_write_archive(*args, **kwargs)
         with open(store.live, "ab") as handle:
             handle.write(b"- edited \xe2\x80\x94 meanwhile\n")
         return path
@@ -399,7 +407,13 @@ def test_rollback_failed_rename_leaves_live_file_and_both_archives(store, monkey
             raise OSError(5, "Input/output error")
         return real_replace(src, dst, *args, **kwargs)
 
+    def failing_exchange(first, second):
+        if os.path.abspath(second) == str(store.live):
+            raise OSError(5, "Input/output error")
+        return False
+
     monkeypatch.setattr(fileops.os, "replace", failing_replace)
+    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
     assert store.rollback() == 1
     assert sha(store.live) == slim_sha
     [pre] = store.archives("MEMORY.pre-rollback-")
@@ -465,7 +479,8 @@ def test_rollback_after_a_render_late_in_a_second_restores_that_render_archive(s
     stale = store.memory_dir / f"MEMORY.archive-{fileops.utc_stamp(second + 0.5)}.md"
     stale.write_bytes(b"an older index\n")
     monkeypatch.setattr(fileops, "time", types.SimpleNamespace(
-        time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime))
+        time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime, monotonic=time.monotonic,
+        sleep=time.sleep))
     assert store.render() == 0
     monkeypatch.undo()
     assert store.rollback() == 0
@@ -499,3 +514,100 @@ def test_unknown_hot_slug_from_front_matter_names_the_memory_file(store, capsys)
     err = capsys.readouterr().err
     assert f"no_such_memory (from hot: true in {bad})" in err
     assert sha(store.live) == store.flat_sha and store.archives() == []
+
+
+# --------------------------------------------------------------------------- truncated archives
+
+RENDER_UNDER_A_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+sys.dont_write_bytecode = True
+from harness.cli import main
+import harness.slim_cli, harness.fileops, harness.slim, harness.report, router.clusterfile  # noqa: F401
+# A real kill in the middle of a write: past RLIMIT_FSIZE the kernel sends SIGXFSZ, whose default
+# action (Python ignores it; restored here) terminates the process.
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGXFSZ"), reason="no RLIMIT_FSIZE signal here")
+@pytest.mark.parametrize("fraction", [0.001, 0.5, 0.999])
+def test_render_killed_mid_archive_leaves_no_truncated_archive_for_rollback(store, capsys, fraction):
+    """Issue 11, class 1: the killed render's archive must never appear under its final name
+    incomplete, and the rollback that follows must never write a truncated MEMORY.md."""
+    import signal
+    import subprocess
+    import sys
+
+    flat = store.live.read_bytes()
+    limit = max(1, int(len(flat) * fraction))
+    result = subprocess.run([sys.executable, "-c", RENDER_UNDER_A_FILE_SIZE_LIMIT, str(limit), "slim", "render",
+                             "--memory-dir", str(store.memory_dir), "--config", str(store.config)],
+                            capture_output=True, timeout=60)
+    assert result.returncode == -signal.SIGXFSZ, result.stderr
+    assert store.live.read_bytes() == flat
+    assert store.archives() == []  # only a hidden temp file may remain
+    assert store.rollback() == 1
+    assert "no MEMORY.archive-" in capsys.readouterr().err
+    assert store.live.read_bytes() == flat
+
+
+@pytest.mark.parametrize("damage", ["zero bytes", "truncated", "part rewritten", "appended"])
+def test_rollback_refuses_an_archive_that_differs_from_its_record(store, capsys, damage):
+    assert store.render() == 0
+    slim_bytes = store.live.read_bytes()
+    [archive] = store.archives()
+    flat = archive.read_bytes()
+    archive.write_bytes({"zero bytes": b"", "truncated": flat[: len(flat) // 3],
+                         "part rewritten": flat[:100] + b"\0" * 50 + flat[150:],
+                         "appended": flat + b"- extra \xe2\x80\x94 line\n"}[damage])
+    capsys.readouterr()
+    assert store.rollback() == 1
+    err = capsys.readouterr().err
+    assert str(archive) in err and "damaged" in err and err.count("\n") == 1
+    assert store.live.read_bytes() == slim_bytes
+    assert store.archives("MEMORY.pre-rollback-") == []
+    assert store.rollback("--archive", str(archive)) == 1  # named explicitly, still checked
+    assert store.live.read_bytes() == slim_bytes
+
+
+def test_rollback_refuses_the_newest_archive_without_a_record_unless_named(store, capsys):
+    """An archive from before records were kept (or a 0-byte one an old render left) is never
+    picked by default; naming it restores it and says it was unchecked."""
+    legacy = store.memory_dir / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
+    legacy.write_bytes(b"")
+    assert store.rollback() == 1
+    err = capsys.readouterr().err
+    assert str(legacy) in err and "no integrity record" in err
+    assert store.live.read_bytes() != b""
+    legacy.write_bytes(b"# Memory Index\n- restored_by_name \xe2\x80\x94 hand-made\n")
+    assert store.rollback("--archive", str(legacy)) == 0
+    assert "unchecked" in capsys.readouterr().out
+    assert store.live.read_bytes() == legacy.read_bytes()
+
+
+def test_rollback_json_says_whether_the_archive_was_verified(store, capsys):
+    assert store.render() == 0
+    capsys.readouterr()
+    assert store.rollback("--json") == 0
+    assert json.loads(capsys.readouterr().out)["archive_verified"] is True
+
+
+# --------------------------------------------------------------------------- lost updates
+
+
+@pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
+@pytest.mark.parametrize("command", ["render", "rollback"])
+def test_an_edit_while_the_new_index_is_fsynced_is_refused_and_kept(store, monkeypatch, capsys, command):
+    """Issue 11, class 2: a save to MEMORY.md between the last check and the rename was lost."""
+    if command == "rollback":
+        assert store.render() == 0
+    before = store.live.read_bytes()
+    late = before + "- late_note \u2014 saved while memory-router was writing\n".encode()
+    done = edit_during_fsync_of_temp_for(monkeypatch, store.live, lambda: store.live.write_bytes(late))
+    capsys.readouterr()
+    assert (store.render() if command == "render" else store.rollback()) == 1
+    assert done
+    assert "changed" in capsys.readouterr().err
+    assert store.live.read_bytes() == late

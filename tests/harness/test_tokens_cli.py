@@ -17,7 +17,9 @@ from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from router.config import default_settings
-from router.score import build_routing_table, route_prompt
+from router.provider import build_table
+from router.score import build_routing_table
+from router.session import route_fresh
 
 LONG_SESSION = "v2.0.76-tools.jsonl"   # first reply: input 10, cache 8889 + 17919, output 1 then 358
 TOOL_HEAVY = "v2.1.38-tools.jsonl"
@@ -88,10 +90,11 @@ def test_report_sections_on_the_example_store(paths, capsys):
     assert loaded["flat"]["tokens_method"] == "estimate" and loaded["flat"]["truncated"] is False
 
     # (b) recomputed independently: route each prompt, count the wrapped injection.
-    table = build_routing_table(load_cluster_file(paths.clusters))
+    table = build_table(load_cluster_file(paths.clusters))
     expected = []
     for prompt in PROMPTS:
-        text = route_prompt(prompt, table, default_settings())["additional_context"]
+        # what a fresh session is sent (the line selection applied)
+        text = route_fresh(prompt, table, default_settings())["additional_context"]
         expected.append(tk.estimate_tokens(tk.rendered_injection(text)) if text else 0)
     injections = result["injections"]
     assert [row["tokens"] for row in injections["per_prompt"]] == expected

@@ -1,4 +1,7 @@
+import io
+import json
 import os
+import random
 import subprocess
 import sys
 
@@ -55,6 +58,28 @@ def test_sharded_cache_routes_exactly_like_the_fresh_table(big_store):
     assert routed >= 30  # the comparison exercised real routes, not only silence
 
 
+@pytest.mark.parametrize("provider", ["spec", "weighted"])
+def test_sharded_cache_routes_every_builtin_like_the_fresh_table(big_store, provider):
+    from router.provider import build_table, route
+
+    def build(path):
+        return build_table(load_cluster_file(path))
+
+    fresh = build(big_store)
+    load_routing_table(big_store, build)
+    from_cache = load_routing_table(big_store, build)
+    assert not isinstance(from_cache["term_postings"], dict)
+    assert from_cache["weighted_meta"] == fresh["weighted_meta"]
+    settings = dict(default_settings(), provider=provider)
+    prompts = _prompts(big_store) + ["kalomi renzor tekvas"]  # misspelt and unknown words too
+    routed = 0
+    for prompt in prompts:
+        expected = route(prompt, fresh, settings)
+        assert route(prompt, from_cache, settings) == expected
+        routed += bool(expected["routed"])
+    assert routed >= 30
+
+
 def test_cache_hit_does_not_call_build(big_store):
     load_routing_table(big_store, _build)
 
@@ -106,7 +131,7 @@ def test_unwritable_cache_dir_is_ignored(big_store, monkeypatch, tmp_path):
 
 def test_serialised_table_is_compact_per_shard(big_store):
     data = serialise_table(_build(big_store), ("k",))
-    assert data[:8] == b"MRTABLE3"
+    assert data[:8] == cache._MAGIC
 
 
 def _counting_build():
@@ -231,3 +256,158 @@ def test_fifo_in_place_of_a_cache_entry_does_not_hang(tmp_path, example_cluster_
                             timeout=20)
     assert result.returncode == 0
     assert b"env_bash_tool_env_var_caching" in result.stdout
+
+
+# --------------------------------------------------------------------------- damaged entries
+
+
+HOOK_PROMPTS = ("I set an env var with setx but the Bash tool still can't see it",
+                "what did we decide about the PR size limit and code review",
+                "refactor this loop")
+
+
+@pytest.fixture
+def hook_store(tmp_path, monkeypatch):
+    """A store with several posting and cluster shards, a config cached beside it, and a counter
+    of how often the hook rebuilt each."""
+    from router import hook
+
+    store = tmp_path / "c.md"
+    store.write_text(generate_store(clusters=60, members_per_cluster=3, vocabulary=800, seed=5), encoding="utf-8")
+    config = tmp_path / "memory-router.toml"
+    config.write_text(f'clusters = "{store.as_posix()}"\nline_cap = 4\n', encoding="utf-8")
+    builds = {"table": 0, "config": 0}
+    real_table, real_config = hook._build_table, hook._parse_config
+
+    def table(path):
+        builds["table"] += 1
+        return real_table(path)
+
+    def config_of(path):
+        builds["config"] += 1
+        return real_config(path)
+
+    monkeypatch.setattr(hook, "_build_table", table)
+    monkeypatch.setattr(hook, "_parse_config", config_of)
+    index = load_cluster_file(store)
+    prompts = list(HOOK_PROMPTS) + [" ".join(c.members[0].hook.split()[:4]) + " " + c.tags[0]
+                                    for c in index.clusters[::7]]
+    return store, config, builds, prompts
+
+
+def _hook_answer(config, prompt):
+    from router.hook import run_hook
+
+    out = io.StringIO()
+    assert run_hook(["--config", str(config)], io.BytesIO(json.dumps({"prompt": prompt}).encode()), out) == 0
+    return out.getvalue()
+
+
+def _entries():
+    directory = os.environ["MEMORY_ROUTER_CACHE_DIR"]
+    return sorted(os.path.join(directory, name) for name in os.listdir(directory))
+
+
+def _corrupt(data, rng):
+    """One random damage: flipped bytes, a zeroed run, a truncation or trailing junk."""
+    how = rng.choice(("flip", "flip", "flip", "zero", "truncate", "append"))
+    data = bytearray(data)
+    if how == "flip":
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] ^= rng.randint(1, 255)
+    elif how == "zero":
+        start = rng.randrange(len(data))
+        data[start:start + rng.randint(1, 64)] = bytes(min(len(data) - start, 64))[: len(data[start:start + 64])]
+    elif how == "truncate":
+        del data[rng.randrange(len(data)):]
+    else:
+        data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+    return bytes(data)
+
+
+def test_random_corruptions_of_cache_entries_never_change_the_hooks_answer(hook_store, monkeypatch):
+    """Issue 11, class 4: 300 seeded corruptions of the cached table and config; the hook's output
+    must always be what it prints with no cache at all."""
+    store, config, builds, prompts = hook_store
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    expected = {prompt: _hook_answer(config, prompt) for prompt in prompts}
+    assert sum(bool(answer) for answer in expected.values()) >= 4  # real injections are compared
+    monkeypatch.delenv("MEMORY_ROUTER_NO_CACHE")
+    for prompt in prompts:
+        _hook_answer(config, prompt)
+    pristine = {entry: open(entry, "rb").read() for entry in _entries()}
+    assert {os.path.basename(e).split("-")[0] for e in pristine} == {"table", "config"}
+    rng = random.Random(1111)
+    detected = 0
+    for _ in range(300):
+        entry = rng.choice(sorted(pristine))
+        damaged = _corrupt(pristine[entry], rng)
+        with open(entry, "wb") as handle:
+            handle.write(damaged)
+        before = dict(builds)
+        for prompt in rng.sample(prompts, 3):
+            assert _hook_answer(config, prompt) == expected[prompt], (entry, prompt)
+        if builds != before:
+            detected += 1
+            # Rebuilt and rewritten: the next prompts read a whole entry again.
+            assert open(entry, "rb").read() == pristine[entry]
+        with open(entry, "wb") as handle:
+            handle.write(pristine[entry])
+    assert detected >= 150  # most damage is read by three prompts; the rest was never read, so never used
+
+
+def test_a_corrupted_shard_is_rebuilt_on_the_next_call_not_silent_forever(hook_store):
+    store, config, builds, prompts = hook_store
+    prompt = prompts[len(HOOK_PROMPTS)]
+    answer = _hook_answer(config, prompt)
+    assert answer and _hook_answer(config, prompt) == answer
+    (entry,) = [e for e in _entries() if os.path.basename(e).startswith("table-")]
+    pristine = open(entry, "rb").read()
+    # Damage every shard (all past the header), keeping the size.
+    damaged = bytearray(pristine)
+    for offset in range(len(damaged) // 3, len(damaged), 37):
+        damaged[offset] ^= 0x20
+    with open(entry, "wb") as handle:
+        handle.write(bytes(damaged))
+    rebuilt = builds["table"]
+    assert _hook_answer(config, prompt) == answer
+    assert builds["table"] == rebuilt + 1
+    assert open(entry, "rb").read() == pristine
+    assert _hook_answer(config, prompt) == answer
+    assert builds["table"] == rebuilt + 1  # served from the rewritten cache
+
+
+def test_a_shard_failing_its_checksum_is_never_loaded(big_store, monkeypatch):
+    load_routing_table(big_store, _build)
+    (entry,) = _entries()
+    data = bytearray(open(entry, "rb").read())
+    data[-5] ^= 0x01
+    with open(entry, "wb") as handle:
+        handle.write(bytes(data))
+    loads = []
+    real_loads = cache.marshal.loads
+    monkeypatch.setattr(cache.marshal, "loads", lambda blob: loads.append(len(blob)) or real_loads(blob))
+    table = load_routing_table(big_store, _build)
+    with pytest.raises(cache.CorruptCacheError):
+        for position in range(len(table["clusters"])):
+            table["clusters"][position]
+    fresh = _build(big_store)
+    assert cache.use_routing_table(big_store, _build, lambda t: [t["clusters"][i] for i in range(300)]) == [
+        fresh["clusters"][i] for i in range(300)]
+
+
+def test_config_entry_with_a_bad_checksum_is_rebuilt(tmp_path):
+    from router.configfile import parse_config_file
+
+    path = tmp_path / "memory-router.toml"
+    path.write_text("line_cap = 5\n", encoding="utf-8")
+    assert cached(path, "config", parse_config_file)["settings"]["line_cap"] == 5
+    (entry,) = _entries()
+    data = open(entry, "rb").read()
+    # Turn the stored 5 into 6 inside the marshal body: valid marshal, wrong value.
+    body = data.replace(b"\xe9\x05\x00\x00\x00", b"\xe9\x06\x00\x00\x00", 1)
+    assert body != data
+    with open(entry, "wb") as handle:
+        handle.write(body)
+    assert cached(path, "config", parse_config_file)["settings"]["line_cap"] == 5
+    assert open(entry, "rb").read() == data

@@ -32,6 +32,18 @@ def test_learning_is_off_unless_the_config_turns_it_on(tmp_path, text, learning,
     assert "learned_cap" not in config["settings"]
 
 
+def test_provider_keys(tmp_path):
+    from router import config as config_mod
+
+    path = write(tmp_path / "memory-router.toml",
+                 'provider = "acme.routing:make"\nprovider_timeout_ms = 40\nintent_gate = false\nweighted_floor = 5\n')
+    settings = configfile.parse_config_file(str(path))["settings"]
+    assert (settings["provider"], settings["provider_timeout_ms"], settings["intent_gate"]) == (
+        "acme.routing:make", 40, False)
+    assert settings["weighted_floor"] == 5.0 and isinstance(settings["weighted_floor"], float)
+    assert config_mod.DEFAULTS["provider"] in ("spec", "weighted")
+
+
 def test_pyproject_table_and_absence(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.memory-router]\nline_cap = 8\n')
     assert configfile.parse_config_file(str(path))["settings"]["line_cap"] == 8
@@ -53,6 +65,12 @@ def test_pyproject_table_and_absence(tmp_path):
         ("learning = 1\n", "learning must be true or false"),
         ("learned_cap = 0\n", "learned_cap must be a positive integer"),
         ("learned_cap = true\n", "learned_cap must be a positive integer"),
+        ("provider = 3\n", "provider must be a string"),
+        ('provider = "bm25"\n', "neither a built-in"),
+        ('provider = "my-pkg:make"\n', "dotted Python names"),
+        ("intent_gate = 1\n", "intent_gate must be true or false"),
+        ("min_confidence = 1.5\n", "min_confidence must be between 0 and 1"),
+        ('weighted_floor = "high"\n', "weighted_floor must be a number"),
         ("learned_cap = 2.5\n", "learned_cap must be a positive integer"),
     ],
 )

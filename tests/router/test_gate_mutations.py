@@ -56,12 +56,13 @@ def _mutant_router(target, original, mutant, monkeypatch):
 
 def _gate_failures(score_module):
     failures = []
-    settings = default_settings()
+    settings = dict(default_settings(), provider="spec")
     for path in bundled_suites():
         suite = load_suite(path)
         table = score_module.build_routing_table(load_cluster_file(suite.cluster_path))
         for case in suite.cases:
-            result = evaluate(case, score_module.route_prompt(case.prompt, table, settings))
+            decision = score_module.route_prompt(case.prompt, table, settings)
+            result = evaluate(case, dict(decision, provider="spec"))
             if result.failed:
                 failures.append(case.id)
     return failures

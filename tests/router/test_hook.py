@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,8 +24,11 @@ NEUTRAL = ["refactor this loop", "what is the capital of Australia", "what's the
 
 
 def payload(prompt, cwd="/tmp", **extra):
-    data = {"session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0",
-            "transcript_path": "/home/u/.claude/projects/-tmp/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
+    # A fresh session per payload: a session that already holds a line is not sent it again
+    # (tests/router/test_session.py covers that).
+    session_id = str(uuid.uuid4())
+    data = {"session_id": session_id,
+            "transcript_path": f"/home/u/.claude/projects/-tmp/{session_id}.jsonl",
             "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
     data.update(extra)
     return json.dumps(data).encode()
@@ -78,7 +82,11 @@ def test_config_file_sets_cluster_path_and_constants(run_cli, example_cluster_fi
     env = {"CLAUDE_PROJECT_DIR": str(project)}
     assert_injection(run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout)
     # a floor nobody can reach silences the hook: proves the config's constants are used
-    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nscore_floor = 999\n', encoding="utf-8")
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "weighted"\nweighted_floor = 999\n',
+                      encoding="utf-8")
+    assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "spec"\nscore_floor = 999\n',
+                      encoding="utf-8")
     assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
 
 
@@ -129,6 +137,25 @@ def test_fail_open_exits_0_with_empty_stdout(run_cli, example_cluster_file, tmp_
     assert result.stdout == b""
     logged = log.read_text(encoding="utf-8").splitlines()
     assert len(logged) == 1 and "memory-router hook:" in logged[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("hook_args", [["hook"], ["sentinel", "hook"]], ids=["router", "sentinel"])
+def test_log_that_is_a_fifo_keeps_the_hook_silent_and_fast(run_cli, example_cluster_file, tmp_path, hook_args):
+    """Issue 11, class 3: $MEMORY_ROUTER_LOG naming a FIFO with no reader hung the hook for ever."""
+    (tmp_path / "file").write_text("not a directory")
+    # A bad payload for the router, a flag that cannot be created for the sentinel: both fail
+    # open and log, first to a regular file (so the case is known to log), then to a FIFO.
+    args = (["--clusters", example_cluster_file] if hook_args == ["hook"]
+            else ["--flag", tmp_path / "file" / "flag", "--text", "x"])
+    regular = tmp_path / "log.txt"
+    result = run_cli(*hook_args, *args, input=b'{"prompt": ', env={"MEMORY_ROUTER_LOG": str(regular)}, timeout=20)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert regular.read_text(encoding="utf-8").count("\n") == 1
+    log = tmp_path / "log.fifo"
+    os.mkfifo(log)
+    result = run_cli(*hook_args, *args, input=b'{"prompt": ', env={"MEMORY_ROUTER_LOG": str(log)}, timeout=20)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
 
 
 def test_no_log_file_unless_asked(run_cli, example_cluster_file, tmp_path):
@@ -221,7 +248,7 @@ def test_any_exception_fails_open(monkeypatch, example_cluster_file):
     def boom(*_args, **_kwargs):
         raise RuntimeError("scorer exploded")
 
-    monkeypatch.setattr(hook, "route_prompt", boom)
+    monkeypatch.setattr(hook, "route", boom)
     out = io.StringIO()
     assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload("setx bash")), out) == 0
     assert out.getvalue() == ""
@@ -303,3 +330,69 @@ def test_property_arbitrary_json(example_cluster_file, value, words):
     raw = json.dumps(value).encode()
     assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(raw), out) == 0
     _check_output(out.getvalue())
+
+
+# --------------------------------------------------------------------------- session-start (issue 13)
+
+
+@pytest.mark.parametrize("source, forgets", [("compact", False), ("clear", True), ("startup", False),
+                                             ("resume", False)])
+def test_session_start_resets_after_compaction_and_clear_only(run_cli, example_cluster_file, source, forgets):
+    # no transcript_path: the record is trusted without the transcript (tests/router/test_session.py)
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    session_id = json.loads(prompt)["session_id"]
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+    assert run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout == b""
+    start = json.dumps({"session_id": session_id, "transcript_path": "", "cwd": "/tmp",
+                        "hook_event_name": "SessionStart", "source": source}).encode()
+    result = run_cli("session-start", input=start)
+    assert (result.returncode, result.stderr) == (0, b"")
+    if source == "compact":
+        # the repeat relied on the session holding the fact: it is sent again with the compaction,
+        # and the session holds it again (so the next ask sends nothing)
+        out = json.loads(result.stdout)["hookSpecificOutput"]
+        assert out["hookEventName"] == "SessionStart"
+        assert out["additionalContext"].startswith("Routed memory cluster: layer1_project_memory_router "
+                                                   "(again after compaction)\n")
+        assert "- env_bash_tool_env_var_caching \u2014 " in out["additionalContext"]
+    else:
+        assert result.stdout == b""
+    again = run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout
+    assert (again != b"") is forgets
+
+
+@pytest.mark.parametrize("stdin, args", [
+    (b"{not json", []),
+    (b'{"source": "compact"}', []),
+    (b'{"session_id": "s", "source": "compact"}', ["--bogus"]),
+])
+def test_session_start_fails_open(run_cli, tmp_path, stdin, args):
+    log = tmp_path / "hook.log"
+    result = run_cli("session-start", *args, input=stdin, env={"MEMORY_ROUTER_LOG": str(log)})
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    logged = log.read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 1 and "memory-router session-start:" in logged[0]
+
+
+def test_session_start_after_compaction_sends_nothing_when_nothing_was_relied_on(run_cli, example_cluster_file):
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    session_id = json.loads(prompt)["session_id"]
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+    start = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "compact"}).encode()
+    assert run_cli("session-start", input=start).stdout == b""
+    assert_injection(run_cli("hook", "--clusters", example_cluster_file, input=prompt).stdout)
+
+
+def test_session_start_after_compaction_with_a_changed_store_sends_nothing_and_logs(run_cli, example_cluster_file,
+                                                                                   tmp_path):
+    store = tmp_path / "clusters.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    session_id = json.loads(prompt)["session_id"]
+    run_cli("hook", "--clusters", store, input=prompt)
+    run_cli("hook", "--clusters", store, input=prompt)
+    store.write_bytes(example_cluster_file.read_bytes() + b"\n")
+    log = tmp_path / "hook.log"
+    start = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "compact"}).encode()
+    assert run_cli("session-start", input=start, env={"MEMORY_ROUTER_LOG": str(log)}).stdout == b""
+    assert "another cluster file" in log.read_text(encoding="utf-8")

@@ -238,3 +238,80 @@ def test_the_module_imports_only_the_standard_library_and_router():
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- many feedbacks, one write
+
+
+def test_add_feedbacks_applies_in_order_and_writes_once(index, path, monkeypatch):
+    writes = []
+    real = learned._atomic_replace
+    monkeypatch.setattr(learned, "_atomic_replace", lambda p, data: (writes.append(p), real(p, data)))
+    result = learned.add_feedbacks(path, [("nightly export slow", "project_pdf_renderer", True, 0),
+                                          ("quirk stall", "env_crlf", True, 60)], index=index, cap=24)
+    assert len(writes) == 1 and result["written"] is True and result["before"] is None
+    assert [(r.slug, r.term, r.source) for r in read_learned(path)] == [
+        ("project_pdf_renderer", "nightly", "learn"), ("project_pdf_renderer", "export", "learn"),
+        ("project_pdf_renderer", "slow", "learn"), ("env_crlf", "quirk", "learn"), ("env_crlf", "stall", "learn")]
+    assert [r["added"] for r in result["reports"]] == [["nightly", "export", "slow"], ["quirk", "stall"]]
+    assert result["after"] == open(path, encoding="utf-8").read()
+
+
+def test_add_feedbacks_dry_run_writes_nothing_and_gives_both_texts(index, path):
+    add_feedback(path, "nightly", "project_pdf_renderer", True, index=index, cap=24, now=0)
+    before = open(path, encoding="utf-8").read()
+    result = learned.add_feedbacks(path, [("export slow", "project_pdf_renderer", True, 0)], index=index, cap=24,
+                                   dry_run=True)
+    assert open(path, encoding="utf-8").read() == before == result["before"]
+    assert result["written"] is False and result["after"].endswith("project_pdf_renderer\tslow\tlearn\n")
+
+
+def test_add_feedbacks_that_leave_the_text_unchanged_write_nothing(index, path):
+    feedback = [("nightly export", "project_pdf_renderer", True, 0)]
+    learned.add_feedbacks(path, feedback, index=index, cap=24)
+    mtime = os.stat(path).st_mtime_ns
+    again = learned.add_feedbacks(path, feedback, index=index, cap=24)
+    assert again["written"] is False and again["reports"][0]["refreshed"] == ["nightly", "export"]
+    assert os.stat(path).st_mtime_ns == mtime
+
+
+def test_add_feedbacks_keeps_the_cap(index, path):
+    result = learned.add_feedbacks(path, [("one two three", "env_setx_path", True, 0),
+                                          ("four five", "env_crlf", True, 1)], index=index, cap=3)
+    assert terms(path) == ["three", "four", "five"]
+    assert [e["term"] for e in result["reports"][1]["evicted"]] == ["one", "two"]
+
+
+def test_add_feedbacks_refuses_a_damaged_file_and_leaves_it(index, path):
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("added\tcluster_id\tslug\tterm\tsource\nyesterday\tbeta\tproject_pdf_renderer\tslow\tmcp\n")
+    with pytest.raises(LearnedFileError, match=r":2:1: added 'yesterday'"):
+        learned.add_feedbacks(path, [("export", "project_pdf_renderer", True, 0)], index=index, cap=24)
+    assert "yesterday" in open(path, encoding="utf-8").read()
+
+
+# --------------------------------------------------------------------------- learned postings
+
+
+def test_merge_learned_postings_is_its_own_posting_list_by_current_cluster(index):
+    from router.score import build_routing_table
+
+    table = build_routing_table(index)
+    merged = learned.merge_learned_postings(table, {
+        "project_pdf_renderer": frozenset({"invoice", "slow", "pool"}),   # 'pool' is its own word already
+        "env_crlf": frozenset({"slow", "invoice"}),                       # 'invoice' is beta's tag, not alpha's
+        "gone_memory": frozenset({"ghost"}),
+    })
+    assert "learned_postings" not in table  # pure
+    assert merged["tag_postings"] is table["tag_postings"]
+    assert merged["learned_postings"] == {"slow": (0, 1), "invoice": (0,)}
+
+
+def test_learned_hits_counts_the_prompts_learned_terms_per_cluster(index):
+    from router.score import build_routing_table
+
+    table = learned.merge_learned_postings(build_routing_table(index),
+                                           {"env_crlf": frozenset({"slow", "stall"}),
+                                            "project_pdf_renderer": frozenset({"slow"})})
+    assert learned.learned_hits({"slow", "stall", "other"}, table) == {0: ["slow", "stall"], 1: ["slow"]}
+    assert learned.learned_hits({"slow"}, build_routing_table(index)) == {}

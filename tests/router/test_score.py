@@ -7,8 +7,10 @@ from router.score import (
     build_routing_table,
     choose_clusters,
     parse_header,
+    prompt_for_scoring,
     render_context,
     route_prompt,
+    select_lines,
 )
 
 
@@ -162,6 +164,18 @@ def test_two_clusters_named_in_plural_header():
     assert kept == 2
 
 
+@pytest.mark.parametrize("text, names", [
+    ("Routed memory cluster: a (showing 1 of 2 member lines; capped)", ["a"]),
+    ("Routed memory clusters: a, b (showing 3 of 9 member lines; the rest exceeded the size cap)\n- s \u2014 h",
+     ["a", "b"]),
+    # the names end at the first " (": a later parenthesis on the line is not part of them
+    ("Routed memory cluster: a (showing 1 of 2 member lines; capped) (and a note)", ["a"]),
+    ("  Routed memory clusters: a,  b ,\nRouted memory cluster: c", ["a", "b"]),
+])
+def test_parse_header_reads_the_names_before_the_note(text, names):
+    assert parse_header(text) == names
+
+
 @pytest.mark.parametrize("text", ["hello", "", "Routed memory", "routed memory cluster: x"])
 def test_parse_header_rejects_other_text(text):
     assert parse_header(text) is None
@@ -178,10 +192,12 @@ def test_size_cap_drops_whole_lines_and_says_so():
 
 
 def test_huge_prompt_is_scored_on_head_and_tail(table):
-    prompt = "setx bash tool " + ("lorem ipsum " * 500_000) + " env var"
+    filler = "lorem ipsum " * 50_000  # 1.2 MB in all: a pasted log
+    prompt = "setx bash tool " + filler + " codex quota " + filler + " env var"
     decision = route_prompt(prompt, table, settings())
     assert decision["routed"] == ["layer1_project_memory_router"]
     assert {"setx", "bash", "var"} <= set(decision["prompt_tokens"])
+    assert not {"codex", "quota"} & set(decision["prompt_tokens"])  # the middle is not scored
 
 
 def test_routing_table_is_marshal_safe(table):
@@ -204,3 +220,128 @@ def test_parse_cluster_text_feeds_the_scorer():
             "## Layer 1 - Member Lines\n### c1\n- pg_fact - reference; vacuum runs nightly\n")
     table = build_routing_table(parse_cluster_text(text, "x.md"))
     assert route_prompt("postgres vacuum", table, settings())["routed"] == ["c1"]
+
+
+@pytest.mark.parametrize("prompt, max_chars, scored", [
+    ("abcdefgh", 4, "ab\ngh"),              # longer than the cap: first and last halves
+    ("abcdefghijkl", 6, "abc\njkl"),
+    ("abcd", 4, "abcd"),                     # exactly the cap: scored whole, no split word
+    ("abcdef", 0, "abcdef"),                 # 0 turns the cap off
+])
+def test_prompt_for_scoring_keeps_head_and_tail_halves(prompt, max_chars, scored):
+    assert prompt_for_scoring(prompt, max_chars) == scored
+
+
+@pytest.mark.parametrize("floor, scores, expected", [
+    (0, (0,), []),        # a zero score never fires, even with the floor at 0
+    (1, (1,), [0]),       # a score of 1 fires when the floor allows it
+    (0, (1, 0), [0]),     # nor does a zero-score second join
+])
+def test_choose_clusters_with_a_low_floor(floor, scores, expected):
+    assert choose_clusters(_scored(*scores), settings(score_floor=floor)) == expected
+
+
+def test_equal_scores_rank_more_tag_hits_first():
+    index = make_index([
+        ("members_only", ["unrelated"], [("m1", "alpha beta gamma")]),  # 3 member hits = 3
+        ("one_tag", ["alpha"], [("m2", "nothing here")]),              # 1 tag hit = 3
+    ])
+    decision = route_prompt("alpha beta gamma", build_routing_table(index), settings())
+    assert [(s["cluster_id"], s["score"]) for s in decision["scores"]] == [("one_tag", 3), ("members_only", 3)]
+
+
+def test_full_ties_rank_in_file_order_among_many_clusters():
+    # positions 1 and 8: a set of them iterates 8 before 1, so only the sort puts file order back
+    spec = [(f"c{i}", [f"tag{i}word"], [(f"m{i}", "filler")]) for i in range(10)]
+    spec[1] = ("c1", ["alpha"], [("m1", "filler")])
+    spec[8] = ("c8", ["alpha"], [("m8", "filler")])
+    decision = route_prompt("alpha", build_routing_table(make_index(spec)), settings())
+    assert [s["cluster_id"] for s in decision["scores"]] == ["c1", "c8"]
+
+
+FILLERS = [(f"filler_{i:02d}", f"unrelated note number {i} on gardening") for i in range(13)]
+
+
+@pytest.mark.parametrize("fact", [
+    ("env_fact_one", "setx values never reach the bash tool"),   # matches by its hook only
+    ("setx_bash_fact", "a gardening note"),                      # matches by its slug only
+])
+def test_line_cap_relevance_counts_slug_and_hook_words(fact):
+    index = make_index([("big", ["windows"], FILLERS + [fact])])
+    decision = route_prompt("windows setx bash", build_routing_table(index), settings(line_cap=12))
+    assert [line["slug"] for line in decision["lines"]] == [m[0] for m in FILLERS[:11]] + [fact[0]]
+
+
+def test_line_cap_ties_keep_file_order_not_slug_order():
+    members = [(f"note_{99 - i}", "nothing relevant") for i in range(14)]
+    index = make_index([("big", ["windows"], members)])
+    decision = route_prompt("windows", build_routing_table(index), settings(line_cap=12))
+    assert [line["slug"] for line in decision["lines"]] == [m[0] for m in members[:12]]
+
+
+def test_line_cap_over_two_clusters_keeps_the_top_clusters_lines_first():
+    # "late" is second in the file but ranks first; every line ties on relevance (none matches)
+    index = make_index([
+        ("early", ["beta"], [(f"early_{i}", "nothing relevant") for i in range(8)]),
+        ("late", ["alpha", "gamma"], [(f"late_{i}", "nothing relevant") for i in range(8)]),
+    ])
+    table = build_routing_table(index)
+    decision = route_prompt("alpha gamma beta", table, settings(second_ratio=0.5))
+    assert decision["routed"] == ["late", "early"]
+    assert [(line["cluster_id"], line["slug"]) for line in decision["lines"]] == (
+        [("late", f"late_{i}") for i in range(8)] + [("early", f"early_{i}") for i in range(4)])
+    assert decision["additional_context"].splitlines()[0] == (
+        "Routed memory clusters: late, early (showing 12 of 16 member lines; capped)")
+    kept, total = select_lines({"alpha", "gamma", "beta"}, table, [1, 0], 12)
+    assert total == 16
+    assert kept == ([(1, i, f"late_{i}", "nothing relevant") for i in range(8)]
+                    + [(0, i, f"early_{i}", "nothing relevant") for i in range(4)])
+
+
+SIZED_LINES = [(0, i, f"s{i:02d}", "x" * 900) for i in range(12)]  # each "- sNN \u2014 x..." is 908 chars
+
+
+@pytest.mark.parametrize("max_chars, kept", [
+    (10934, 12),   # everything fits exactly: no note
+    (10933, 11),
+    (9500, 10),
+    (9179, 9),
+    (8270, 9),     # 9 lines and their header are exactly 8270 characters
+    (1907, 2),
+    (997, 0),      # not even one line fits: the header alone
+])
+def test_size_cap_keeps_as_many_whole_lines_as_fit(max_chars, kept):
+    text, got = render_context(["big"], SIZED_LINES, 12, max_chars)
+    assert got == kept
+    header = "Routed memory cluster: big"
+    if kept < 12:
+        header += f" (showing {kept} of 12 member lines; the rest exceeded the size cap)"
+    assert text == "\n".join([header] + [f"- s{i:02d} \u2014 " + "x" * 900 for i in range(kept)])
+
+
+def test_silent_decision_fields():
+    decision = route_prompt("", build_routing_table(make_index([GARDEN])), settings())
+    assert decision == {
+        "prompt_tokens": [], "scores": [], "floor": 3, "top_score": 0, "second_score": 0,
+        "margin_over_floor": -3, "lead_over_second": 0, "routed": [], "lines": [],
+        "total_member_lines": 0, "additional_context": None,
+    }
+
+
+@pytest.mark.parametrize("prompt, top, second", [
+    ("codex headless full-auto", 6, 1),   # two clusters scored: codex and "full" in the router saga
+    ("my tomatoes", 3, 0),                # one cluster scored
+])
+def test_decision_reports_top_second_margin_and_lead(table, prompt, top, second):
+    decision = route_prompt(prompt, table, settings())
+    assert [s["score"] for s in decision["scores"]] == ([top, second] if second else [top])
+    assert (decision["floor"], decision["top_score"], decision["second_score"]) == (3, top, second)
+    assert decision["margin_over_floor"] == top - 3
+    assert decision["lead_over_second"] == top - second
+
+
+def test_decision_lines_name_cluster_slug_and_hook(table):
+    decision = route_prompt("my tomatoes", table, settings())
+    assert decision["lines"] == [{"cluster_id": "layer1_garden", "slug": "user_garden",
+                                  "hook": "grows tomatoes on the balcony"}]
+    assert decision["total_member_lines"] == 1

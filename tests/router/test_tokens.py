@@ -1,6 +1,6 @@
 import pytest
 
-from router.tokens import STOPWORDS, fold_plural, slug_words, tokenize
+from router.tokens import STOPWORDS, _load_stopwords, fold_plural, slug_words, tokenize
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,9 @@ from router.tokens import STOPWORDS, fold_plural, slug_words, tokenize
         # an identifier's parts lose stopwords after folding too, as plain words do
         ("feedback_tells_user others asks", {"feedback_tells_user", "feedback", "user"}, {"tell", "other", "ask"}),
         ("x_others_y", {"x_others_y"}, {"other", "others"}),
+        # an identifier whose core is two characters is kept whole
+        ("db_ _ab", {"db_", "db", "_ab", "ab"}, set()),
+        ("_7_ _d_ 42_", set(), {"_7_", "_d_", "42_", "7", "d", "42"}),  # a core under two characters or all digits is not
     ],
 )
 def test_tokenize_rule(text, expected_in, expected_out):
@@ -32,7 +35,9 @@ def test_tokenize_is_a_set_and_lowercase():
 
 
 @pytest.mark.parametrize("word, folded", [("vars", "var"), ("aws", "aws"), ("class", "class"), ("bus", "bus"),
-                                          ("queries", "query"), ("env_vars", "env_vars"), ("is", "is")])
+                                          ("queries", "query"), ("env_vars", "env_vars"), ("is", "is"),
+                                          # "-ies" -> "-y" only past four letters: "ties" is a plain "-s"
+                                          ("ties", "tie"), ("spies", "spy"), ("lies", "lie")])
 def test_fold_plural(word, folded):
     assert fold_plural(word) == folded
 
@@ -47,3 +52,14 @@ def test_stopwords_are_shipped_and_lowercase():
     assert all(w == w.lower() and w.strip() == w for w in STOPWORDS)
     # content words the router depends on must never be stopwords
     assert not ({"setx", "bash", "env", "secret", "memory", "decide"} & STOPWORDS)
+
+
+def test_stopword_file_format(tmp_path):
+    path = tmp_path / "stopwords.txt"
+    path.write_text("# header comment\n\nalpha\nbeta  # a note # with a second hash\n   gamma   \n#\n  # indented\n"
+                    "d\u00e9j\u00e0\n", encoding="utf-8")
+    assert _load_stopwords(str(path)) == frozenset({"alpha", "beta", "gamma", "d\u00e9j\u00e0"})
+
+
+def test_shipped_stopwords_are_the_default_file():
+    assert _load_stopwords() == STOPWORDS

@@ -260,3 +260,38 @@ def test_a_summary_request_with_its_own_system_prompt_is_still_the_main_threads_
     analysis = measure.analyze_requests(log)
     assert analysis["calls"][1]["thread"] == "main" and analysis["calls"][1]["compaction"] is True
     assert analysis["compactions"][0]["carried_after"] == [] and analysis["leaks"] == []
+
+
+def tool_use(use_id, name, **tool_input):
+    return {"role": "assistant", "content": [{"type": "tool_use", "id": use_id, "name": name, "input": tool_input}]}
+
+
+def tool_result(use_id, content, is_error=None):
+    block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
+    if is_error is not None:
+        block["is_error"] = is_error
+    return {"role": "user", "content": [block]}
+
+
+def test_tool_exchanges_pair_each_result_with_its_call_once():
+    prompt = {"role": "user", "content": "go"}
+    write = tool_use("t1", "Write", file_path="/p/a.md", content="x")
+    refused = tool_result("t1", "PreToolUse:Write hook error: no", is_error=True)
+    edit = tool_use("t2", "Edit", file_path="/p/b.md", old_string="a", new_string="b")
+    done = tool_result("t2", [{"type": "text", "text": "updated"}, {"type": "image"}, {"type": "text", "text": "!"}])
+    records = [record(1, 0, [prompt]),
+               record(2, 0, [prompt, write, refused]),
+               record(3, 0, [prompt, write, refused, edit, done]),          # t1 again, as history
+               {"seq": 4, "prompt_index": 0, "body": "not json"}]
+    assert measure.tool_exchanges(records) == [
+        {"seq": 2, "id": "t1", "name": "Write", "input": {"file_path": "/p/a.md", "content": "x"}, "is_error": True,
+         "text": "PreToolUse:Write hook error: no"},
+        {"seq": 3, "id": "t2", "name": "Edit", "input": {"file_path": "/p/b.md", "old_string": "a", "new_string": "b"},
+         "is_error": False, "text": "updated\n!"},
+    ]
+
+
+def test_tool_exchanges_a_result_without_its_call_has_no_name():
+    records = [record(1, 0, [{"role": "user", "content": "go"}, tool_result("lost", "ok", is_error=False)])]
+    [exchange] = measure.tool_exchanges(records)
+    assert exchange["name"] is None and exchange["input"] is None and exchange["text"] == "ok"

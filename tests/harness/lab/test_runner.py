@@ -71,3 +71,29 @@ def test_session_dirs_and_manifest_errors(tmp_path):
     with pytest.raises(InputError) as err:
         runner.load_manifest(tmp_path / "b")
     assert "not valid JSON" in str(err.value)
+
+
+def test_gate_and_mcp_are_installed_in_the_project(tmp_path):
+    paths, _text = runner.prepare_run_dir(tmp_path / "run", "none", gate=True, mcp=True)
+    settings = json.loads(open(os.path.join(paths.project, ".claude", "settings.json")).read())
+    [router_group] = settings["hooks"]["UserPromptSubmit"]
+    [gate_group] = settings["hooks"]["PreToolUse"]
+    assert gate_group["matcher"] == "Write|Edit|MultiEdit"
+    assert gate_group["hooks"][0]["command"].split(" # ")[0].endswith(" gate")
+    assert router_group["hooks"][0]["command"].split(" # ")[0].endswith(" hook")
+    servers = json.loads(open(os.path.join(paths.project, ".mcp.json")).read())["mcpServers"]
+    assert list(servers) == ["memory-router"] and servers["memory-router"]["args"] == ["mcp"]
+
+
+def test_neither_gate_nor_mcp_by_default(tmp_path):
+    paths, _text = runner.prepare_run_dir(tmp_path / "run", "none")
+    settings = json.loads(open(os.path.join(paths.project, ".claude", "settings.json")).read())
+    assert "PreToolUse" not in settings["hooks"]
+    assert not os.path.exists(os.path.join(paths.project, ".mcp.json"))
+
+
+def test_the_gate_needs_the_router_hook(tmp_path):
+    with pytest.raises(InputError) as err:
+        runner.prepare_run_dir(tmp_path / "run", "none", hook=False, gate=True)
+    assert "hook=True" in str(err.value)
+    assert not os.path.exists(tmp_path / "run")

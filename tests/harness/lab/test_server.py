@@ -82,21 +82,24 @@ def test_conditions_after_tool_result_and_has_tool():
     assert parse_sse(plain)[2][1]["delta"]["text"] == "Reply 2."
 
 
-@pytest.mark.parametrize("tail, expected", [
-    ([{"role": "assistant", "content": []}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}],
-     True),
-    # 2.1.293: a system-role <total_tokens> message follows the tool result
-    ([{"role": "assistant", "content": []}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
-      {"role": "system", "content": [{"type": "text", "text": "<total_tokens>1 tokens left</total_tokens>"}]}], True),
-    # a tool result answered already, then a new prompt
-    ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}, {"role": "assistant", "content": []},
-      {"role": "user", "content": [{"type": "text", "text": "next"}]}], False),
+TOOL_RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+SYSTEM_NOTE = {"role": "system", "content": [{"type": "text", "text": "deferred tools are now available"}]}
+PROMPT = {"role": "user", "content": "next prompt"}
+
+
+@pytest.mark.parametrize("messages, expected", [
+    ([TOOL_RESULT], True),
+    ([TOOL_RESULT, SYSTEM_NOTE], True),              # 2.1.328 after ToolSearch loaded an MCP tool; 2.1.293's <total_tokens>
+    ([TOOL_RESULT, SYSTEM_NOTE, SYSTEM_NOTE], True),
+    ([TOOL_RESULT, PROMPT], False),                  # a new prompt after the result
+    ([PROMPT, SYSTEM_NOTE], False),                  # a hook context after a prompt
+    ([SYSTEM_NOTE], False),
     ([], False),
-])
-def test_ends_with_tool_result(tail, expected):
+], ids=["result", "result+system", "result+2 system", "result+prompt", "prompt+system", "system only", "empty"])
+def test_ends_with_tool_result_passes_over_trailing_system_messages(messages, expected):
     from harness.lab.server import ends_with_tool_result
 
-    assert ends_with_tool_result({"messages": [{"role": "user", "content": "p"}, *tail]}) is expected
+    assert ends_with_tool_result({"messages": messages}) is expected
 
 
 def test_compaction_request_gets_the_summary_and_reported_tokens_force_compaction():

@@ -1,0 +1,233 @@
+"""Mutation testing of the scorer, the tokeniser, the canary expectation checks and the citation
+gate (docs/mutation.md).
+
+Runs mutmut 3 (the ``mutation`` extra: ``pip install -e '.[test,mutation]'``) with the
+configuration in pyproject.toml (``[tool.mutmut]``: which files are mutated, which tests run),
+then reads ``mutmut results`` and prints, per target and per module, how many mutants the tests
+killed. A mutant that times out counts as killed (the tests noticed); one no selected test
+reaches ("no tests"), one that survived and a "suspicious" one count against the rate.
+
+Every mutant not killed is looked up (by its diff, via ``mutmut show``) in ``EQUIVALENT``, the
+mutants argued in docs/mutation.md not to change behaviour; one that is not there is printed as
+UNEXPLAINED with its diff, so "every survivor is equivalent" is checked, not claimed.
+
+    python benchmarks/mutation.py [--target NAME]... [--max-children N] [--keep] [--report-only]
+                                  [--goal PCT] [--json]
+
+By default the previous run's ``mutants/`` directory is removed first, so the figures are those
+of the current source and tests (mutmut does not re-test a survivor after a test changes);
+``--keep`` resumes it instead. All targets take 8-12 minutes on 2 busy cores. Exit 1 when a
+target kills fewer than ``--goal`` percent of its mutants or a survivor is unexplained.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+GOAL_PERCENT = 90.0
+
+# target name -> the modules mutated for it (keep in step with [tool.mutmut] only_mutate)
+TARGETS = {
+    "scorer": ("router.score",),
+    "tokeniser": ("router.tokens",),
+    "canary checks": ("canaries.runner", "canaries.cases"),
+    "citation gate": ("router.citations",),
+}
+
+DETECTED = frozenset({"killed", "timeout", "caught by type check"})
+
+_SORTED_LINES = "candidates = sorted(sorted(candidates, key=relevance)[:line_cap], key=lambda row: (row[0], row[2]))"
+_FIRST_LINE = 'first = text.split("\\n", 1)[0].strip()'
+_NAMES = 'names = first[len(prefix):].split(" (", 1)[0]'
+_OPEN_STOPWORDS = 'with open(path, encoding="utf-8") as handle:'
+_STOPWORD_LINE = 'for word in (line.split("#", 1)[0].strip() for line in handle)'
+_PROBLEMS = 'for problem in getattr(self, "problems", ()):'
+_LEDGER_BYTES = 'text = handle.read().decode("utf-8", errors="replace")'
+_ONLY_FIRST = "only element [0] is used: the first piece of a split is the same for any maxsplit"
+_ASCII_FILE = ("the shipped stopwords.txt is ASCII, which every locale encoding decodes alike "
+               "(docs/mutation.md: equivalent for the shipped file)")
+_DEAD_DEFAULT = "dead default: __init__ sets problems before anything calls format()"
+
+# (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
+EQUIVALENT = {
+    ("router.score", "if total > line_cap:", "if total >= line_cap:"):
+        "at total == line_cap the branch keeps every line and restores their (rank, index) order",
+    ("router.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "key=None")):
+        "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order",
+    ("router.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "")):
+        "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order",
+    ("router.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", )")): _ONLY_FIRST,
+    ("router.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", 2)")): _ONLY_FIRST,
+    ("router.score", _NAMES, _NAMES.replace(", 1)", ", )")): _ONLY_FIRST,
+    ("router.score", _NAMES, _NAMES.replace(", 1)", ", 2)")): _ONLY_FIRST,
+    ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('"utf-8"', '"UTF-8"')): "the same codec",
+    ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('"utf-8"', "None")): _ASCII_FILE,
+    ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('encoding="utf-8"', "")): _ASCII_FILE,
+    ("router.tokens", _STOPWORD_LINE, _STOPWORD_LINE.replace(", 1)", ", )")): _ONLY_FIRST,
+    ("router.tokens", _STOPWORD_LINE, _STOPWORD_LINE.replace(", 1)", ", 2)")): _ONLY_FIRST,
+    ("router.tokens", 'core = word.strip("_")', 'core = word.strip("XX_XX")'):
+        "strip takes a set of characters; a lowercased word holds no uppercase X",
+    ("router.tokens", 'return tokenize(slug.replace("_", " ")) | {slug.lower()}',
+     'return tokenize(slug.replace("XX_XX", " ")) | {slug.lower()}'):
+        "for a slug of [a-z0-9_] (all the cluster parser accepts) an identifier's parts are its words",
+    ("canaries.cases", _PROBLEMS, _PROBLEMS.replace("()", "None")): _DEAD_DEFAULT,
+    ("canaries.cases", _PROBLEMS, _PROBLEMS.replace(', ())', ', )')): _DEAD_DEFAULT,
+    ("router.citations", _LEDGER_BYTES, _LEDGER_BYTES.replace('"utf-8", ', "")): "bytes.decode defaults to UTF-8",
+    ("router.citations", _LEDGER_BYTES, _LEDGER_BYTES.replace('"utf-8"', '"UTF-8"')): "the same codec",
+}
+
+# "    router.score.x_route_prompt__mutmut_3: survived"; methods read "module.xǁClassǁname__mutmut_N"
+_RESULT_LINE = re.compile(r"^\s*(?P<mutant>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
+_MODULE_OF = re.compile(r"^(?P<module>.+?)\.x[_\u01c1]")
+
+
+def parse_results(text):
+    """(mutant name, module, status) for each line of ``mutmut results --all true``."""
+    rows = []
+    for line in text.splitlines():
+        match = _RESULT_LINE.match(line)
+        if not match:
+            continue
+        mutant = match["mutant"]
+        module = _MODULE_OF.match(mutant)
+        if module is None:
+            raise ValueError(f"cannot tell the module of mutant {mutant!r}: has mutmut's naming changed?")
+        rows.append((mutant, module["module"], match["status"]))
+    return rows
+
+
+def changed_lines(diff):
+    """The first removed and the first added line of a ``mutmut show`` diff, stripped."""
+    removed = [line[1:].strip() for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    return (removed[0] if removed else "", added[0] if added else "")
+
+
+def explain(module, diff, equivalent=EQUIVALENT):
+    """Why the mutant with this diff is equivalent, or ``None`` if it is not a known one."""
+    return equivalent.get((module, *changed_lines(diff)))
+
+
+def _tally(rows, reasons):
+    detected = sum(1 for _m, _mod, status in rows if status in DETECTED)
+    survivors = [mutant for mutant, _mod, status in rows if status not in DETECTED]
+    equivalent = [mutant for mutant in survivors if reasons.get(mutant)]
+    killable = len(rows) - len(equivalent)
+    return {
+        "mutants": len(rows),
+        "killed": detected,
+        "survived": survivors,
+        "equivalent": equivalent,
+        "unexplained": [mutant for mutant in survivors if not reasons.get(mutant)],
+        "kill_rate": round(100.0 * detected / len(rows), 1) if rows else None,
+        "kill_rate_of_killable": round(100.0 * detected / killable, 1) if killable else None,
+    }
+
+
+def summarise(rows, reasons=None, targets=TARGETS, goal=GOAL_PERCENT):
+    """Per-target and per-module tallies over ``targets``. ``reasons`` maps a surviving mutant to
+    why it is equivalent (``None`` when it is not known to be). ``ok``: every target reaches
+    ``goal`` and no survivor is unexplained."""
+    reasons = reasons or {}
+    every_module = {module for modules in TARGETS.values() for module in modules}
+    stray = sorted({module for _m, module, _s in rows} - every_module)
+    if stray:
+        raise ValueError(f"mutants of modules outside the targets: {', '.join(stray)} "
+                         "(keep TARGETS in step with [tool.mutmut] only_mutate)")
+    out = {"goal": goal, "targets": {}, "modules": {}}
+    for target, modules in targets.items():
+        target_rows = [row for row in rows if row[1] in modules]
+        if not target_rows:
+            raise ValueError(f"no mutants for target {target!r} ({', '.join(modules)}): was it mutated?")
+        out["targets"][target] = _tally(target_rows, reasons)
+        for module in modules:
+            out["modules"][module] = _tally([row for row in target_rows if row[1] == module], reasons)
+    out["reasons"] = {mutant: reason for mutant, reason in reasons.items() if reason}
+    out["ok"] = all(t["kill_rate"] >= goal and not t["unexplained"] for t in out["targets"].values())
+    return out
+
+
+def _mutmut(*args):
+    exe = pathlib.Path(sys.executable).with_name("mutmut")
+    if not exe.exists():
+        sys.exit("mutmut is not installed in this environment: pip install -e '.[test,mutation]'")
+    return subprocess.run([str(exe), *args], cwd=REPO, capture_output=True, text=True)
+
+
+def run_mutmut(max_children, keep, targets):
+    if not keep:
+        shutil.rmtree(REPO / "mutants", ignore_errors=True)
+    patterns = [] if targets == TARGETS else [f"{module}.*" for modules in targets.values() for module in modules]
+    done = _mutmut("run", "--max-children", str(max_children), *patterns)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
+        sys.exit(f"mutmut run failed (exit {done.returncode})")
+
+
+def _percent(value):
+    return "-" if value is None else f"{value:g}%"
+
+
+def print_summary(summary, targets, diffs):
+    print(f"{'target / module':<28} {'mutants':>8} {'killed':>7} {'survived':>9} {'equivalent':>10} "
+          f"{'kill rate':>9} {'of killable':>11}")
+
+    def row(name, t):
+        print(f"{name:<28} {t['mutants']:>8} {t['killed']:>7} {len(t['survived']):>9} {len(t['equivalent']):>10} "
+              f"{_percent(t['kill_rate']):>9} {_percent(t['kill_rate_of_killable']):>11}")
+
+    for target, modules in targets.items():
+        row(target, summary["targets"][target])
+        for module in modules:
+            row("  " + module, summary["modules"][module])
+    print()
+    for target in targets:
+        for mutant in summary["targets"][target]["survived"]:
+            reason = summary["reasons"].get(mutant)
+            print(f"{mutant}: {'equivalent: ' + reason if reason else 'UNEXPLAINED'}")
+            if not reason:
+                print("".join(f"    {line}\n" for line in diffs.get(mutant, "").splitlines()
+                              if line[:1] in "-+" and line[:3] not in ("---", "+++")), end="")
+    ok = "every target reaches" if summary["ok"] else "a target misses"
+    print(f"\n{ok} the goal: at least {summary['goal']:g}% killed and every survivor a known equivalent")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--target", action="append", choices=list(TARGETS),
+                        help="test only this target's mutants (repeatable; default: every target)")
+    parser.add_argument("--max-children", type=int, default=min(2, os.cpu_count() or 1),
+                        help="mutants tested in parallel")
+    parser.add_argument("--keep", action="store_true", help="resume the previous run's mutants/ instead of a fresh run")
+    parser.add_argument("--report-only", action="store_true", help="only summarise the last run's results")
+    parser.add_argument("--goal", type=float, default=GOAL_PERCENT, help="percent of mutants each target must kill")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    targets = {name: TARGETS[name] for name in args.target} if args.target else TARGETS
+    if not args.report_only:
+        run_mutmut(args.max_children, args.keep, targets)
+    results = _mutmut("results", "--all", "true")
+    if results.returncode != 0:
+        sys.exit(f"mutmut results failed (exit {results.returncode}): {results.stderr.strip()[-2000:]}")
+    chosen = {module for modules in targets.values() for module in modules}
+    rows = [row for row in parse_results(results.stdout) if row[1] in chosen or row[1] not in
+            {module for modules in TARGETS.values() for module in modules}]
+    diffs = {mutant: _mutmut("show", mutant).stdout for mutant, _module, status in rows if status not in DETECTED}
+    reasons = {mutant: explain(module, diffs[mutant]) for mutant, module, status in rows if mutant in diffs}
+    summary = summarise(rows, reasons, targets=targets, goal=args.goal)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print_summary(summary, targets, diffs)
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""Routing quality per prompt kind, side by side: spec §10, the weighted provider and BM25.
+
+    python benchmarks/routing_quality.py [SUITE ...] [--clusters FILE] [--runs 15] [--no-latency] [--json]
+
+SUITE defaults to the bundled suites. Every case is routed in-process by each provider with the
+shipped constants (nothing here reads a user's config), against its own suite's cluster file;
+cases are grouped by kind (``canaries.crossval.kind_of``: paraphrase, near-miss, ...). For each
+provider and kind: cluster hit (every expected cluster routed), fact recall (``injects`` slugs
+injected), false priming (silent cases that got an injection), mean injected characters. Hook
+latency: the installed ``memory-router hook`` with a memory-router.toml naming the provider, on
+the first suite's cluster file, median against the floor ``python3 -c json.load(stdin)``
+measured interleaved in the same run.
+
+The BM25 baseline (``bm25_provider.py``, needs the ``bench`` extra) has one constant, its
+silence threshold; it is fitted here on the bundled suites only (same ceiling and ranking as
+``canary fit``), whatever SUITEs are measured, so a held-out suite never tunes it.
+
+``--clusters FILE`` judges another cluster file (a built one) against the suites by what it
+injects (``--facts-only``: routes_to and the residual marks are dropped; cluster hit is then
+not measured), so built and hand-made clusters can be compared on the same prompts.
+
+Targets on held-out data (issue 14): fact recall >= 0.85, paraphrase fact recall >= 0.5, false
+priming <= 0.10. Reported per provider; the exit code is 0 whatever the figures.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from canaries.crossval import per_kind  # noqa: E402
+from canaries.fit import best_setting  # noqa: E402
+from canaries.metrics import fact_recall  # noqa: E402
+from canaries.runner import run_cases  # noqa: E402
+from canaries.suite import bundled_suites, load_suite  # noqa: E402
+from router.config import default_settings  # noqa: E402
+from router.provider import build_table  # noqa: E402
+
+BM25 = "bm25_provider:make"
+BM25_GRID = {"bm25_threshold": (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)}
+TARGETS = {"fact_recall": 0.85, "paraphrase_recall": 0.5, "false_priming": 0.10}
+
+
+def _load(paths, cluster_path=None):
+    suites = [load_suite(path, cluster_path=cluster_path, facts_only=cluster_path is not None) for path in paths]
+    tables = {}
+    for suite in suites:
+        tables.setdefault(os.path.abspath(suite.cluster_path), build_table(suite.index))
+    return suites, tables
+
+
+def run_provider(suites, tables, settings):
+    results = []
+    for suite in suites:
+        results.extend(run_cases(suite.cases, tables[os.path.abspath(suite.cluster_path)], settings))
+    return results
+
+
+def overall(results):
+    routed = [r for r in results if r.case.routes_to]
+    silent = [r for r in results if r.case.silent is True]
+    return {
+        "cases": len(results),
+        "cluster_hit": sum(1 for r in routed if set(r.case.routes_to) <= set(r.routed)) / len(routed) if routed else None,
+        "fact_recall": fact_recall(results)["recall"],
+        "false_priming": sum(1 for r in silent if r.routed) / len(silent) if silent else None,
+        "mean_chars": sum(r.chars for r in results) / len(results) if results else None,
+    }
+
+
+def fit_bm25(settings):
+    """The BM25 threshold canary fit would choose on the bundled suites."""
+    suites, tables = _load(bundled_suites())
+    cases = [case for suite in suites for case in suite.cases]
+    if len(tables) != 1:
+        raise SystemExit("the bundled suites no longer share one cluster file; fit_bm25 needs one table")
+    (table,) = tables.values()
+    chosen, _figures, _within = best_setting(cases, table, settings, grid=BM25_GRID)
+    return chosen["bm25_threshold"]
+
+
+def providers(base):
+    out = {"spec": dict(base, provider="spec"), "weighted": dict(base, provider="weighted")}
+    try:
+        import rank_bm25  # noqa: F401
+    except ImportError:
+        print("BM25 baseline skipped: pip install '.[bench]'", file=sys.stderr)
+        return out
+    bm25 = dict(base, provider=BM25, provider_timeout_ms=600_000, bm25_threshold=None)
+    bm25["bm25_threshold"] = fit_bm25(bm25)
+    out["bm25"] = bm25
+    return out
+
+
+def measure_latency(cluster_file, prompt, names, runs):
+    exe = shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
+    if exe is None:
+        raise SystemExit("install the project first: the memory-router console script was not found")
+    payload = json.dumps({"session_id": "bench", "cwd": tempfile.gettempdir(), "hook_event_name": "UserPromptSubmit",
+                          "prompt": prompt}).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, MEMORY_ROUTER_CACHE_DIR=os.path.join(tmp, "cache"),
+                   PYTHONPATH=os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")])))
+        env.pop("MEMORY_ROUTER_LOG", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install has bytecode caches
+        commands = {"floor": [sys.executable, "-c", "import json, sys; json.load(sys.stdin)"]}
+        for name, provider in names.items():
+            config = os.path.join(tmp, f"{name}.toml")
+            with open(config, "w", encoding="utf-8") as handle:
+                handle.write(f'provider = "{provider}"\n')
+            commands[name] = [exe, "hook", "--clusters", cluster_file, "--config", config]
+        for cmd in commands.values():  # build the caches
+            subprocess.run(cmd, input=payload, capture_output=True, env=env)
+        time.sleep(2.1)  # nothing is cached for a file changed in the last 2 s
+        for cmd in commands.values():
+            subprocess.run(cmd, input=payload, capture_output=True, env=env)
+        samples = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, cmd in commands.items():
+                start = time.perf_counter()
+                subprocess.run(cmd, input=payload, capture_output=True, env=env)
+                samples[name].append(time.perf_counter() - start)
+    floor = statistics.median(samples.pop("floor"))
+    return {name: {"median_ms": statistics.median(v) * 1000, "x_floor": statistics.median(v) / floor}
+            for name, v in samples.items()} | {"floor_ms": floor * 1000}
+
+
+def targets(figures):
+    kinds = figures["by_kind"]
+    para = kinds.get("paraphrase", {}).get("fact_recall")
+    all_ = figures["all"]
+    checks = {"fact_recall": (all_["fact_recall"], ">="), "paraphrase_recall": (para, ">="),
+              "false_priming": (all_["false_priming"], "<=")}
+    out = {}
+    for key, (value, op) in checks.items():
+        target = TARGETS[key]
+        met = None if value is None else (value >= target if op == ">=" else value <= target)
+        out[key] = {"value": value, "target": f"{op} {target}", "met": met}
+    return out
+
+
+def _fmt(value, chars=False):
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if chars else f"{value:.2f}"
+
+
+def print_report(report):
+    names = list(report["providers"])
+    kinds = sorted({k for p in report["providers"].values() for k in p["by_kind"]})
+    print(f"suites: {', '.join(report['suites'])}")
+    if "bm25" in report["settings"]:
+        print(f"bm25 threshold (fitted on the bundled suites): {report['settings']['bm25']['bm25_threshold']}")
+    metrics = (("cluster_hit", "hit"), ("fact_recall", "facts"), ("false_priming", "f.prime"), ("mean_chars", "chars"))
+    head = f"{'kind':22} {'n':>4} " + " ".join(f"{label + ' ' + n[:4]:>14}" for _k, label in metrics for n in names)
+    print(head)
+    for kind in kinds + ["ALL"]:
+        rows = [report["providers"][n]["all" if kind == "ALL" else "by_kind"] for n in names]
+        if kind != "ALL":
+            rows = [r.get(kind, {}) for r in rows]
+        n = rows[0].get("cases", 0)
+        cells = [f"{_fmt(r.get(key), key == 'mean_chars'):>14}" for key, _label in metrics for r in rows]
+        print(f"{kind:22} {n:>4} " + " ".join(cells))
+    latency = report.get("latency")
+    if latency:
+        print(f"hook latency on {report['latency_store']} (floor {latency['floor_ms']:.1f} ms): "
+              + "; ".join(f"{n} {latency[n]['median_ms']:.1f} ms = {latency[n]['x_floor']:.2f}x" for n in names))
+    for n in names:
+        checks = report["providers"][n]["targets"]
+        print(f"targets, {n}: " + "; ".join(
+            f"{key} {_fmt(c['value'])} (target {c['target']}): {'met' if c['met'] else 'MISSED' if c['met'] is False else 'n/a'}"
+            for key, c in checks.items()))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("suites", nargs="*", metavar="SUITE", help="canary suites (default: the bundled ones)")
+    parser.add_argument("--clusters", metavar="FILE",
+                        help="judge this cluster file instead of each suite's, by what it injects")
+    parser.add_argument("--runs", type=int, default=15, help="hook runs per provider for the latency column")
+    parser.add_argument("--no-latency", action="store_true", help="skip the hook latency column")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    args = parser.parse_args(argv)
+
+    paths = args.suites or bundled_suites()
+    suites, tables = _load(paths, args.clusters)
+    settings = providers(default_settings())
+    report = {"suites": [os.path.relpath(p) for p in paths], "settings": {}, "providers": {}}
+    for name, provider_settings in settings.items():
+        results = run_provider(suites, tables, provider_settings)
+        figures = {"all": overall(results), "by_kind": per_kind(results)}
+        figures["targets"] = targets(figures)
+        report["providers"][name] = figures
+        report["settings"][name] = {k: v for k, v in provider_settings.items()
+                                    if k in ("provider", "bm25_threshold") or k.startswith(("weighted_", "score_"))}
+    if not args.no_latency:
+        first = next((c for c in suites[0].cases if c.routes_to), suites[0].cases[0])
+        report["latency_store"] = os.path.relpath(suites[0].cluster_path)
+        report["latency"] = measure_latency(suites[0].cluster_path, first.prompt,
+                                            {n: s["provider"] for n, s in settings.items()}, args.runs)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print_report(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

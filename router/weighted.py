@@ -1,0 +1,394 @@
+"""The ``weighted`` provider: IDF-weighted, stemmed, spelling-tolerant lexical routing.
+
+What it adds to spec §10's word-set overlap, each for a failure measured on the spec scorer:
+
+- **Weights.** A word counts by how rare it is in the store: idf = ln(1 + (N - df + 0.5) /
+  (df + 0.5)), N the store's documents (each member line, plus each cluster's tags and its
+  label), df how many hold the word. "setx" (one member) outweighs "windows" (a tag and
+  several members), so a rare, decisive word is not outvoted by common ones.
+- **Focus.** A cluster scores its tag words (x ``weighted_tag_boost``) and label words, plus its
+  best single member line in full, plus ``weighted_spread`` of the member words scattered over
+  its other lines: a fact whose words sit together in one line beats a chatty prompt that
+  grazes a word here and there across a big cluster.
+- **Forms.** Memory words and prompt words are stemmed alike (``router.stem``): "caching" meets
+  "cached", "migrations" meets "migrate".
+- **Spelling.** A prompt word of five letters or more that no memory holds is matched to a
+  memory word one edit away (a deletion, insertion, substitution or swap), at
+  ``FUZZY_FACTOR`` of its weight, through a deletion index built with the table.
+- **Rare decisive word.** The rarest matched word held by exactly one member line brings that
+  line's cluster in as the second cluster when the top cluster is another one.
+- **Intent gate** (``intent_gate``). A general-knowledge request ("explain ...", "what is
+  ...", "difference between ...", "history of ...", "write a ...", "how does ... work") with
+  no ownership word (we, our, us, my, I) asks for knowledge, not for the user's memory, and
+  gets nothing, unless it names one of the store's identifiers (a word with ``_``) or one
+  member line of the top cluster holds ``intent_gate_focus`` of its words ("explain the
+  decision ledger format" names a thing of this store; "explain how DNS works" grazes one word).
+
+Choice is spec §10's: the top cluster if it reaches ``weighted_floor``, a clear second as
+``second_ratio`` says, at most ``line_cap`` lines (the lines holding the most prompt weight
+survive). Confidence = top / (top + floor): 0.5 at the floor.
+
+All heavy work is done by ``extend_table`` when the routing table is built (the hook caches
+it, sharded, beside spec §10's postings); routing a prompt reads only the postings of its own
+words. Standard library only.
+
+Learned terms (issue 14 item 4): ``extend_table(..., learned_terms={slug: words})`` indexes
+extra words for a member as if they were in its line. The file they come from is read by
+whoever builds the table; today nobody passes any.
+"""
+
+import re
+
+from router.score import prompt_for_scoring, render_context
+from router.stem import stem
+from router.tokens import STOPWORDS, slug_words, tokenize
+
+TAGS = -1
+LABEL = -2
+FUZZY_MIN_LENGTH = 5
+FUZZY_FACTOR = 0.7
+# A pasted log has thousands of unknown words; spelling repair stops after this many.
+FUZZY_MAX_WORDS = 40
+RARE_MIN_LENGTH = 4
+
+_GENERAL_FORM = re.compile(
+    r"\b(explain|eli5|define|definition of|what\s+(?:is|are|was|were|does)|what's|whats|"
+    r"difference between|differences between|history of|how\s+(?:does|do|did)\s+[^?.!]{0,60}\bwork|"
+    r"tell me about|write\s+(?:me\s+)?(?:a|an|some)|compose|pros and cons)\b")
+_OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b")
+
+
+# --------------------------------------------------------------------------- build time
+
+
+# Stemming can turn a word back into a stopword ("needed" -> "need"), or into a stopword's
+# stem ("becaus"); those go too. Short stems of stopwords ("real" of "really", "min" of
+# "mine") are real words of their own and stay.
+_STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
+
+
+def _stems(tokens):
+    out = {token if "_" in token else stem(token) for token in tokens}
+    return {word for word in out if word not in _STOP_STEMS}
+
+
+def _deletes(word):
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+def extend_table(table, index, learned_terms=None, word_frequency=None):
+    """Add the weighted provider's postings to a spec §10 routing table (in place; returned).
+
+    ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
+    member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
+    computed here, so routing needs no logarithm). ``fuzzy_postings``: each
+    one-letter deletion of a stem (and the stem itself) -> the stems it comes from.
+    ``weighted_meta``: {"documents": N}. With ``word_frequency`` (word -> Zipf frequency in
+    general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
+    among the store's words with that stem.
+    """
+    learned_terms = learned_terms or {}
+    postings = {}
+    forms = {}
+    documents = 0
+
+    def add(words, position, member_index):
+        for word in words:
+            postings.setdefault(word, []).extend((position, member_index))
+
+    def stems_of(tokens):
+        out = set()
+        for token in tokens:
+            key = token if "_" in token else stem(token)
+            if key not in _STOP_STEMS:
+                out.add(key)
+                if word_frequency is not None and "_" not in token:
+                    forms.setdefault(key, set()).add(token)
+        return out
+
+    for position, cluster in enumerate(index.clusters):
+        tag_stems = set()
+        for tag in cluster.tags:
+            tag_stems |= stems_of(tokenize(tag))
+        add(tag_stems, position, TAGS)
+        add(stems_of(tokenize(cluster.label or "")) - tag_stems, position, LABEL)
+        documents += 2
+        for member_index, member in enumerate(cluster.members):
+            words = slug_words(member.slug) | tokenize(member.hook)
+            for extra in learned_terms.get(member.slug, ()):
+                words |= tokenize(extra)
+            add(stems_of(words), position, member_index)
+            documents += 1
+    fuzzy = {}
+    for word in postings:
+        if len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
+            for variant in _deletes(word) | {word}:
+                fuzzy.setdefault(variant, []).append(word)
+    table["term_postings"] = {word: (idf(len(flat) // 2, documents),) + tuple(flat)
+                              for word, flat in postings.items()}
+    table["fuzzy_postings"] = {variant: tuple(sorted(words)) for variant, words in fuzzy.items()}
+    table["weighted_meta"] = {"documents": documents}
+    if word_frequency is not None:
+        table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
+    return table
+
+
+def prior_factor(zipf, knee):
+    """How much of its weight a word keeps for being common English: all of it below ``knee``
+    on the Zipf scale (3 = once per million words), 1 / (1 + zipf - knee) above."""
+    return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)
+
+
+# --------------------------------------------------------------------------- route time
+
+
+def idf(df, documents):
+    from math import log  # build time only: routing reads the stored idf
+
+    return log(1 + (documents - df + 0.5) / (df + 0.5))
+
+
+def within_one_edit(a, b):
+    """True if ``a`` and ``b`` differ by at most one deletion, insertion, substitution or swap."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    if la > lb:
+        a, b = b, a
+    return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
+
+
+def _lookup(words, table, settings):
+    """{stem: (weight, flat postings, matched via)} for the prompt stems the store holds: weight
+    is the stem's idf, times ``FUZZY_FACTOR`` for a spelling repair and its word prior if any."""
+    found = _corroborated(_match(words, table))
+    priors = table.get("prior_postings") if settings["word_priors"] else None
+    if priors is not None:
+        knee = settings["word_prior_knee"]
+        for word, (weight, flat, via) in list(found.items()):
+            zipf = priors.get(word)
+            if zipf:
+                found[word] = (weight * prior_factor(zipf, knee), flat, via)
+    return found
+
+
+def _corroborated(found):
+    """Drop spelling repairs that no exactly matched word backs up: a one-edit variant counts
+    only in a member line (or a cluster's tag list) that holds another prompt word as written, so
+    "convert" is not read as "convent(ional)" unless the rest of the prompt is about that line."""
+    exact = set()
+    for word, (_weight, flat, via) in found.items():
+        if via == word:
+            exact.update(zip(flat[0::2], flat[1::2]))
+    out = {}
+    for word, entry in found.items():
+        flat, via = entry[1], entry[2]
+        if via == word:
+            out[word] = entry
+            continue
+        keep = tuple(x for pair in zip(flat[0::2], flat[1::2]) if pair in exact for x in pair)
+        if keep:
+            out[word] = (entry[0], keep, via)
+    return out
+
+
+def _match(words, table):
+    term_postings = table["term_postings"]
+    fuzzy_postings = table["fuzzy_postings"]
+    found = {}
+    unknown = []
+    # Sorted: the order of a set of strings changes with the process's hash seed, and the order
+    # words are added in decides float sums and ties; the same prompt must always route the same.
+    for word in sorted(words):
+        entry = term_postings.get(word)
+        if entry:
+            found[word] = (entry[0], entry[1:], word)
+        elif len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
+            unknown.append(word)
+    for word in sorted(unknown)[:FUZZY_MAX_WORDS]:
+        candidates = set()
+        for variant in _deletes(word) | {word}:
+            candidates.update(fuzzy_postings.get(variant, ()))
+        for candidate in sorted(candidates):
+            if candidate not in found and within_one_edit(word, candidate):
+                entry = term_postings.get(candidate)
+                if entry:
+                    found[candidate] = (entry[0] * FUZZY_FACTOR, entry[1:], word)
+    return found
+
+
+def general_request(prompt_text, matched_words):
+    """The intent gate's reason to stay silent, or ``None``: a general-knowledge form with no
+    ownership word and no store identifier among the matched words."""
+    text = prompt_text.lower().replace("\u2019", "'")
+    form = _GENERAL_FORM.search(text)
+    if form is None or _OWNERSHIP.search(text):
+        return None
+    if any("_" in word for word in matched_words):
+        return None
+    return form.group(0).split()[0]
+
+
+def score_weighted(found, settings):
+    """Per-cluster scores. Returns (ranked rows, line weights, line words, rare word): a row is
+    (position, score, tag_words, member_words); line weights and line words map
+    (position, member_index) to the prompt weight and the prompt words that member line holds;
+    the rare word is (word, weight, position, member_index) or None."""
+    tag_boost = settings["weighted_tag_boost"]
+    spread = settings["weighted_spread"]
+    cluster_part = {}
+    tag_words = {}
+    member_words = {}
+    line_weight = {}
+    line_words = {}
+    member_only = {}
+    rare = None
+    for word, (weight, flat, via) in found.items():
+        postings = list(zip(flat[0::2], flat[1::2]))
+        if len(postings) == 1 and postings[0][1] >= 0 and via == word and len(word) >= RARE_MIN_LENGTH:
+            if rare is None or weight > rare[1] or (weight == rare[1] and word < rare[0]):
+                rare = (word, weight, postings[0][0], postings[0][1])
+        kinds = {}
+        for position, member_index in postings:
+            kinds.setdefault(position, []).append(member_index)
+        for position, indexes in kinds.items():
+            if TAGS in indexes:
+                cluster_part[position] = cluster_part.get(position, 0.0) + weight * tag_boost
+                tag_words.setdefault(position, []).append(word)
+            elif LABEL in indexes:
+                cluster_part[position] = cluster_part.get(position, 0.0) + weight
+                tag_words.setdefault(position, []).append(word)
+            else:
+                member_words.setdefault(position, []).append(word)
+                member_only[position] = member_only.get(position, 0.0) + weight
+            for member_index in indexes:
+                if member_index >= 0:
+                    key = (position, member_index)
+                    line_weight[key] = line_weight.get(key, 0.0) + weight
+                    line_words.setdefault(key, []).append(word)
+    # Decisive only when its line holds another prompt word too: a word that happens to occur
+    # once in the store is not by itself a fact being asked about.
+    if rare is not None and len(line_words[(rare[2], rare[3])]) < 2:
+        rare = None
+    best_member = {}
+    for (position, _member_index), weight in line_weight.items():
+        if weight > best_member.get(position, 0.0):
+            best_member[position] = weight
+    rows = []
+    for position in set(cluster_part) | set(member_only):
+        # The best line counts in full only for the words that are not tag words (those are
+        # already in the cluster part), so it is capped by the member-only total.
+        best = min(best_member.get(position, 0.0), member_only.get(position, 0.0))
+        rest = member_only.get(position, 0.0) - best
+        score = cluster_part.get(position, 0.0) + best + spread * rest
+        rows.append((position, round(score, 4), sorted(tag_words.get(position, ())),
+                     sorted(member_words.get(position, ()))))
+    rows.sort(key=lambda row: (-row[1], -len(row[2]), row[0]))
+    return rows, line_weight, line_words, rare
+
+
+def focus(position, line_words):
+    """The most prompt words any one member line of the cluster at ``position`` holds."""
+    return max((len(words) for (p, _m), words in line_words.items() if p == position), default=0)
+
+
+def _choose(rows, rare, floor, settings):
+    if not rows or rows[0][1] < floor or rows[0][1] <= 0:
+        return []
+    chosen = [rows[0][0]]
+    if len(rows) > 1:
+        top, second = rows[0][1], rows[1][1]
+        third = rows[2][1] if len(rows) > 2 else None
+        if second >= floor and second >= settings["second_ratio"] * top and (third is None or second > third):
+            chosen.append(rows[1][0])
+    if settings["rare_word_rule"] and rare is not None and rare[2] not in chosen:
+        chosen = [chosen[0], rare[2]]
+    return chosen
+
+
+def _select_lines(table, chosen, member_weight, line_cap):
+    candidates = []
+    for rank, position in enumerate(chosen):
+        for member_index, (slug, _type, hook) in enumerate(table["clusters"][position][3]):
+            candidates.append((rank, position, member_index, slug, hook))
+    total = len(candidates)
+    if total > line_cap:
+        def relevance(row):
+            return (-member_weight.get((row[1], row[2]), 0.0), row[0], row[2])
+        candidates = sorted(sorted(candidates, key=relevance)[:line_cap], key=lambda row: (row[0], row[2]))
+    return [(row[1], row[2], row[3], row[4]) for row in candidates], total
+
+
+def route_weighted(prompt, table, settings):
+    """Route one prompt; returns the provider decision with the ``route --json`` keys."""
+    text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
+    words = _stems(tokenize(text))
+    found = _lookup(words, table, settings)
+    rows, member_weight, line_words, rare = score_weighted(found, settings)
+    floor = settings["weighted_floor"]
+    clusters = table["clusters"]
+    chosen = _choose(rows, rare, floor, settings)
+    gate = None
+    if chosen and settings["intent_gate"] and focus(chosen[0], line_words) < settings["intent_gate_focus"]:
+        gate = general_request(text, found)
+    top = rows[0][1] if rows else 0
+    second = rows[1][1] if len(rows) > 1 else 0
+    decision = {
+        "prompt_tokens": sorted(words),
+        "scores": [{"cluster_id": clusters[p][0], "score": s, "tag_hits": t, "member_hits": m}
+                   for (p, s, t, m) in rows],
+        "floor": floor,
+        "top_score": top,
+        "second_score": second,
+        "margin_over_floor": round(top - floor, 4),
+        "lead_over_second": round(top - second, 4),
+        "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
+    }
+    if gate is not None:
+        chosen = []
+    lines = []
+    total = 0
+    context = None
+    if chosen:
+        lines, total = _select_lines(table, chosen, member_weight, settings["line_cap"])
+        context, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
+        lines = lines[:kept]
+    routed = [clusters[p][0] for p in chosen]
+    decision.update({
+        "routed": routed,
+        "clusters": routed,
+        "lines": [{"cluster_id": clusters[p][0], "slug": slug, "hook": hook} for (p, _i, slug, hook) in lines],
+        "total_member_lines": total,
+        "additional_context": context,
+        "explanation": _explain(rows, found, floor, chosen, rare, gate, clusters),
+    })
+    return decision
+
+
+def _explain(rows, found, floor, chosen, rare, gate, clusters):
+    if not rows:
+        return "no prompt word (or a one-edit variant of it) is in the store"
+    top = rows[0]
+    words = sorted(set(top[2]) | set(top[3]), key=lambda w: (-found[w][0], w))[:6]
+    shown = ", ".join(f"{w}{'~' + found[w][2] if found[w][2] != w else ''} {found[w][0]:.1f}" for w in words)
+    head = f"weighted score {top[1]:.2f} (floor {floor}) for {clusters[top[0]][0]} on {shown}"
+    if gate is not None:
+        return f"{head}; silenced by the intent gate: a general '{gate}' request with no ownership word"
+    if not chosen:
+        return f"{head}: under the floor"
+    if rare is not None and len(chosen) > 1 and chosen[1] == rare[2]:
+        head += f"; '{rare[0]}' (one member line, weight {rare[1]:.1f}) brings {clusters[rare[2]][0]}"
+    return head
+
+
+def make_provider(_settings):
+    def provider(request):
+        return route_weighted(request["prompt"], request["table"], request["settings"])
+    return provider

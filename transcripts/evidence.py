@@ -1,0 +1,383 @@
+"""Evidence for learned terms, read from a user's own sessions (docs/learning.md, ``memory-router learn``).
+
+For each typed prompt of a session: which memories the router injected for it, which memory
+files the agent then read in that turn (in the main session, inline sidechain lines, or a
+subagent's own transcript), and which memory slugs it named in its text. A memory the agent
+read or named that the router had *not* put in front of it is evidence that the prompt's words
+lead to that memory.
+
+What counts:
+
+- **injected**: a UserPromptSubmit injection (``hook_additional_context``, a plain-stdout
+  ``hook_success``, or the 1.0.x ``<user-prompt-submit-hook>`` block inside the prompt) whose
+  text lists the slug as a member line (``- slug — hook``) or names it plainly (the rule below);
+- **read**: a ``Read`` tool call whose ``file_path`` ends in ``<name>.md`` where ``name`` (or its
+  slug form, ``normalise_slug``: kebab-case and capitals folded) is a store slug, MEMORY.md and its
+  archives excepted; or an MCP ``get_memory`` call (any server prefix) with a store slug. The
+  memory directory's location is not needed: a file only counts if its name is a store slug;
+- **cited**: a store slug in the assistant's text (text blocks, not thinking or tool input), as a
+  whole word. A slug with an underscore counts bare; a one-word slug (``deploy``) only when
+  marked as a name (``deploy.md``, a backticked ``deploy``, ``memory: deploy``), so a reply
+  that merely uses the word is not a citation.
+
+What is *not* evidence, besides a slug injected for the prompt: a slug that was already in the
+agent's context earlier in the session (injected for, read in or named in an earlier turn, until
+a compaction): a follow-up prompt ("ok, do it") whose turn re-reads it says nothing about the
+follow-up's words. Slash commands and prompts nobody typed (``promptSource: system``) are kept
+as turns but never learned from. A transcript that cannot show injections (Claude Code up to
+2.1.80 without attachment lines, ``transcripts.auditmodel.capability_of``) gives no evidence at
+all: every read would look like a miss.
+
+Subagent transcripts (``<session>/subagents/*.jsonl``, or 2.0.x's sibling ``agent-<id>.jsonl``
+with the session's id) belong to the turn whose tool result carries their ``agentId``; failing
+that, to the last prompt at or before their first timestamp.
+
+Streaming: one line at a time; per turn only the prompt (its first ``MAX_PROMPT_CHARS``) and
+small sets of slugs are kept.
+"""
+
+import bisect
+import json
+import os
+import re
+from typing import NamedTuple
+
+from router.memorystore import is_index_file, normalise_slug
+from transcripts.auditmodel import RECORDED, capability_of
+from transcripts.entries import ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT
+from transcripts.locate import subagent_files
+from transcripts.reader import TranscriptReader
+
+# Only the first MAX_TERMS_PER_FEEDBACK (16) new words of a prompt are learned; a pasted log's
+# tail never reaches them, so it is not kept.
+MAX_PROMPT_CHARS = 8000
+
+READ, CITED, GET_MEMORY = "read", "cited", "get_memory"
+INJECTED, IN_CONTEXT = "injected", "in_context"
+
+_LEGACY_BLOCK = re.compile(re.escape(LEGACY_HOOK_TAG) + r"(.*?)(?:</user-prompt-submit-hook>|\Z)", re.S)
+_WORD = re.compile(r"(?<![\w-])[a-z0-9][a-z0-9_]*(?![\w-])")
+_MEMBER_LINE = re.compile(r"^\s*[-*]\s+`?([a-z0-9_]+)`?\s+(?:\u2014|\u2013|-{1,2})", re.M)
+_MEMORY_PREFIX = re.compile(r"memory:\s*`?$", re.I)
+
+
+class Sighting(NamedTuple):
+    """A memory the agent met in a turn: how (read, cited, get_memory), where (file, line)."""
+    slug: str
+    how: str
+    path: str
+    line: int
+
+    def as_dict(self):
+        return {"slug": self.slug, "how": self.how, "path": self.path, "line": self.line}
+
+
+class PromptEvidence(NamedTuple):
+    """One typed prompt of the main session and what it tells the router.
+
+    ``evidence``: the first sighting of each memory that is evidence for this prompt's words;
+    ``ignored``: ``(slug, why)`` for memories sighted but not evidence (``injected`` for this
+    prompt, or ``in_context`` from an earlier turn); ``skip``: why this prompt is never learned
+    from (``None`` when it may be)."""
+    path: str
+    line: int
+    timestamp: str | None
+    prompt: str
+    skip: str | None
+    injected: tuple
+    evidence: tuple
+    ignored: tuple
+
+    def as_dict(self):
+        return {"path": self.path, "line": self.line, "timestamp": self.timestamp, "prompt": self.prompt,
+                "skip": self.skip, "injected": list(self.injected),
+                "evidence": [s.as_dict() for s in self.evidence],
+                "ignored": [{"slug": slug, "why": why} for slug, why in self.ignored]}
+
+
+class SessionEvidence(NamedTuple):
+    path: str
+    session_id: str | None
+    versions: tuple
+    injections_visible: bool
+    visibility: str             # the sentence saying why injections can or cannot be seen
+    prompts: tuple              # PromptEvidence, in order
+    subagents: tuple            # (path, prompt line it was attributed to, or None)
+    reader_summary: dict
+
+    @property
+    def evidence_count(self):
+        return sum(len(p.evidence) for p in self.prompts)
+
+    def as_dict(self):
+        return {"path": self.path, "session_id": self.session_id, "claude_code_versions": list(self.versions),
+                "injections_visible": self.injections_visible, "visibility": self.visibility,
+                "prompts": [p.as_dict() for p in self.prompts],
+                "subagents": [{"path": p, "prompt_line": line} for p, line in self.subagents],
+                "reader": self.reader_summary}
+
+
+# --------------------------------------------------------------------------- recognising slugs
+
+
+def slug_of_path(path, slugs):
+    """The store slug a file path names (``.../env-bash-tool.md`` -> ``env_bash_tool``), or ``None``."""
+    if not isinstance(path, str):
+        return None
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    if not name.lower().endswith(".md") or is_index_file(name):
+        return None
+    stem = name[:-3]
+    if stem in slugs:
+        return stem
+    slug = normalise_slug(stem)
+    return slug if slug in slugs else None
+
+
+def _marked(text, start, end):
+    """A one-word slug written as a name: ``slug.md``, ```slug```, ``memory: slug``."""
+    if text.startswith(".md", end):
+        return True
+    if start > 0 and text[start - 1] == "`" and text.startswith("`", end):
+        return True
+    return bool(_MEMORY_PREFIX.search(text[max(0, start - 12):start]))
+
+
+def slugs_in_text(text, slugs):
+    """Store slugs named in ``text`` (see the module docstring for the rule), in first-seen order."""
+    found = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word in slugs and word not in found and ("_" in word or _marked(text, match.start(), match.end())):
+            found.append(word)
+    return found
+
+
+def injected_slugs(text, slugs):
+    """Store slugs an injection's text puts in front of the agent: its member lines, and names."""
+    found = [slug for slug in _MEMBER_LINE.findall(text) if slug in slugs]
+    for slug in slugs_in_text(text, slugs):
+        if slug not in found:
+            found.append(slug)
+    return found
+
+
+def split_legacy_prompt(text):
+    """``(prompt text, injected text)``: 1.0.x put the hook's output inside the prompt's own line."""
+    if LEGACY_HOOK_TAG not in text:
+        return text, ""
+    injected = "\n".join(m.group(1) for m in _LEGACY_BLOCK.finditer(text))
+    return _LEGACY_BLOCK.sub(" ", text).strip(), injected
+
+
+def tool_sightings(tool_uses, slugs, path):
+    found = []
+    for use in tool_uses:
+        tool_input = use.input if isinstance(use.input, dict) else {}
+        if use.name == "Read":
+            slug = slug_of_path(tool_input.get("file_path"), slugs)
+            if slug:
+                found.append(Sighting(slug, READ, path, use.line))
+        elif use.name == "get_memory" or use.name.endswith("__get_memory"):
+            slug = tool_input.get("slug")
+            if isinstance(slug, str) and slug in slugs:
+                found.append(Sighting(slug, GET_MEMORY, path, use.line))
+    return found
+
+
+def entry_sightings(entry, slugs, path):
+    """What one assistant line shows the agent meeting: tool calls, then slugs in its text."""
+    found = tool_sightings(entry.tool_uses, slugs, path)
+    if entry.text:
+        found += [Sighting(slug, CITED, path, entry.line) for slug in slugs_in_text(entry.text, slugs)]
+    return found
+
+
+# --------------------------------------------------------------------------- one session
+
+
+class _Turn:
+    __slots__ = ("line", "timestamp", "prompt", "skip", "injected", "sightings", "compacted")
+
+    def __init__(self, line, timestamp, prompt, skip):
+        self.line = line
+        self.timestamp = timestamp
+        self.prompt = prompt
+        self.skip = skip
+        self.injected = []
+        self.sightings = {}        # slug -> first Sighting
+        self.compacted = False     # a compaction happened during this turn
+
+    def see(self, sightings):
+        for sighting in sightings:
+            self.sightings.setdefault(sighting.slug, sighting)
+
+    def inject(self, found):
+        self.injected.extend(slug for slug in found if slug not in self.injected)
+
+
+def _skip_reason(entry, words):
+    if entry.subtype == "slash_command":
+        return "slash command"
+    if entry.prompt_source == "system":
+        return "not typed (promptSource system)"
+    if not words.strip():
+        return "no words"
+    return None
+
+
+def _agent_id_of(entry):
+    result = entry.raw.get("toolUseResult") if entry.raw else None
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    return agent if isinstance(agent, str) and agent else None
+
+
+def _first_json_fields(path):
+    """(sessionId, agentId) of the first JSON line of a file; (None, None) when unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    obj = json.loads(raw)
+                    if isinstance(obj, dict):
+                        return obj.get("sessionId"), obj.get("agentId")
+                    return None, None
+    except (OSError, ValueError):
+        pass
+    return None, None
+
+
+def find_subagent_files(transcript, session_id):
+    """Subagent transcripts of a session: ``<session>/subagents/*.jsonl`` (2.1.x), and sibling
+    ``agent-*.jsonl`` files whose first line carries the session's id (2.0.x)."""
+    found = [str(p) for p in subagent_files(transcript)]
+    if session_id:
+        directory = os.path.dirname(os.path.abspath(transcript))
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            names = []
+        for name in names:
+            if name.startswith("agent-") and name.endswith(".jsonl"):
+                candidate = os.path.join(directory, name)
+                if candidate != os.path.abspath(transcript) and _first_json_fields(candidate)[0] == session_id:
+                    found.append(candidate)
+    return found
+
+
+def _subagent_turn(path, by_agent, stamps):
+    """The index of the turn a subagent file belongs to, or ``None``."""
+    name = os.path.basename(path)
+    agent = name[len("agent-"):-len(".jsonl")] if name.startswith("agent-") else None
+    _session, first_agent = _first_json_fields(path)
+    for candidate in (first_agent, agent):
+        if candidate in by_agent:
+            return by_agent[candidate]
+    first_stamp = None
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("timestamp"), str):
+                    first_stamp = obj["timestamp"]
+                    break
+    except OSError:
+        return None
+    if first_stamp is None or not stamps:
+        return None
+    position = bisect.bisect_right([s for s, _i in stamps], first_stamp) - 1
+    return stamps[position][1] if position >= 0 else None
+
+
+def session_evidence(path, slugs, subagents=None):
+    """The evidence of one session transcript (``SessionEvidence``) against the store's ``slugs``
+    (a set). ``subagents``: the subagent transcripts to fold in (default: found beside it).
+    Raises ``router.errors.InputError`` when the file cannot be read or is not a transcript."""
+    path = str(path)
+    reader = TranscriptReader(path)
+    turns = []
+    by_agent = {}
+    versions = []
+    saw_attachment = False
+    legacy = False
+    session_id = None
+    current = None
+    for entry in reader:
+        if entry.type == "attachment":
+            saw_attachment = True
+        if entry.version and entry.version not in versions:
+            versions.append(entry.version)
+        if session_id is None and entry.session_id:
+            session_id = entry.session_id
+        kind = entry.kind
+        if kind == PROMPT and not entry.is_sidechain:
+            words, injected_text = split_legacy_prompt(entry.text)
+            current = _Turn(entry.line, entry.timestamp, words[:MAX_PROMPT_CHARS], _skip_reason(entry, words))
+            turns.append(current)
+            if injected_text:
+                legacy = True
+                current.inject(injected_slugs(injected_text, slugs))
+            continue
+        if current is None:
+            continue
+        if kind == ASSISTANT:
+            current.see(entry_sightings(entry, slugs, path))
+        elif kind == INJECTION and not entry.is_sidechain:
+            current.inject(injected_slugs(entry.text, slugs))
+        elif kind == TOOL_RESULT:
+            agent = _agent_id_of(entry)
+            if agent:
+                by_agent.setdefault(agent, len(turns) - 1)
+        elif kind == SYSTEM and entry.subtype == "compact_boundary":
+            current.compacted = True
+    capability, visibility = capability_of(versions, saw_attachment)
+    visible = capability == RECORDED or legacy
+    if legacy and capability != RECORDED:
+        visibility = "injections are recorded inside the prompt (<user-prompt-submit-hook>, Claude Code 1.0.x)"
+
+    stamps = sorted((turn.timestamp, i) for i, turn in enumerate(turns) if turn.timestamp)
+    attributed = []
+    for sub in (find_subagent_files(path, session_id) if subagents is None else [str(p) for p in subagents]):
+        index = _subagent_turn(sub, by_agent, stamps)
+        attributed.append((sub, turns[index].line if index is not None else None))
+        if index is None:
+            continue
+        for entry in TranscriptReader(sub):
+            if entry.kind == ASSISTANT:
+                turns[index].see(entry_sightings(entry, slugs, sub))
+
+    prompts = []
+    context = set()
+    for turn in turns:
+        evidence, ignored = [], []
+        for slug, sighting in turn.sightings.items():
+            if slug in turn.injected:
+                ignored.append((slug, INJECTED))
+            elif slug in context:
+                ignored.append((slug, IN_CONTEXT))
+            elif visible and turn.skip is None:
+                evidence.append(sighting)
+        context.update(turn.injected)
+        context.update(turn.sightings)
+        if turn.compacted:
+            context.clear()
+        prompts.append(PromptEvidence(path, turn.line, turn.timestamp, turn.prompt, turn.skip, tuple(turn.injected),
+                                      tuple(evidence), tuple(ignored)))
+    return SessionEvidence(path, session_id, tuple(versions), visible, visibility, tuple(prompts), tuple(attributed),
+                           reader.summary())
+
+
+def session_transcripts(directory):
+    """Every session transcript under ``directory``, sorted: ``*.jsonl`` files, except subagent
+    transcripts (inside a ``subagents`` folder, or named ``agent-*.jsonl``), which are read with
+    their session."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != "subagents")
+        for name in files:
+            if name.endswith(".jsonl") and not name.startswith("agent-"):
+                found.append(os.path.join(root, name))
+    return sorted(found)
