@@ -22,13 +22,15 @@ ROUTED_A = "I ran setx FOO bar in cmd but the Bash tool still says FOO is empty,
 
 
 def router_context(prompt):
-    """What the router injects for ``prompt`` on the bundled example store (what the fixtures ran)."""
+    """What the hook injects for ``prompt`` as a session's first sight of it, on the bundled
+    example store (what the fixtures ran): the configured provider, then the session stage."""
     from router.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file, default_settings
-    from router.score import build_routing_table, route_prompt
+    from router.provider import build_table
+    from router.session import route_fresh
 
-    return route_prompt(prompt, build_routing_table(load_cluster_file(bundled_cluster_file())),
-                        default_settings())["additional_context"]
+    table = build_table(load_cluster_file(bundled_cluster_file()))
+    return route_fresh(prompt, table, default_settings())["additional_context"]
 
 
 def test_every_fixture_parses_without_bad_lines(transcript_fixtures):
