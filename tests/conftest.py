@@ -15,8 +15,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 pytest_plugins = ["support.canary_store", "support.transcript_sessions", "support.settings_project"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
-TRANSCRIPT_FIXTURES = SHARED_FIXTURES / "transcripts"
+# Real Claude Code transcripts written by the real clients under the lab (tests/fixtures/README.md).
+TRANSCRIPT_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "transcripts"
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ def example_flat_index():
 @pytest.fixture
 def transcript_fixtures():
     if not TRANSCRIPT_FIXTURES.is_dir():
-        pytest.fail(f"real Claude Code fixtures missing at {TRANSCRIPT_FIXTURES}")
+        pytest.fail(f"real Claude Code fixtures missing at {TRANSCRIPT_FIXTURES}: run tests/fixtures/regenerate.py")
     return TRANSCRIPT_FIXTURES
 
 

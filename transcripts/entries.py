@@ -42,7 +42,9 @@ Classification (``Entry.kind``), following ../shared/spec/claude-code-formats.md
     ``system`` lines (``subtype`` = ``stop_hook_summary``, ``compact_boundary``, …).
 ``metadata``
     The other known types: ``summary``, ``file-history-snapshot``, ``queue-operation``,
-    ``last-prompt``, ``mode``, ``permission-mode``, ``ai-title``, ``pr-link``, ``agent-setting``.
+    ``last-prompt``, ``mode``, ``permission-mode``, ``ai-title``, ``pr-link``, ``agent-setting``,
+    and 2.1.328's ``api-request``, ``api-request-blob``, ``api-request-shape``, ``atis-latch``,
+    ``cost-state``, ``tools-used``.
 ``unknown``
     Any other ``type`` (or none).
 """
@@ -54,6 +56,8 @@ from typing import NamedTuple
 KNOWN_TYPES = frozenset({
     "user", "assistant", "summary", "system", "file-history-snapshot", "progress", "queue-operation",
     "attachment", "last-prompt", "mode", "permission-mode", "ai-title", "pr-link", "agent-setting",
+    # written by 2.1.328 (tests/fixtures/transcripts/v2.1.328-*): request bookkeeping, never a turn
+    "api-request", "api-request-blob", "api-request-shape", "atis-latch", "cost-state", "tools-used",
 })
 METADATA_TYPES = KNOWN_TYPES - {"user", "assistant", "system", "progress", "attachment"}
 
@@ -90,6 +94,9 @@ _WRAPPER_KINDS = (
     ("<local-command-caveat>", LOCAL_COMMAND),
     ("<task-notification>", TASK_NOTIFICATION),
     ("[Request interrupted by user", INTERRUPT),
+    # 1.0.x's own line for a UserPromptSubmit hook's output: flagged isVisibleInTranscriptOnly when
+    # written, rewritten without the flag (as a list of text blocks) on --resume; never typed.
+    ("<user-prompt-submit-hook>", META),
 )
 _PROMPT_SOURCES = frozenset({"typed", "sdk", "system"})
 PERSISTED_MARKERS = ("<persisted-output>", "Output too large")

@@ -28,7 +28,7 @@ from transcripts.auditmodel import (
     RECENT_TURN_ENTRIES,
 )
 from transcripts.checks import check_a, check_b, check_c, check_d, check_e
-from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, PROGRESS, PROMPT, SYSTEM, UPS
+from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, SYSTEM, UPS
 
 
 def _digest(text):
@@ -213,6 +213,9 @@ class StreamAuditor:
         elif entry.uuid and len(self.passthrough) < MAX_PASSTHROUGH:
             self.passthrough[entry.uuid] = (entry.parent_uuid, entry.line)
 
+        if kind == META and entry.text.lstrip().startswith(LEGACY_HOOK_TAG):
+            self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} user line (Claude Code 1.0.x's record "
+                           "of the hook's output); not audited as an injection")
         own_digest = None
         if kind == INJECTION:
             own_digest = self._injection(entry, session)

@@ -27,6 +27,7 @@ and ``harness.lab.measure`` can parse it again without losing anything.
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOOPBACK = "127.0.0.1"
@@ -80,7 +81,8 @@ def last_user_text(body):
 def ends_with_tool_result(body):
     """True when the last message carries a tool_result: the client is answering our tool call.
     ``system``-role messages after it are passed over: 2.1.328 appends one when a tool call
-    changed what it offers (ToolSearch loading an MCP tool lists the deferred tools again)."""
+    changed what it offers (ToolSearch loading an MCP tool lists the deferred tools again), and
+    2.1.293 appends its ``<total_tokens>`` note after every tool result."""
     messages = [m for m in body.get("messages") or [] if not (isinstance(m, dict) and m.get("role") == "system")]
     if not messages or not isinstance(messages[-1], dict):
         return False
@@ -129,7 +131,10 @@ class Script:
     ``reply`` keys: ``text`` (a text block), ``tool_use`` (``{"name", "input"}`` or a list of
     them: tool_use blocks, stop_reason ``tool_use``), ``input_tokens`` (the usage reported;
     ``COMPACTING_INPUT_TOKENS`` makes the client auto-compact before its next prompt),
-    ``output_tokens``.
+    ``output_tokens``, ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` (reported in
+    ``message_start``), ``pause`` (seconds the stream waits between content blocks: the client then
+    writes the earlier blocks' transcript rows before the message's final usage arrives, as it
+    does against the real API).
     """
 
     def __init__(self, rules=(), summary=DEFAULT_SUMMARY, input_tokens=DEFAULT_INPUT_TOKENS):
@@ -238,7 +243,8 @@ class Script:
 
 
 WHEN_KEYS = {"prompt_contains", "after_tool_result", "compaction", "has_tool", "system_contains"}
-REPLY_KEYS = {"text", "tool_use", "input_tokens", "output_tokens"}
+REPLY_KEYS = {"text", "tool_use", "input_tokens", "output_tokens", "cache_creation_input_tokens",
+              "cache_read_input_tokens", "pause"}
 
 
 # --------------------------------------------------------------------------- the wire
@@ -264,10 +270,16 @@ def stop_reason_of(blocks):
 
 def sse_events(reply, model, message_seq):
     """The server-sent events of one streamed reply, as bytes."""
+    return b"".join(sse_chunks(reply, model, message_seq))
+
+
+def sse_chunks(reply, model, message_seq):
+    """The server-sent events of one streamed reply, as byte chunks, one per content block (the
+    first also opens the message, the last also ends it): a ``pause`` waits between them."""
     blocks = message_blocks(reply, message_seq)
     input_tokens = int(reply.get("input_tokens", DEFAULT_INPUT_TOKENS))
     output_tokens = int(reply.get("output_tokens", 10))
-    out = []
+    out, chunks = [], []
 
     def event(name, data):
         out.append(f"event: {name}\ndata: {json.dumps(data)}\n\n")
@@ -275,8 +287,9 @@ def sse_events(reply, model, message_seq):
     event("message_start", {"type": "message_start", "message": {
         "id": f"msg_lab{message_seq:04d}", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0}}})
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1,
+                  "cache_creation_input_tokens": int(reply.get("cache_creation_input_tokens", 0)),
+                  "cache_read_input_tokens": int(reply.get("cache_read_input_tokens", 0))}}})
     for index, block in enumerate(blocks):
         if block["type"] == "text":
             event("content_block_start", {"type": "content_block_start", "index": index,
@@ -289,11 +302,16 @@ def sse_events(reply, model, message_seq):
             event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
                 "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
         event("content_block_stop", {"type": "content_block_stop", "index": index})
+        chunks.append("".join(out).encode("utf-8"))
+        out.clear()
     event("message_delta", {"type": "message_delta",
                             "delta": {"stop_reason": stop_reason_of(blocks), "stop_sequence": None},
                             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
     event("message_stop", {"type": "message_stop"})
-    return "".join(out).encode("utf-8")
+    # the message's end rides with its last block: a pause falls between blocks only, so the last
+    # block's row sees the final usage, as against the real API
+    chunks[-1] += "".join(out).encode("utf-8")
+    return chunks
 
 
 def json_message(reply, model, message_seq):
@@ -302,7 +320,9 @@ def json_message(reply, model, message_seq):
         "id": f"msg_lab{message_seq:04d}", "type": "message", "role": "assistant", "model": model,
         "content": blocks, "stop_reason": stop_reason_of(blocks), "stop_sequence": None,
         "usage": {"input_tokens": int(reply.get("input_tokens", DEFAULT_INPUT_TOKENS)),
-                  "output_tokens": int(reply.get("output_tokens", 10))}}).encode("utf-8")
+                  "output_tokens": int(reply.get("output_tokens", 10)),
+                  "cache_creation_input_tokens": int(reply.get("cache_creation_input_tokens", 0)),
+                  "cache_read_input_tokens": int(reply.get("cache_read_input_tokens", 0))}}).encode("utf-8")
 
 
 def reply_summary(reply):
@@ -325,14 +345,21 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _send(self, status, data, content_type):
+    def _send(self, status, data, content_type, pause=0.0):
+        """``data``: bytes, or a list of byte chunks written ``pause`` seconds apart."""
+        chunks = data if isinstance(data, list) else [data]
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(sum(len(c) for c in chunks)))
         self.send_header("request-id", f"req_lab{self.server.lab.seq:04d}")
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        if self.command == "HEAD":
+            return
+        for n, chunk in enumerate(chunks):
+            if n and pause:
+                time.sleep(pause)
+            self.wfile.write(chunk)
+            self.wfile.flush()
 
     def do_HEAD(self):
         self.server.lab.record(self, b"", None)
@@ -365,7 +392,7 @@ class _Handler(BaseHTTPRequestHandler):
         seq = lab.record(self, raw, reply_summary(reply))
         model = body.get("model") or "claude-lab"
         if body.get("stream"):
-            self._send(200, sse_events(reply, model, seq), "text/event-stream")
+            self._send(200, sse_chunks(reply, model, seq), "text/event-stream", float(reply.get("pause") or 0))
         else:
             self._send(200, json_message(reply, model, seq), "application/json")
 

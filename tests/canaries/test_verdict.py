@@ -1,8 +1,8 @@
 """The behavioural verdict on sessions built in the 2.1.293 shape, and on the real fixtures.
 
-The attachment lines are copies of the one real 2.1.293 UserPromptSubmit line
-(../shared/fixtures/transcripts/v2.1.293-userpromptsubmit-additional-context-line.jsonl, same keys
-in the same order) carrying the text the router really emits for the case's prompt; typed prompt
+The attachment lines are copies of a real 2.1.293 UserPromptSubmit line (the first
+``hook_additional_context`` line of tests/fixtures/transcripts/v2.1.293-routed-silent-routed.jsonl,
+same keys in the same order) carrying the text the router really emits for the case's prompt; typed prompt
 lines follow claude-code-formats.md §2.4; assistant lines carry message.content text blocks.
 """
 

@@ -1,7 +1,6 @@
 """sentinel install / uninstall / check / hook, driven through the memory-router CLI."""
 
 import json
-import pathlib
 import subprocess
 
 import pytest
@@ -9,6 +8,7 @@ import pytest
 from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
+from support.fixture_transcripts import real_injection_line
 from support.settings_project import cli, doctor, settings_file
 
 FOREIGN = (
@@ -25,8 +25,6 @@ FOREIGN = (
     b'}\n'
 )
 
-REAL_INJECTION_LINE = (pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
-                       / "v2.1.293-userpromptsubmit-additional-context-line.jsonl")
 
 
 # --------------------------------------------------------------------------- sentinel
@@ -102,7 +100,7 @@ def prompt_line(text, parent, version):
 
 
 def attachment_line(text, parent, version):
-    real = json.loads(REAL_INJECTION_LINE.read_text())
+    real = real_injection_line()
     real.update({k: v for k, v in _envelope("attachment", parent, version).items() if k in real})
     real["attachment"]["content"] = [text]
     real["rendered"] = [{"content": f"<system-reminder>\nUserPromptSubmit hook additional context: {text}\n"
@@ -143,7 +141,7 @@ def test_sentinel_check_reads_the_recorded_text(capsys, project, tmp_path):
 
 
 def test_sentinel_check_on_a_pre_attachment_transcript(capsys, tmp_path, transcript_fixtures):
-    transcript = transcript_fixtures / "v2.1.38-short-hook-progress.jsonl"
+    transcript = transcript_fixtures / "v2.1.38-routed-silent-routed.jsonl"
     code, out, _ = cli(capsys, "sentinel", "check", transcript, "--sentinel", "MEMORY-ROUTER-SENTINEL-none")
     assert code == 1 and "(c) UNKNOWN" in out and "cannot show injections" in out
 

@@ -7,7 +7,7 @@ import pytest
 
 from harness import tokens as tk
 
-LONG_SESSION = "v2.0.76-long-session-stop-hooks.jsonl"
+LONG_SESSION = "v2.0.76-tools.jsonl"   # the first reply streams as two rows (tests/fixtures/README.md)
 
 
 # --------------------------------------------------------------------------- counting
@@ -201,18 +201,21 @@ def test_first_call_on_the_real_long_session(transcript_fixtures):
     with open(path, encoding="utf-8") as handle:
         entries = [(n, json.loads(line)) for n, line in enumerate(handle, 1) if line.strip()]
     call = tk.first_call_usage(entries)
-    # The file's first response streams over lines 3-6, all msg_018SJ..., output_tokens 3, 3, 3, 358.
-    rows = [obj for _n, obj in entries if obj.get("type") == "assistant"
-            and obj["message"]["id"] == "msg_018SJqZRgcskcNiWtdLAPCDx"]
-    assert [r["message"]["usage"]["output_tokens"] for r in rows] == [3, 3, 3, 358]
-    assert call["message_id"] == "msg_018SJqZRgcskcNiWtdLAPCDx"
-    assert call["output_tokens"] == 358 and call["line"] == 6
+    # The first response streams as a text row then a tool_use row, both msg_lab0003 (the two
+    # Warmup requests of 2.0.76 took 0001-0002), output_tokens 1 then 358.
+    rows = [(n, obj) for n, obj in entries if obj.get("type") == "assistant" and obj["message"]["id"] == "msg_lab0003"]
+    assert [r["message"]["usage"]["output_tokens"] for _n, r in rows] == [1, 358]
+    assert call["message_id"] == "msg_lab0003"
+    assert call["output_tokens"] == 358 and call["line"] == rows[-1][0]
     assert (call["input_tokens"], call["cache_creation_input_tokens"], call["cache_read_input_tokens"]) == \
         (10, 8889, 17919)
     assert call["total_input_tokens"] == 26818
-    assert call["assistant_rows"] == 326
-    assert call["api_calls"] == len({obj["message"]["id"] for _n, obj in entries if obj.get("type") == "assistant"})
-    assert call["duplicate_rows_dropped"] == 326 - call["api_calls"] > 0
+    # the client's own <synthetic> row (its reply to /cost) is not an API call
+    api_rows = [obj for _n, obj in entries if obj.get("type") == "assistant" and obj["message"]["model"] != "<synthetic>"]
+    assert len(api_rows) < sum(1 for _n, obj in entries if obj.get("type") == "assistant")
+    assert call["assistant_rows"] == len(api_rows)
+    assert call["api_calls"] == len({obj["message"]["id"] for obj in api_rows})
+    assert call["duplicate_rows_dropped"] == len(api_rows) - call["api_calls"] > 0
 
 
 def test_transcript_delta():

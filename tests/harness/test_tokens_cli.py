@@ -21,9 +21,9 @@ from router.provider import build_table
 from router.score import build_routing_table
 from router.session import route_fresh
 
-LONG_SESSION = "v2.0.76-long-session-stop-hooks.jsonl"
-TOOL_HEAVY = "v2.1.38-tool-heavy.jsonl"
-NO_ASSISTANT = "v2.1.293-userpromptsubmit-additional-context-line.jsonl"
+LONG_SESSION = "v2.0.76-tools.jsonl"   # first reply: input 10, cache 8889 + 17919, output 1 then 358
+TOOL_HEAVY = "v2.1.38-tools.jsonl"
+NO_ASSISTANT = "v2.1.38-subagent/subagents"   # a subagent's file: only sidechain rows, no call of a session
 
 PROMPTS = [
     "I set an env var with setx but the Bash tool does not see it, even after a reboot",
@@ -141,15 +141,16 @@ def test_measured_first_calls_from_real_transcripts(paths, capsys, transcript_fi
     before, after = result["transcripts"]["before"], result["transcripts"]["after"]
     assert before["method"] == after["method"] == result["transcripts"]["method"] == "measured"
     assert before["total_input_tokens"] == 10 + 8889 + 17919
-    assert before["output_tokens"] == 358  # the last streamed row, not the first (3)
+    assert before["output_tokens"] == 358  # the last streamed row, not the first (1)
     assert result["transcripts"]["delta"]["total_input_tokens"] == \
         after["total_input_tokens"] - before["total_input_tokens"]
     assert before["reader"]["bad_lines"] == 0
 
 
 def test_transcript_without_api_calls_exits_2(paths, capsys, transcript_fixtures):
+    [no_assistant] = sorted((transcript_fixtures / NO_ASSISTANT).glob("agent-*.jsonl"))
     code = main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim),
-                 "--before", str(transcript_fixtures / NO_ASSISTANT)])
+                 "--before", str(no_assistant)])
     assert code == 2
     assert "no assistant line with usage" in capsys.readouterr().err
 

@@ -3,8 +3,11 @@ script, exit codes 0 (all pass) / 1 (a check fails) / 2 (a file cannot be read a
 
 import json
 import os
+from collections import Counter
 
 import pytest
+
+from support.fixture_transcripts import raw_lines
 
 SENTINEL = "SENTINEL-cli-9d1"
 
@@ -64,30 +67,46 @@ def test_audit_sentinel_twice_exits_1(run_cli, session, tmp_path):
     assert check_c["id"] == "c" and check_c["status"] == "fail" and [e["line"] for e in check_c["evidence"]] == [2, 5]
 
 
+PRE_ATTACHMENT = "v2.1.38-routed-silent-routed.jsonl"   # the hook injected twice; 2.1.38 recorded neither
+
+
 def test_pre_attachment_fixture_exits_0_without_claiming_a_pass(run_cli, transcript_fixtures):
-    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.38-short-hook-progress.jsonl")
+    proc = run_cli("transcript", "audit", transcript_fixtures / PRE_ATTACHMENT)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.decode().split())
     assert "cannot show injections" in text and "unknown, not passed" in text
-    data = json.loads(run_cli("transcript", "audit", transcript_fixtures / "v2.1.38-short-hook-progress.jsonl",
-                              "--json").stdout)
+    data = json.loads(run_cli("transcript", "audit", transcript_fixtures / PRE_ATTACHMENT, "--json").stdout)
     check_a = data["files"][0]["streams"][0]["checks"][0]
     assert check_a["id"] == "a" and check_a["status"] == "unknown"
     assert data["files"][0]["status"] == "unknown" and data["files"][0]["streams"][0]["status"] == "unknown"
     assert "0 pass, 0 fail, 1 unknown (cannot show injections)" in text
 
 
-def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtures):
-    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.39-compaction-queue-ops.jsonl", "--json")
-    assert proc.returncode == 0
+# 2.1.293 exits 1: its main thread re-injects at the task notification (the test below)
+@pytest.mark.parametrize("version, code", [("2.1.39", 0), ("2.1.293", 1)])
+def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtures, version, code):
+    session = transcript_fixtures / f"v{version}-subagent.jsonl"
+    [sub_file] = sorted((session.with_suffix("") / "subagents").glob("agent-*.jsonl"))
+    proc = run_cli("transcript", "audit", session, "--json")
+    assert proc.returncode == code, proc.stdout
     files = json.loads(proc.stdout)["files"]
     assert [f["role"] for f in files] == ["session", "subagent"]
-    assert files[0]["subagent_files"] == [str(transcript_fixtures / "v2.1.39-compaction-queue-ops" / "subagents"
-                                              / "agent-a2898e3.jsonl")]
-    assert files[1]["streams"][0]["stream"] == "sidechain:a2898e3"
-    proc = run_cli("transcript", "audit", transcript_fixtures / "v2.1.39-compaction-queue-ops.jsonl",
-                   "--no-subagents", "--json")
+    assert files[0]["subagent_files"] == [str(sub_file)]
+    assert files[1]["streams"][0]["stream"] == "sidechain:" + sub_file.stem.removeprefix("agent-")
+    proc = run_cli("transcript", "audit", session, "--no-subagents", "--json")
     assert len(json.loads(proc.stdout)["files"]) == 1
+
+
+@pytest.mark.parametrize("version", ["2.1.293", "2.1.328"])
+def test_audit_fails_the_real_reinjection_at_a_task_notification(run_cli, transcript_fixtures, version):
+    """2.1.293+ fire UserPromptSubmit for the subagent's <task-notification> turn and the router
+    injects the same cluster again: the audit must call that a re-send (check b), not pass it."""
+    proc = run_cli("transcript", "audit", transcript_fixtures / f"v{version}-subagent.jsonl", "--json")
+    assert proc.returncode == 1
+    main = json.loads(proc.stdout)["files"][0]["streams"][0]
+    checks = {c["id"]: c for c in main["checks"]}
+    assert checks["b"]["status"] == "fail"
+    assert any("task notification" in e["note"] for e in checks["b"]["evidence"])
 
 
 def test_truncated_last_line_warns_on_stderr_and_exits_0(run_cli, session, bodies, tmp_path):
@@ -123,8 +142,13 @@ def test_census_json_and_strict(run_cli, transcript_fixtures, tmp_path):
     proc = run_cli("transcript", "census", transcript_fixtures, "--strict", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["totals"]["files"] == 8 and data["strict_failures"] == []
-    assert data["totals"]["attachment_types"] == {"hook_additional_context": 1}
+    files = sorted(transcript_fixtures.rglob("*.jsonl"))
+    assert data["totals"]["files"] == len(files) and data["strict_failures"] == []
+    attachment_types = Counter(obj["attachment"]["type"] for path in files for _n, obj in raw_lines(path)
+                               if obj.get("type") == "attachment")
+    assert data["totals"]["attachment_types"] == attachment_types
+    # 2.1.293 and 2.1.328 wrote one per routed prompt: 2 in each routed session, 1 in each tools session
+    assert attachment_types["hook_additional_context"] >= 8
     odd = tmp_path / "odd.jsonl"
     odd.write_bytes(b'{"type":"hologram"}\n{broken\n')
     assert run_cli("transcript", "census", odd).returncode == 0

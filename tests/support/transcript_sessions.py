@@ -1,8 +1,9 @@
 """Sessions built in the exact 2.1.293 shape.
 
-No public real session has a UserPromptSubmit hook injecting on some prompts and not others, so
-tests build them (../shared/fixtures/README.md): the attachment line is a copy of the one real
-2.1.293 ``hook_additional_context`` line (same keys, same order) with uuids and content varied;
+Tests build sessions with the variations they need; the attachment line is a copy of a real
+2.1.293 ``hook_additional_context`` line (the first one 2.1.293 wrote for our hook in
+tests/fixtures/transcripts/v2.1.293-routed-silent-routed.jsonl: same keys, same order) with uuids
+and content varied;
 prompt, assistant and tool-result lines carry the envelope keys documented for 2.1.177-2.1.293 in
 claude-code-formats.md §2.2.
 """
@@ -14,14 +15,9 @@ import uuid as uuid_mod
 
 import pytest
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "transcripts"
-REAL_INJECTION_FILE = FIXTURES / "v2.1.293-userpromptsubmit-additional-context-line.jsonl"
+from support.fixture_transcripts import real_injection_line
 
 AUTO = object()
-
-
-def real_injection_line():
-    return json.loads(REAL_INJECTION_FILE.read_text(encoding="utf-8"))
 
 
 def router_body(cluster_ids, members):

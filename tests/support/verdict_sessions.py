@@ -1,9 +1,9 @@
 """Sessions built in the 2.1.293 shape for the behavioural verdict's tests (canaries.verdict and
 its command, harness.verdict_cli).
 
-The attachment lines are copies of the one real 2.1.293 UserPromptSubmit line
-(../shared/fixtures/transcripts/v2.1.293-userpromptsubmit-additional-context-line.jsonl, same keys
-in the same order) carrying the text the router really emits for the case's prompt; typed prompt
+The attachment lines are copies of a real 2.1.293 UserPromptSubmit line (the first
+``hook_additional_context`` line of tests/fixtures/transcripts/v2.1.293-routed-silent-routed.jsonl,
+same keys in the same order) carrying the text the router really emits for the case's prompt; typed prompt
 lines follow claude-code-formats.md §2.4; assistant lines carry message.content text blocks.
 """
 
@@ -20,10 +20,10 @@ from canaries.verdict import HotStripEvidence, judge
 from router.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file, default_settings
 from router.score import build_routing_table, route_prompt
+from support.fixture_transcripts import real_injection_line
 from transcripts.reader import read_session
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "transcripts"
-REAL_LINE = json.loads((FIXTURES / "v2.1.293-userpromptsubmit-additional-context-line.jsonl").read_text())
+REAL_LINE = real_injection_line()
 SPEC = pathlib.Path(__file__).resolve().parents[2] / "canaries" / "spec.yaml"
 CASE = load_suite(SPEC).behavioural_case("cloudflare-cold")
 SLUG = CASE.fact

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from support.fixture_transcripts import real_injection_line, session_file
 from transcripts.audit import (
     FAIL,
     NA,
@@ -170,16 +171,28 @@ def test_another_hooks_text_injected_again_for_a_new_prompt_passes(tmp_path, ses
     assert any(f"line {i2}" in note and "allowed" in note for note in result.stream().notes)
 
 
-def test_the_real_2_1_293_line_after_its_prompt_passes(tmp_path, session, transcript_fixtures):
-    """The one real injection line, verbatim, hanging off a prompt that carries its parentUuid."""
-    real = (transcript_fixtures / "v2.1.293-userpromptsubmit-additional-context-line.jsonl").read_text().strip()
+def test_the_real_2_1_293_line_after_its_prompt_passes(tmp_path, session):
+    """A real injection line 2.1.293 wrote for our hook, verbatim, hanging off a prompt that carries its parentUuid."""
+    real = real_injection_line()
     s = session()
-    s.prompt("teste", uid=json.loads(real)["parentUuid"])
-    s.raw(real)
-    result = run(s, tmp_path, sentinel="MARCA-ASSUNTO-7f3")
+    s.prompt("setx question", uid=real["parentUuid"])
+    s.raw(json.dumps(real, ensure_ascii=False))
+    result = run(s, tmp_path, sentinel="env_bash_tool_env_var_caching")   # the member line the router showed
     assert result.status == PASS
     assert statuses(result) == {"a": PASS, "b": PASS, "c": PASS, "d": PASS, "e": NA}
-    assert result.stream().prompts[0].injections[0].cluster_ids is None  # not a router injection
+    assert result.stream().prompts[0].injections[0].cluster_ids == ("layer1_project_memory_router",)
+
+
+@pytest.mark.parametrize("version", ["2.1.293", "2.1.328"])
+@pytest.mark.parametrize("scenario", ["routed-silent-routed", "compact"])
+def test_real_attachment_era_sessions_pass(version, scenario):
+    """Whole sessions the real clients wrote with our hook: every injection once, at its own prompt."""
+    result = audit_path(session_file(version, scenario))
+    assert result.can_show_injections and result.status == PASS
+    checks = statuses(result)
+    assert (checks["a"], checks["b"], checks["d"]) == (PASS, PASS, PASS)
+    expected = {"routed-silent-routed": [1, 0, 1], "compact": [1, 0, 1]}[scenario]
+    assert [len(p.injections) for p in result.stream().prompts] == expected
 
 
 def test_missing_parent_falls_back_to_order_at_the_prompt(tmp_path, session, bodies):
@@ -523,10 +536,12 @@ def test_truncated_last_line_warns_and_is_still_audited(tmp_path, session, bodie
 
 
 @pytest.mark.parametrize("fixture", [
-    "v2.1.38-short-hook-progress.jsonl", "v2.1.39-compaction-queue-ops.jsonl", "v2.0.76-long-session-stop-hooks.jsonl",
-    "v1.0.98-init-command.jsonl",
+    "v2.1.38-tools.jsonl", "v2.1.39-compact.jsonl", "v2.1.39-routed-silent-routed.jsonl",
+    "v2.0.76-routed-silent-routed.jsonl", "v1.0.98-routed-silent-routed.jsonl", "v1.0.108-routed-silent-routed.jsonl",
 ])
 def test_pre_attachment_fixtures_cannot_show_injections(transcript_fixtures, fixture):
+    """The hook injected on two prompts of each routed session; these versions do not record it
+    where the audit can count it (1.0.x: inside user lines; 2.0.76-2.1.39: nowhere)."""
     result = audit_path(transcript_fixtures / fixture, sentinel=SENTINEL)
     assert result.capability == NOT_RECORDED and not result.can_show_injections
     assert "cannot show injections" in result.capability_note

@@ -10,6 +10,7 @@ import pytest
 from router.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file
 from router.errors import InputError
+from support.fixture_transcripts import raw_lines, session_file, user_text
 from transcripts.evidence import (
     CITED,
     GET_MEMORY,
@@ -23,8 +24,11 @@ from transcripts.evidence import (
     split_legacy_prompt,
 )
 
-REAL_CLIENT = pathlib.Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "real-client" / \
-    "v2.1.328-three-prompts.jsonl"
+# A routed, silent, routed session the real 2.1.328 client wrote with our hook (tests/fixtures/README.md).
+REAL_CLIENT = session_file("2.1.328", "routed-silent-routed")
+REAL_PROMPTS = ["I ran setx FOO bar in cmd but the Bash tool still says FOO is empty, do I need to restart?",
+                "refactor this loop please",
+                "the Cloudflare Workers build says PUBLIC_API_URL is undefined but I set it as a secret"]
 MEMORY = "/home/dev/.claude/projects/-home-dev-code-demo/memory/"
 MISSED = "the antivirus makes installing packages painfully slow"
 
@@ -55,7 +59,8 @@ def _assistant_like(template, blocks, uid):
 def test_the_real_session_untouched_has_its_injections_and_no_evidence(slugs):
     found = session_evidence(REAL_CLIENT, slugs)
     assert found.injections_visible and found.versions == ("2.1.328",)
-    assert [p.line for p in found.prompts] == [3, 26, 34]
+    prompt_lines = [n for n, o in raw_lines(REAL_CLIENT) if o.get("type") == "user" and user_text(o) in REAL_PROMPTS]
+    assert len(prompt_lines) == 3 and [p.line for p in found.prompts] == prompt_lines
     first, second, third = found.prompts
     assert "env_bash_tool_env_var_caching" in first.injected
     assert second.injected == () and second.prompt == "refactor this loop please"
@@ -65,8 +70,9 @@ def test_the_real_session_untouched_has_its_injections_and_no_evidence(slugs):
 
 def test_a_read_after_the_real_silent_prompt_is_evidence_and_a_read_of_an_injected_slug_is_not(tmp_path, slugs):
     lines = _real_lines()
-    reply_1 = next(i for i, line in enumerate(lines) if '"msg_0001"' in line)
-    reply_2 = next(i for i, line in enumerate(lines) if '"msg_0002"' in line)
+    replies = [i for i, line in enumerate(lines) if json.loads(line).get("type") == "assistant"]
+    reply_1, reply_2 = replies[0], replies[1]        # the replies to the first and the silent prompt
+    second_prompt = next(n for n, o in raw_lines(REAL_CLIENT) if user_text(o) == REAL_PROMPTS[1])
     read = {"type": "tool_use", "id": "toolu_1", "name": "Read",
             "input": {"file_path": MEMORY + "env_bash_tool_env_var_caching.md"}}
     missed = {"type": "tool_use", "id": "toolu_2", "name": "Read",
@@ -77,7 +83,7 @@ def test_a_read_after_the_real_silent_prompt_is_evidence_and_a_read_of_an_inject
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     found = session_evidence(path, slugs)
-    assert evidence_of(found) == [(27, [("env_defender_excludes_dev_dir", READ)])]  # 26, one line down
+    assert evidence_of(found) == [(second_prompt + 1, [("env_defender_excludes_dev_dir", READ)])]  # one line down
     assert found.prompts[0].ignored == (("env_bash_tool_env_var_caching", INJECTED),)
     assert found.prompts[1].evidence[0].line == reply_2 + 3  # 1-based, after the first insertion
 
@@ -274,13 +280,14 @@ def test_a_2_0_sibling_agent_file_of_the_same_session_is_read_and_another_sessio
     assert evidence_of(found) == [(1, [("env_supplier_csv_encoding", READ)])]
 
 
-def test_the_real_2_1_39_subagent_file_is_attributed_by_its_agent_id(tmp_path, transcript_fixtures):
-    main = tmp_path / "v2.1.39-compaction-queue-ops.jsonl"
+def test_the_real_2_1_39_subagent_file_is_attributed_by_its_agent_id(tmp_path, transcript_fixtures, slugs):
+    main = tmp_path / "v2.1.39-subagent.jsonl"
     shutil.copy(transcript_fixtures / main.name, main)
-    shutil.copytree(transcript_fixtures / "v2.1.39-compaction-queue-ops", tmp_path / "v2.1.39-compaction-queue-ops")
-    # A store whose one memory is a file the real subagent read (Read of a .ex file is no memory).
-    found = session_evidence(main, {"session_live"})
-    assert [line for _path, line in found.subagents] == [7]
+    shutil.copytree(transcript_fixtures / "v2.1.39-subagent", tmp_path / "v2.1.39-subagent")
+    [sub_file] = sorted((tmp_path / "v2.1.39-subagent" / "subagents").glob("agent-*.jsonl"))
+    found = session_evidence(main, slugs)
+    delegated = next(n for n, o in raw_lines(main) if user_text(o).startswith("delegate this:"))
+    assert found.subagents == ((str(sub_file), delegated),)     # attributed to the prompt that delegated
     assert not found.injections_visible and found.evidence_count == 0
 
 

@@ -8,19 +8,34 @@ from collections import Counter, defaultdict
 import pytest
 
 from router.errors import InputError
+from support.fixture_transcripts import (
+    SCENARIOS, VERSIONS, all_files, find_line, is_injection_attachment, real_injection_line, session_file, user_text,
+)
+from support.fixture_transcripts import raw_lines as raw_lines_of
 from transcripts.reader import (
     ASSISTANT, ATTACHMENT, COMPACT_SUMMARY, INJECTION, INTERRUPT, LOCAL_COMMAND, META, METADATA, PROGRESS,
     PROMPT, SYSTEM, TASK_NOTIFICATION, TOOL_RESULT, UNKNOWN, make_entry, read_session, version_tuple,
 )
 
 
-def all_fixture_files(root):
-    return sorted(root.rglob("*.jsonl"))
+ROUTED_A = "I ran setx FOO bar in cmd but the Bash tool still says FOO is empty, do I need to restart?"
+
+
+def router_context(prompt):
+    """What the hook injects for ``prompt`` as a session's first sight of it, on the bundled
+    example store (what the fixtures ran): the configured provider, then the session stage."""
+    from router.clusterfile import load_cluster_file
+    from router.config import bundled_cluster_file, default_settings
+    from router.provider import build_table
+    from router.session import route_fresh
+
+    table = build_table(load_cluster_file(bundled_cluster_file()))
+    return route_fresh(prompt, table, default_settings())["additional_context"]
 
 
 def test_every_fixture_parses_without_bad_lines(transcript_fixtures):
-    files = all_fixture_files(transcript_fixtures)
-    assert len(files) == 8
+    files = all_files()
+    assert files == sorted(transcript_fixtures.rglob("*.jsonl")) and len(files) >= len(VERSIONS) * len(SCENARIOS)
     for path in files:
         reader = read_session(path)
         entries = list(reader)
@@ -31,23 +46,32 @@ def test_every_fixture_parses_without_bad_lines(transcript_fixtures):
         assert not any(e.kind == UNKNOWN for e in entries), path.name
 
 
-REAL_LINE = "v2.1.293-userpromptsubmit-additional-context-line.jsonl"
-
-
-def test_the_real_2_1_293_line_is_a_userpromptsubmit_injection(transcript_fixtures):
-    (entry,) = list(read_session(transcript_fixtures / REAL_LINE))
+@pytest.mark.parametrize("version", ["2.1.293", "2.1.328"])
+def test_the_real_attachment_line_is_a_userpromptsubmit_injection(version):
+    path = session_file(version, "routed-silent-routed")
+    number, raw = find_line(path, is_injection_attachment)
+    entries = {e.line: e for e in read_session(path)}
+    entry = entries[number]
     assert entry.kind == INJECTION and entry.is_injection
     assert (entry.subtype, entry.hook_event, entry.hook_name) == ("hook_additional_context", "UserPromptSubmit",
                                                                   "UserPromptSubmit")
-    assert entry.text == "contexto de teste MARCA-ASSUNTO-7f3 fim"
-    assert entry.parent_uuid == "09b92113-0177-459f-9279-fe6b02865c07"
-    assert entry.version == "2.1.293" and entry.stream == "main"
+    assert entry.text == router_context(ROUTED_A)                 # the router's own text, verbatim
+    assert entry.version == version and entry.stream == "main"
     assert any("UserPromptSubmit hook additional context" in t for t in entry.texts)  # the rendered reminder
+    # its parentUuid leads, through the attachment lines the client writes after a prompt, to that prompt
+    by_uuid = {e.uuid: e for e in entries.values() if e.uuid}
+    parent = by_uuid[entry.parent_uuid]
+    while parent.kind != PROMPT:
+        assert parent.type == "attachment", parent.line
+        parent = by_uuid[parent.parent_uuid]
+    assert parent.text == ROUTED_A and parent.line < number
 
 
-def test_streamed_assistant_rows_share_message_id_with_growing_output_tokens(transcript_fixtures):
+def test_streamed_assistant_rows_share_message_id_with_growing_output_tokens():
+    """The tools session's first reply streams a text block, a pause, then a tool_use block:
+    2.0.76 writes one row per block, the first with the usage known then, the last with the final."""
     rows = defaultdict(list)
-    for entry in read_session(transcript_fixtures / "v2.0.76-long-session-stop-hooks.jsonl"):
+    for entry in read_session(session_file("2.0.76", "tools")):
         if entry.kind == ASSISTANT:
             rows[entry.message_id].append(entry.raw["message"]["usage"]["output_tokens"])
     streamed = {mid: tokens for mid, tokens in rows.items() if len(tokens) > 1}
@@ -56,39 +80,75 @@ def test_streamed_assistant_rows_share_message_id_with_growing_output_tokens(tra
     assert any(tokens[-1] > tokens[0] for tokens in streamed.values())
 
 
-@pytest.mark.parametrize("fixture, line, kind, subtype", [
-    ("v1.0.98-init-command.jsonl", 1, PROMPT, "slash_command"),          # /init typed by the person
-    ("v1.0.98-init-command.jsonl", 2, META, None),                       # the command's expanded body
-    ("v1.0.98-init-command.jsonl", 5, TOOL_RESULT, None),
-    ("v1.0.108-slash-command-sidechains.jsonl", 16, PROMPT, "text"),     # a sidechain's task prompt
-    ("v2.0.76-long-session-stop-hooks.jsonl", 1, METADATA, None),        # file-history-snapshot
-    ("v2.0.76-long-session-stop-hooks.jsonl", 2, PROMPT, "text"),
-    ("v2.0.76-long-session-stop-hooks.jsonl", 224, INTERRUPT, None),
-    ("v2.1.38-short-hook-progress.jsonl", 4, PROMPT, "text"),
-    ("v2.1.38-tool-heavy.jsonl", 20, META, None),                        # <local-command-caveat>, isMeta
-    ("v2.1.38-tool-heavy.jsonl", 21, PROMPT, "slash_command"),           # /mcp
-    ("v2.1.38-tool-heavy.jsonl", 22, LOCAL_COMMAND, None),               # <local-command-stdout>
-    ("v2.1.39-compaction-queue-ops.jsonl", 755, COMPACT_SUMMARY, None),
-    ("v2.1.39-compaction-queue-ops.jsonl", 1502, TASK_NOTIFICATION, None),
+def _text_is(text):
+    return lambda o: o.get("type") == "user" and user_text(o) == text
+
+
+def _text_starts(text):
+    return lambda o: o.get("type") == "user" and user_text(o).startswith(text)
+
+
+def _text_has(text):
+    return lambda o: o.get("type") == "user" and text in user_text(o)
+
+
+def _is_type(entry_type):
+    return lambda o: o.get("type") == entry_type
+
+
+def _tool_result(o):
+    content = (o.get("message") or {}).get("content") if o.get("type") == "user" else None
+    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+
+
+def _sidechain_prompt(o):
+    return o.get("type") == "user" and o.get("isSidechain") is True and "report back" in user_text(o)
+
+
+# Lines found by what they hold (a regeneration moves line numbers), then classified by the reader.
+@pytest.mark.parametrize("version, scenario, find, kind, subtype", [
+    ("1.0.98", "tools", _text_has("<command-name>/check-notes</command-name>"), PROMPT, "slash_command"),  # typed
+    ("1.0.98", "tools", _text_starts("Check notes.txt for spelling"), META, None),    # the command's expanded body
+    ("1.0.98", "routed-silent-routed", _text_starts("<user-prompt-submit-hook>"), META, None),  # the hook's output
+    ("1.0.98", "tools", _tool_result, TOOL_RESULT, None),
+    ("1.0.108", "subagent", _sidechain_prompt, PROMPT, "text"),                       # a sidechain's task prompt
+    ("2.0.76", "tools", _is_type("queue-operation"), METADATA, "dequeue"),
+    ("2.0.76", "tools", _text_is("make a file notes.txt with a shopping list"), PROMPT, "text"),
+    ("2.0.76", "interrupt", _text_starts("[Request interrupted by user"), INTERRUPT, None),
+    ("2.1.38", "tools", _text_is("fix the typo in notes.txt"), PROMPT, "text"),
+    ("2.1.38", "tools", _text_starts("<local-command-caveat>"), META, None),           # isMeta
+    ("2.1.38", "tools", _text_starts("<command-name>/cost"), PROMPT, "slash_command"),
+    ("2.1.38", "tools", _text_starts("<local-command-stdout>"), LOCAL_COMMAND, None),
+    ("2.1.39", "compact", lambda o: o.get("isCompactSummary") is True, COMPACT_SUMMARY, None),
+    ("2.1.328", "subagent", _text_starts("<task-notification>"), TASK_NOTIFICATION, None),
+    ("2.1.328", "tools", _is_type("last-prompt"), METADATA, None),
+    ("2.1.328", "tools", _is_type("api-request"), METADATA, None),                     # new in 2.1.328
 ])
-def test_fixture_lines_are_classified(transcript_fixtures, fixture, line, kind, subtype):
-    entry = next(e for e in read_session(transcript_fixtures / fixture) if e.line == line)
+def test_fixture_lines_are_classified(version, scenario, find, kind, subtype):
+    path = session_file(version, scenario)
+    number, _obj = find_line(path, find)
+    entry = next(e for e in read_session(path) if e.line == number)
     assert (entry.kind, entry.subtype) == (kind, subtype)
 
 
-def test_sidechain_entries_keep_their_stream(transcript_fixtures):
-    entries = list(read_session(transcript_fixtures / "v1.0.108-slash-command-sidechains.jsonl"))
-    assert Counter(e.stream for e in entries) == {"main": 31, "sidechain": 22}
-    sub = list(read_session(transcript_fixtures / "v2.1.39-compaction-queue-ops" / "subagents" / "agent-a2898e3.jsonl"))
-    assert {e.stream for e in sub} == {"sidechain:a2898e3"}
+def test_sidechain_entries_keep_their_stream():
+    path = session_file("1.0.108", "subagent")
+    entries = list(read_session(path))
+    sidechain = sum(1 for _n, o in raw_lines_of(path) if o.get("isSidechain") is True)
+    assert sidechain >= 2
+    assert Counter(e.stream for e in entries) == {"main": len(entries) - sidechain, "sidechain": sidechain}
+    [sub_file] = sorted((session_file("2.1.39", "subagent").with_suffix("") / "subagents").glob("*.jsonl"))
+    sub = list(read_session(sub_file))
+    agent_id = sub_file.stem.removeprefix("agent-")
+    assert sub and {e.stream for e in sub} == {f"sidechain:{agent_id}"}
 
 
-def test_hook_progress_names_the_hook_but_carries_no_output(transcript_fixtures):
-    progress = [e for e in read_session(transcript_fixtures / "v2.1.38-short-hook-progress.jsonl") if e.kind == PROGRESS]
+def test_hook_progress_names_the_hook_but_carries_no_output():
+    progress = [e for e in read_session(session_file("2.1.38", "tools")) if e.kind == PROGRESS]
     assert [(e.hook_event, e.hook_name) for e in progress] == [
-        ("SessionStart", "SessionStart:startup"), ("SessionStart", "SessionStart:startup"),
-        ("PreToolUse", "PreToolUse:Bash")]
-    assert "bd prime" in {e.hook_command for e in progress}
+        ("SessionStart", "SessionStart:startup"), ("SessionStart", "SessionStart:resume"),
+        ("SessionStart", "SessionStart:resume"), ("SessionStart", "SessionStart:resume")]   # one per process
+    assert {e.hook_command for e in progress} == {"true # fixture-session-start"}
     assert all(e.texts == () and e.text == "" for e in progress)
 
 
@@ -111,6 +171,10 @@ def _line(obj):
     ({"type": "user", "message": {"role": "user", "content": "<local-command-stderr>x</local-command-stderr>"}},
      LOCAL_COMMAND, None),
     ({"type": "user", "message": {"role": "user", "content": 42}}, META, None),
+    ({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "<user-prompt-submit-hook>ctx"
+                                                                                       "</user-prompt-submit-hook>"}]}},
+     META, None),                                                     # 1.0.x's hook line, as --resume rewrites it
+    ({"type": "user", "message": {"role": "user", "content": "[Request interrupted by user]"}}, INTERRUPT, None),
     ({"type": "assistant", "message": {"content": [{"type": "text", "text": "hello"}]}}, ASSISTANT, None),
     ({"type": "system", "subtype": "stop_hook_summary"}, SYSTEM, "stop_hook_summary"),
     ({"type": "progress", "data": {"type": "bash_progress"}}, PROGRESS, "bash_progress"),
@@ -290,8 +354,8 @@ def test_version_tuple(text, expected):
     assert version_tuple(text) == expected
 
 
-def test_synthetic_session_uses_the_real_line_shape(transcript_fixtures, session):
-    real = json.loads((transcript_fixtures / REAL_LINE).read_text())
+def test_synthetic_session_uses_the_real_line_shape(session):
+    real = real_injection_line()
     builder = session()
     builder.prompt("hello")
     builder.injection("context")

@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_events
+from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_chunks, sse_events
 from router.errors import InputError
 
 
@@ -89,7 +89,7 @@ PROMPT = {"role": "user", "content": "next prompt"}
 
 @pytest.mark.parametrize("messages, expected", [
     ([TOOL_RESULT], True),
-    ([TOOL_RESULT, SYSTEM_NOTE], True),              # 2.1.328 after ToolSearch loaded an MCP tool
+    ([TOOL_RESULT, SYSTEM_NOTE], True),              # 2.1.328 after ToolSearch loaded an MCP tool; 2.1.293's <total_tokens>
     ([TOOL_RESULT, SYSTEM_NOTE, SYSTEM_NOTE], True),
     ([TOOL_RESULT, PROMPT], False),                  # a new prompt after the result
     ([PROMPT, SYSTEM_NOTE], False),                  # a hook context after a prompt
@@ -146,6 +146,39 @@ def test_sse_events_numbers_several_tool_uses():
     starts = [d["content_block"] for name, d in parse_sse(data) if name == "content_block_start"]
     assert [s["name"] for s in starts] == ["Agent", "Edit"]
     assert starts[0]["id"] != starts[1]["id"]
+
+
+def test_reported_cache_usage_and_block_chunks():
+    reply = {"text": "a", "tool_use": {"name": "Write", "input": {}}, "cache_creation_input_tokens": 8889,
+             "cache_read_input_tokens": 17919, "output_tokens": 358}
+    chunks = sse_chunks(reply, "m", 1)
+    # one chunk per content block; the message's end rides with the last one
+    assert len(chunks) == 2 and chunks[0].decode().rstrip().endswith('"content_block_stop", "index": 0}')
+    assert chunks[1].decode().rstrip().endswith('{"type": "message_stop"}')
+    events = parse_sse(b"".join(chunks).decode())
+    assert b"".join(chunks) == sse_events(reply, "m", 1)
+    start = events[0][1]["message"]["usage"]
+    assert (start["cache_creation_input_tokens"], start["cache_read_input_tokens"], start["output_tokens"]) == \
+        (8889, 17919, 1)
+    assert [d["usage"]["output_tokens"] for name, d in events if name == "message_delta"] == [358]
+    assert len(sse_chunks({"text": "x"}, "m", 2)) == 1
+
+
+def test_pause_waits_between_blocks_and_still_sends_every_byte(tmp_path):
+    import time
+
+    script = Script([{"when": {}, "reply": {"text": "a", "tool_use": {"name": "Write", "input": {}}, "pause": 0.4}},
+                     {"when": {}, "reply": {"text": "b"}}])
+    with LabServer(script, tmp_path / "log.jsonl") as server:
+        t0 = time.monotonic()
+        _type, paused = post(server, request("one"))
+        slow = time.monotonic() - t0
+        t0 = time.monotonic()
+        post(server, request("two"))
+        fast = time.monotonic() - t0
+    names = [name for name, _ in parse_sse(paused)]
+    assert names.count("content_block_stop") == 2 and names[-1] == "message_stop"
+    assert slow >= 0.4 > fast             # one pause, between the two blocks
 
 
 @pytest.mark.parametrize("data, fragment", [
