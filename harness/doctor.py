@@ -227,6 +227,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         else:
             checks.append(_check("cluster file", "pass", f"{cluster_path} (from {how}): {len(index)} clusters, "
                                  f"{len(index.members)} members", cluster_file=os.path.abspath(cluster_path)))
+    checks.append(_provider_check(config, index))
 
     if run_commands:
         for command in distinct:
@@ -281,6 +282,23 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
     return _check("hook routes", "fail", f"asked {prompt!r}, the hook injected {got}, but {cluster_path} routes it "
                   f"to {', '.join(decision['routed'])}: the hook reads another cluster file or config"
                   + ("" if result["ok"] else f" ({result['message']})"), prompt=prompt)
+
+
+def _provider_check(config, index):
+    """Which provider routes, whether it loads, and a custom one's import cost (issue 14)."""
+    from harness.provider_check import check_provider
+    from router import config as config_mod
+    from router.provider import build_table
+
+    report = check_provider(config_mod.settings_of(config), build_table(index) if index is not None else None)
+    kind = "built-in" if report["builtin"] else "custom"
+    message = f"{report['provider']} ({kind})"
+    if report["import_ms"] is not None:
+        message += f", imports in {report['import_ms']:.0f} ms of its {report['budget_ms']} ms budget"
+    if report["problem"]:
+        message += f": {report['problem']}"
+    status = {"ok": "pass", "warn": "warn"}.get(report["status"], "fail")
+    return _check("provider", status, message, provider=report["provider"], import_ms=report["import_ms"])
 
 
 def _probe_prompt(index, config):

@@ -165,3 +165,22 @@ def test_doctor_warns_when_only_the_prompt_hook_is_wired(capsys, project, exampl
     _code, checks, _ = doctor(capsys, "--project", project)
     assert checks["session reset hook"]["status"] == "warn"
     assert "session reset" not in checks
+
+
+# --------------------------------------------------------------------------- the routing provider (issue 14)
+
+
+@pytest.mark.parametrize("config_text, status, phrase", [
+    ("", "pass", "weighted (built-in)"),
+    ('provider = "spec"\n', "pass", "spec (built-in)"),
+    ('provider = "no_such_module_here:make"\n', "fail", "no_such_module_here:make (custom)"),
+])
+def test_doctor_says_which_provider_routes_and_whether_it_loads(capsys, project, example_cluster_file, monkeypatch,
+                                                                config_text, status, phrase):
+    monkeypatch.setenv("MEMORY_ROUTER_CLUSTERS", str(example_cluster_file))
+    (project / "memory-router.toml").write_text(config_text, encoding="utf-8")
+    code, checks, _report = doctor(capsys, "--project", project)
+    assert checks["provider"]["status"] == status
+    assert checks["provider"]["message"].startswith(phrase)
+    if status == "fail":
+        assert code == 1
