@@ -141,6 +141,12 @@ class Generator:
                       "snapshot": {"messageId": self.last, "trackedFileBackups": {}, "timestamp": "2026-10-08"}})
         lines.append(self.envelope("system", subtype="turn_duration", durationMs=rng.randint(1000, 90000),
                                    isMeta=False))
+        if self.bodies:
+            # Since issue 13 a router line sent again within one context is a re-send (check b);
+            # a compaction after each turn makes every repeat a legitimate fresh send, so the file
+            # still exercises the per-text bookkeeping (and the member-line record) at full scale.
+            lines.append(self.envelope("system", subtype="compact_boundary", content="Conversation compacted",
+                                       compactMetadata={"trigger": "auto", "preTokens": 150000}, isMeta=False))
         return lines
 
 
