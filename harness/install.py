@@ -336,22 +336,31 @@ def plan_uninstall(current, settings, mark, record, backups, remove=None):
     newest first, of earlier versions of this settings file. ``remove`` replaces ``remove_entries``
     for another event's handler (the citation gate's, ``harness.gate_install``).
     """
-    from harness.fileops import sha256_bytes
-
     change = (remove or remove_entries)(settings, mark)
     if change.action == "absent":
         return "absent", None
+    return plan_removal(current, settings, change.settings, record, backups, parse_settings)
+
+
+def plan_removal(current, before, after, record, backups, parse):
+    """How to write ``after`` (``before`` with our entry taken out) over the file whose bytes are
+    ``current``, for any JSON file an installer edits (settings.json, .mcp.json): ``("delete",
+    None)`` when install created the file and nobody changed it since; ``("restore", bytes)`` for
+    the recorded backup, or any backup ``parse`` reads as equal, key for key, to ``after`` (its
+    exact bytes); else ``("write", bytes)``, ``after`` as a minimal edit of ``current``."""
+    from harness.fileops import sha256_bytes
+
     if record and record.get("written_sha256") == sha256_bytes(current):
         if not record.get("original_existed"):
             return "delete", None
         for path, data in backups:
             if path == record.get("backup") and sha256_bytes(data) == record.get("original_sha256"):
                 return "restore", data
-    for _path, data in backups:
+    for path, data in backups:
         try:
-            backed_up = parse_settings(data, _path)
+            backed_up = parse(data, path)
         except InputError:
             continue
-        if same_data(backed_up, change.settings):
+        if same_data(backed_up, after):
             return "restore", data
-    return "write", render_change(current, settings, change.settings)
+    return "write", render_change(current, before, after)

@@ -147,25 +147,10 @@ def plan_uninstall(current, doc, record, backups):
     ``("absent", None)``, ``("delete", None)`` (install created the file and nobody changed it),
     ``("restore", bytes)`` (a backup equal, key for key, to the file without our entry: its exact
     bytes) or ``("write", bytes)`` (our entry removed as a minimal edit of ``current``)."""
-    from harness.fileops import sha256_bytes
-
     removed, action = remove_server(doc)
     if action == "absent":
         return "absent", None
-    if record and record.get("written_sha256") == sha256_bytes(current):
-        if not record.get("original_existed"):
-            return "delete", None
-        for path, data in backups:
-            if path == record.get("backup") and sha256_bytes(data) == record.get("original_sha256"):
-                return "restore", data
-    for path, data in backups:
-        try:
-            backed_up = parse_mcp_json(data, path)
-        except InputError:
-            continue
-        if inst.same_data(backed_up, removed):
-            return "restore", data
-    return "write", inst.render_change(current, doc, removed)
+    return inst.plan_removal(current, doc, removed, record, backups, parse_mcp_json)
 
 
 # --------------------------------------------------------------------------- reading and writing
