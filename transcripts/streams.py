@@ -178,7 +178,7 @@ class StreamAuditor:
     def _new_prompt(self, entry):
         index = self.prompt_count
         self.prompt_count += 1
-        state = self.live[index] = _PromptState(entry, index)
+        self.live[index] = _PromptState(entry, index)
         if entry.uuid:
             self.prompt_by_uuid[entry.uuid] = index
         if len(self.live) > LIVE_PROMPTS:

@@ -1,5 +1,7 @@
 """The one entry point: every command module registers, --help shows the defaults, bad commands exit 2."""
 
+import os
+
 import pytest
 
 from harness.cli import COMMAND_MODULES, build_parser, main
@@ -25,10 +27,6 @@ def test_unknown_command_is_a_usage_error(capsys):
 
 
 # --------------------------------------------------------------------------- inputs that are FIFOs
-
-import os  # noqa: E402
-
-import pytest  # noqa: E402
 
 from router.config import bundled_cluster_file  # noqa: E402
 
