@@ -7,7 +7,7 @@ import pytest
 
 from harness import gate_install as gi
 from harness import install as inst
-from harness.cli import main
+from support.settings_project import cli, settings_file
 
 FOREIGN = (
     b'{\n'
@@ -25,23 +25,6 @@ ORIGINALS = {
     "tabs": json.dumps(json.loads(FOREIGN), indent="\t").encode(),
     "empty-object": b"{}",
 }
-
-
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    (path / ".claude").mkdir(parents=True)
-    return path
-
-
-def settings_file(project):
-    return project / ".claude" / "settings.json"
 
 
 def gate_entries(project):

@@ -8,7 +8,7 @@ import pytest
 
 from harness import install as inst
 from harness import mcp_install
-from harness.cli import main
+from support.settings_project import cli
 from router.config import bundled_cluster_file
 
 FOREIGN = (
@@ -33,12 +33,6 @@ ORIGINALS = {
     "empty-object": b"{}\n",
     "empty-file": b"",
 }
-
-
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
