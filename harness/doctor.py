@@ -227,7 +227,13 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         else:
             checks.append(_check("cluster file", "pass", f"{cluster_path} (from {how}): {len(index)} clusters, "
                                  f"{len(index.members)} members", cluster_file=os.path.abspath(cluster_path)))
-    checks.append(_provider_check(config, index))
+    # One routing table for every check that routes: a large store's table takes seconds to build.
+    table = None
+    if index is not None:
+        from router.provider import build_table
+
+        table = build_table(index)
+    checks.append(_provider_check(config, table))
 
     if run_commands:
         for command in distinct:
@@ -236,10 +242,11 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
             result = run_hook_command(command, project_dir, timeout)
             checks.append(_check("hook runs", "pass" if result["ok"] else "fail", result["message"],
                                  command=command, seconds=result.get("seconds")))
-            if result["ok"] and index is not None and command == distinct[0]:
-                checks.append(_routing_probe(command, project_dir, timeout, index, config, cluster_path))
+            if result["ok"] and table is not None and command == distinct[0]:
+                probe = _probe_prompt(index, table, config)
+                checks.append(_routing_probe(command, project_dir, timeout, probe, cluster_path))
                 if session_commands:
-                    checks.append(_session_probe(command, session_commands[0], project_dir, timeout, index, config))
+                    checks.append(_session_probe(command, session_commands[0], project_dir, timeout, probe))
 
     from harness.mcp_install import doctor_checks as mcp_doctor_checks
 
@@ -265,11 +272,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     return checks
 
 
-def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
+def _routing_probe(command, project_dir, timeout, probe, cluster_path):
     """Does the installed hook route as ``memory-router route`` does on the cluster file doctor
     found? Asked with a prompt made of one cluster's tags, the two must inject the same text;
     otherwise the hook reads another cluster file or config than the one reported above."""
-    probe = _probe_prompt(index, config)
     if probe is None:
         return _check("hook routes", "warn", "no cluster's tags alone clear the score floor, so the routing probe "
                       "was skipped")
@@ -284,13 +290,12 @@ def _routing_probe(command, project_dir, timeout, index, config, cluster_path):
                   + ("" if result["ok"] else f" ({result['message']})"), prompt=prompt)
 
 
-def _provider_check(config, index):
+def _provider_check(config, table):
     """Which provider routes, whether it loads, and a custom one's import cost (issue 14)."""
     from harness.provider_check import check_provider
     from router import config as config_mod
-    from router.provider import build_table
 
-    report = check_provider(config_mod.settings_of(config), build_table(index) if index is not None else None)
+    report = check_provider(config_mod.settings_of(config), table)
     kind = "built-in" if report["builtin"] else "custom"
     message = f"{report['provider']} ({kind})"
     if report["import_ms"] is not None:
@@ -301,24 +306,22 @@ def _provider_check(config, index):
     return _check("provider", status, message, provider=report["provider"], import_ms=report["import_ms"])
 
 
-def _probe_prompt(index, config):
+def _probe_prompt(index, table, config):
     """``(prompt, decision)``: a prompt made of one cluster's tags that fires, with what a fresh
     session is sent for it (the routing decision after the session stage), or ``None``."""
     from router import config as config_mod
-    from router.provider import build_table, route
-    from router.session import applied, plan_injection
+    from router.session import route_fresh
 
     settings = config_mod.settings_of(config)
-    table = build_table(index)
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
         prompt = " ".join(cluster.tags)
-        decision = route(prompt, table, settings, log_as="doctor")
+        decision = route_fresh(prompt, table, settings, log_as="doctor")
         if decision["additional_context"] is not None:
-            return prompt, applied(decision, plan_injection(decision, prompt, settings))
+            return prompt, decision
     return None
 
 
-def _session_probe(command, session_command, project_dir, timeout, index, config):
+def _session_probe(command, session_command, project_dir, timeout, probe):
     """Does the SessionStart command do its part? In one throwaway session: the probe prompt
     injects; the same prompt again injects nothing (the session holds it); the session command
     with source ``compact`` sends the held lines again (the repeat relied on them, and a
@@ -328,7 +331,6 @@ def _session_probe(command, session_command, project_dir, timeout, index, config
 
     from router.session import reset_session
 
-    probe = _probe_prompt(index, config)
     if probe is None:
         return _check("session reset", "warn", "no probe prompt fires, so the session probe was skipped")
     prompt = probe[0]
