@@ -111,7 +111,8 @@ def read_labels(path):
 
 def cmd_clusters_build(args):
     from harness import builder
-    from harness.fileops import Snapshot, write_archive
+    from harness.archives import write_archive
+    from harness.fileops import Snapshot
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
     from harness.cliconfig import load_cli_config
     from router.config import settings_of

@@ -29,7 +29,8 @@ def cmd_clusters_check(args):
 
 
 def cmd_clusters_convert(args):
-    from harness.fileops import Snapshot, write_archive
+    from harness.archives import write_archive
+    from harness.fileops import Snapshot
 
     index = load_cluster_file(args.file)
     text = render_cluster_file(index, args.to)

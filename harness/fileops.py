@@ -1,10 +1,10 @@
-"""Writes that cannot lose a user's data: temp file + fsync + rename, archive before overwrite,
-and refusal when the file changed since it was read. Shared by every command that writes."""
+"""Writes that cannot lose a user's data: temp file + fsync + rename, and refusal when the file
+changed since it was read. Shared by every command that writes; the copy kept before an
+overwrite is ``harness.archives``."""
 
 import contextlib
 import errno
 import hashlib
-import math
 import os
 import sys
 import tempfile
@@ -79,7 +79,7 @@ class Snapshot:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with advisory_lock(target):
                 self._refuse_if_changed(note)
-                tmp = _synced_temp_beside(target, data, _mode_for(target))
+                tmp = synced_temp_beside(target, data, _mode_for(target))
                 try:
                     # The bytes are on disk; anything written while they were is seen here.
                     self._refuse_if_changed(note)
@@ -87,13 +87,13 @@ class Snapshot:
                         self._swap_in(tmp, target, data, note)
                     else:
                         try:
-                            _link_no_clobber(tmp, target)  # never over a file created meanwhile
+                            link_no_clobber(tmp, target)  # never over a file created meanwhile
                         except FileExistsError:
                             raise RefusedError(f"{self.path} was created while it was being written; it was not "
                                                f"overwritten{note}", fix="look at it, then run the command again") \
                                 from None
                 finally:
-                    _remove_quietly(tmp)
+                    remove_quietly(tmp)
                 _fsync_dir(os.path.dirname(target))
                 read_back = read_regular_bytes(target)
         except OSError as err:
@@ -115,11 +115,11 @@ class Snapshot:
                 os.rename(target, aside)
                 try:
                     if read_regular_bytes(aside) != self.data:
-                        _link_no_clobber(aside, target)
+                        link_no_clobber(aside, target)
                         raise RefusedError(f"{self.path} changed while it was being removed; it was put back"
                                            f"{note}", fix="look at the change, then run the command again")
                 finally:
-                    _remove_quietly(aside)
+                    remove_quietly(aside)
                 _fsync_dir(os.path.dirname(target))
         except OSError as err:
             raise RefusedError(f"could not remove {self.path}: {err.strerror or err}{note}",
@@ -183,11 +183,11 @@ def atomic_write(path, data, mode=None):
     if isinstance(data, str):
         data = data.encode("utf-8")
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = _synced_temp_beside(path, data, _mode_for(path) if mode is None else mode)
+    tmp = synced_temp_beside(path, data, _mode_for(path) if mode is None else mode)
     try:
         os.replace(tmp, path)
     except BaseException:
-        _remove_quietly(tmp)
+        remove_quietly(tmp)
         raise
     _fsync_dir(directory)
 
@@ -198,10 +198,10 @@ def _mode_for(path):
     try:
         return os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
-        return 0o666 & ~_current_umask()
+        return 0o666 & ~current_umask()
 
 
-def _synced_temp_beside(path, data, mode, name=None):
+def synced_temp_beside(path, data, mode, name=None):
     """A hidden temp file in ``path``'s directory holding ``data`` with ``mode``, fsynced."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + (name or os.path.basename(path)) + ".", suffix=".tmp", dir=directory)
@@ -211,7 +211,7 @@ def _synced_temp_beside(path, data, mode, name=None):
         write_all_synced(fd, data)
     except BaseException:
         os.close(fd)
-        _remove_quietly(tmp)
+        remove_quietly(tmp)
         raise
     os.close(fd)
     if not hasattr(os, "fchmod"):
@@ -315,72 +315,13 @@ def _load_renameat2():
     return function
 
 
-def _current_umask():
+def current_umask():
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
 
-def utc_stamp(now=None):
-    """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z."""
-    now = time.time() if now is None else now
-    # Truncated, never rounded: rounding .9996 up to -000Z without carrying the second would
-    # name a later archive as an earlier one, and rollback picks the newest by name.
-    seconds, millis = divmod(math.floor(now * 1000), 1000)
-    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(seconds)) + f"-{millis:03d}Z"
-
-
-def write_archive(directory, stem, suffix, data, record=False):
-    """Write ``data`` to ``<directory>/<stem>-<UTC stamp><suffix>`` without ever overwriting an
-    existing archive (a clash gets a counter), verify it reads back identically, and return its
-    path. With ``record``, its size and sha256 are written beside it (``archive_record_path``)
-    for ``read_verified_archive``: archives the tool may restore later are recorded. Any OS error becomes a
-    ``RefusedError``: the caller must write nothing else.
-
-    The archive reaches its name only complete: it is written to a hidden temp file in the same
-    directory and fsynced, then hard-linked to its final name (a link, unlike a rename, refuses
-    to replace a name that exists). A kill at any point leaves either no archive or a whole one
-    (at worst a hidden ``.<stem>-...tmp`` file, or a whole archive without its record)."""
-    base = os.path.join(directory, f"{stem}-{utc_stamp()}")
-    candidate = base + suffix
-    counter = 1
-    tmp = linked = None
-    try:
-        tmp = _synced_temp_beside(base, data, 0o666 & ~_current_umask())
-        while True:
-            try:
-                _link_no_clobber(tmp, candidate)
-                linked = candidate
-                break
-            except FileExistsError:
-                counter += 1
-                candidate = f"{base}-{counter}{suffix}"
-        _remove_quietly(tmp)
-        tmp = None
-        _fsync_dir(directory)
-        read_back = read_regular_bytes(candidate)
-    except OSError as err:
-        if tmp is not None:
-            _remove_quietly(tmp)
-        if linked is not None:
-            _remove_quietly(linked)
-        raise RefusedError(f"cannot write an archive in {directory}: {err.strerror or err}; nothing else was written",
-                           fix="free space or fix permissions in that directory") from None
-    if read_back != data:
-        # A damaged archive left behind would be the newest one, the one rollback restores.
-        _remove_quietly(candidate)
-        raise RefusedError(f"archive {candidate} did not read back identically; nothing else was written")
-    try:
-        if record:
-            write_archive_record(candidate, data)
-    except OSError as err:
-        _remove_quietly(candidate)
-        raise RefusedError(f"cannot record the archive {candidate}: {err.strerror or err}; nothing else was "
-                           "written", fix="free space or fix permissions in that directory") from None
-    return candidate
-
-
-def _link_no_clobber(source, target):
+def link_no_clobber(source, target):
     """Give ``source`` the name ``target`` unless ``target`` exists (``FileExistsError``)."""
     try:
         os.link(source, target)
@@ -396,57 +337,7 @@ def _link_no_clobber(source, target):
         os.replace(source, target)
 
 
-# --------------------------------------------------------------------------- archive records
-
-ARCHIVE_RECORD_SUFFIX = ".sha256.json"
-
-
-def archive_record_path(archive_path):
-    """Where the size and sha256 an archive was written with are kept: a hidden file beside it,
-    ``.<archive name>.sha256.json`` (hidden, so listings of backups and memories never meet it)."""
-    directory, name = os.path.split(os.path.abspath(archive_path))
-    return os.path.join(directory, "." + name + ARCHIVE_RECORD_SUFFIX)
-
-
-def write_archive_record(archive_path, data):
-    import json
-
-    record = {"archive": os.path.basename(archive_path), "bytes": len(data), "sha256": sha256_bytes(data)}
-    atomic_write(archive_record_path(archive_path), json.dumps(record, indent=2) + "\n")
-
-
-def read_verified_archive(archive_path):
-    """``(data, verified)`` for an archive: ``verified`` is True when its record exists and its size
-    and sha256 match, False when it has no record (written before records were kept, or by hand).
-    A record that does not match, or cannot be read, is a ``RefusedError`` naming the archive."""
-    import json
-
-    data = read_regular_bytes(archive_path)
-    record_path = archive_record_path(archive_path)
-    try:
-        raw = read_regular_bytes(record_path)
-    except FileNotFoundError:
-        return data, False
-    except OSError as err:
-        raise RefusedError(f"cannot read the integrity record {record_path} of {archive_path}: "
-                           f"{err.strerror or err}; nothing was written",
-                           fix="look at both files; pass another archive with --archive FILE") from None
-    try:
-        record = json.loads(raw.decode("utf-8"))
-        expected_bytes, expected_sha = int(record["bytes"]), str(record["sha256"])
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
-        raise RefusedError(f"the integrity record {record_path} of {archive_path} is damaged; nothing was written",
-                           fix="look at the archive; if it is whole, delete the record and pass --archive FILE") \
-            from None
-    actual_sha = sha256_bytes(data)
-    if len(data) != expected_bytes or actual_sha != expected_sha:
-        raise RefusedError(f"archive {archive_path} is damaged: it holds {len(data)} bytes (sha256 {actual_sha[:12]}) "
-                           f"but was written with {expected_bytes} bytes (sha256 {expected_sha[:12]}); "
-                           "nothing was written", fix="pass an older archive with --archive FILE")
-    return data, True
-
-
-def _remove_quietly(path):
+def remove_quietly(path):
     try:
         os.unlink(path)
     except OSError:

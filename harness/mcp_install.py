@@ -213,7 +213,7 @@ def _backups(project_dir):
 
 
 def _backup(project_dir, data):
-    from harness.fileops import write_archive
+    from harness.archives import write_archive
 
     directory = _backup_dir(project_dir)
     try:

@@ -1,7 +1,7 @@
 """Reading and writing a Claude Code settings.json for install, uninstall and the sentinel.
 
 Every write: parse first (invalid JSON is refused, exit 2, file untouched), back up the current
-bytes to ``<dir>/memory-router/backups/`` (``harness.fileops.write_archive``), refuse if the file
+bytes to ``<dir>/memory-router/backups/`` (``harness.archives.write_archive``), refuse if the file
 changed since it was read, write atomically, and keep a record of what was written in
 ``<dir>/memory-router/<role>.json`` so uninstall can give back the exact original bytes. The
 transforms of the JSON itself are pure, in ``harness.install``.
@@ -117,7 +117,7 @@ def _backups(settings_path):
 
 
 def _backup(settings_path, data):
-    from harness.fileops import write_archive
+    from harness.archives import write_archive
 
     directory = _backup_dir(settings_path)
     try:

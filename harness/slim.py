@@ -185,7 +185,7 @@ _ARCHIVE_NAME_RE = re.compile(
 def archive_sort_key(name):
     """``(stamp, counter)`` for a ``MEMORY.archive-<UTC stamp>[-N].md`` name, else ``None``.
 
-    The stamp is fixed-width (harness.fileops.utc_stamp), so it sorts as text; ``-N`` is the
+    The stamp is fixed-width (harness.archives.utc_stamp), so it sorts as text; ``-N`` is the
     counter write_archive adds when two archives share a millisecond.
     """
     match = _ARCHIVE_NAME_RE.match(name)

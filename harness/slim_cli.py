@@ -9,8 +9,8 @@ import sys
 from harness import slim
 from router.errors import InputError, RefusedError
 
-# harness.fileops (hashlib, tempfile) is imported where it is used, so `memory-router --help`
-# does not pay for it.
+# harness.fileops and harness.archives (hashlib, tempfile) are imported where they are used, so
+# `memory-router --help` does not pay for them.
 
 MEMORY_FILENAME = "MEMORY.md"
 
@@ -31,10 +31,10 @@ def _resolve_memory_dir(args, config):
 
 
 def _archive(directory, stem, data):
-    from harness import fileops
+    from harness import archives
 
     # Recorded (size, sha256): rollback checks an archive against its record before restoring it.
-    return fileops.write_archive(directory, stem, ".md", data, record=True)
+    return archives.write_archive(directory, stem, ".md", data, record=True)
 
 
 def _replace_live(snapshot, data, archive_path):
@@ -238,7 +238,8 @@ def _resolve_archive(explicit, memory_dir, live_path):
 
 
 def cmd_slim_rollback(args):
-    from harness.fileops import ARCHIVE_RECORD_SUFFIX, Snapshot, sha256_bytes
+    from harness.archives import ARCHIVE_RECORD_SUFFIX
+    from harness.fileops import Snapshot, sha256_bytes
     from harness.report import print_json
     from harness.cliconfig import load_cli_config
 
@@ -246,7 +247,7 @@ def cmd_slim_rollback(args):
     memory_dir = _resolve_memory_dir(args, config)
     live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)
-    from harness.fileops import read_verified_archive
+    from harness.archives import read_verified_archive
 
     try:
         restored, verified = read_verified_archive(archive_path)

@@ -256,7 +256,7 @@ def test_a_failed_write_is_refused_without_a_traceback(capsys, tmp_path, example
     def full_disk(path, data, mode, name=None):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(fileops, "_synced_temp_beside", full_disk)
+    monkeypatch.setattr(fileops, "synced_temp_beside", full_disk)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", tmp_path / "c.md")
     assert code == 1 and "No space left on device" in err and "Traceback" not in err
 
@@ -270,7 +270,7 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
     out = tmp_path / "c.md"
     build_json(capsys, "--index", example_flat_index, "--out", out, "--clusters", 20)
     old_tsv = (tmp_path / "c.tsv").read_bytes()
-    real_temp = fileops._synced_temp_beside
+    real_temp = fileops.synced_temp_beside
 
     def md_then_trouble(path, data, mode, name=None):
         if str(path).endswith(".tsv"):
@@ -292,7 +292,7 @@ def test_a_refusal_after_the_md_was_written_says_so(capsys, tmp_path, example_fl
         snapshot_md = [out.read_bytes()]
         monkeypatch.setattr(fileops.Snapshot, "unchanged", edit_tsv_before_its_check)
     else:
-        monkeypatch.setattr(fileops, "_synced_temp_beside", md_then_trouble)
+        monkeypatch.setattr(fileops, "synced_temp_beside", md_then_trouble)
     code, _out, err = build(capsys, "--index", example_flat_index, "--out", out, "--clusters", 18)
     assert code == 1
     assert "nothing was written" not in err

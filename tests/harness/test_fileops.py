@@ -69,89 +69,6 @@ def test_snapshot_same_size_same_mtime_rewrite_is_still_detected(tmp_path):
     assert not snap.unchanged()
 
 
-def test_write_archive_never_overwrites(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileops, "utc_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
-    first = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"one")
-    second = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"two")
-    assert first != second
-    assert open(first, "rb").read() == b"one" and open(second, "rb").read() == b"two"
-    assert os.path.basename(first) == "MEMORY.archive-2026-07-22T05-25-01-376Z.md"
-
-
-def test_write_archive_refuses_on_os_error(tmp_path):
-    with pytest.raises(RefusedError) as info:
-        fileops.write_archive(tmp_path / "missing-dir", "MEMORY.archive", ".md", b"x")
-    assert "cannot write an archive" in str(info.value)
-
-
-def test_utc_stamp_format():
-    assert fileops.utc_stamp(0.5) == "1970-01-01T00-00-00-500Z"
-
-
-@pytest.mark.parametrize("now, expected", [
-    (5.9996, "1970-01-01T00-00-05-999Z"),
-    (5.9999999, "1970-01-01T00-00-05-999Z"),
-    (5.0, "1970-01-01T00-00-05-000Z"),
-])
-def test_utc_stamp_truncates_milliseconds_so_names_never_sort_backwards(now, expected):
-    # Rounding 5.9996 up to "-000Z" without carrying the second would name an archive written
-    # later than one at 5.5 ("-500Z") as the older one, and rollback would pick the wrong file.
-    assert fileops.utc_stamp(now) == expected
-
-
-def test_utc_stamp_order_follows_time():
-    times = [1_753_161_901 + i / 10_000 for i in range(0, 20_000, 7)]
-    stamps = [fileops.utc_stamp(t) for t in times]
-    assert stamps == sorted(stamps)
-
-
-@pytest.mark.parametrize("failing", ["write", "fsync"])
-def test_write_archive_that_fails_midway_leaves_no_partial_archive(tmp_path, monkeypatch, failing):
-    # A truncated MEMORY.archive-<stamp>.md left behind would be the newest archive, and a later
-    # 'slim rollback' would restore it over the live index.
-    def no_space(*_args, **_kwargs):
-        raise OSError(28, "No space left on device")
-
-    if failing == "fsync":
-        monkeypatch.setattr(fileops.os, "fsync", no_space)
-    else:
-        real_write = os.write
-
-        def half_then_full_disk(fd, data):
-            real_write(fd, bytes(data[: len(data) // 2]))
-            no_space()
-
-        monkeypatch.setattr(fileops.os, "write", half_then_full_disk)
-    with pytest.raises(RefusedError) as info:
-        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"precious flat index\n" * 50)
-    assert "cannot write an archive" in str(info.value)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_write_archive_that_reads_back_differently_is_removed(tmp_path, monkeypatch):
-    real_read = fileops.read_regular_bytes
-    monkeypatch.setattr(fileops, "read_regular_bytes", lambda path: real_read(path)[:-1])
-    with pytest.raises(RefusedError) as info:
-        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"abc")
-    monkeypatch.undo()
-    assert "did not read back identically" in str(info.value)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_write_archive_failure_keeps_an_existing_archive_of_the_same_name(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileops, "utc_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
-    first = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"one")
-
-    def no_space(*_args, **_kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(fileops.os, "fsync", no_space)
-    with pytest.raises(RefusedError):
-        fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"two")
-    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(first)]
-    assert open(first, "rb").read() == b"one"
-
-
 def test_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path):
     # A file kept in a dotfiles repository and linked into place: renaming over the link would
     # leave the real file stale and the link gone.
@@ -195,7 +112,7 @@ def test_snapshot_replace_turns_os_errors_into_refusals(tmp_path, monkeypatch):
     def full_disk(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fileops, "_synced_temp_beside", full_disk)
+    monkeypatch.setattr(fileops, "synced_temp_beside", full_disk)
     with pytest.raises(RefusedError) as info:
         snap.replace(b"new")
     assert "could not replace" in str(info.value) and "it is unchanged" in str(info.value)
@@ -209,71 +126,6 @@ def test_snapshot_replace_through_a_symlink_keeps_the_link(tmp_path):
     link.symlink_to(target)
     fileops.Snapshot(link).replace(b'{"a": 1}')
     assert link.is_symlink() and target.read_bytes() == b'{"a": 1}'
-
-
-# --------------------------------------------------------------------------- killed archive writes
-
-KILL_AT_FIRST = """
-import os, sys
-from harness import fileops
-
-def die(*_args, **_kwargs):
-    os._exit(9)
-
-setattr(fileops.os, sys.argv[2], die)
-fileops.write_archive(sys.argv[1], "MEMORY.archive", ".md", b"precious flat index\\n" * 5000, record=True)
-"""
-
-
-@pytest.mark.parametrize("step", ["write", "fsync", "link", "unlink", "replace"])
-def test_archive_killed_at_any_step_is_absent_or_whole_under_its_final_name(tmp_path, step):
-    """Issue 11, class 1: a render killed while writing its archive left a 0-byte or part-written
-    MEMORY.archive-<stamp>.md, which rollback then restored. ``replace`` is the record's rename."""
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", KILL_AT_FIRST, str(tmp_path), step], capture_output=True,
-                            timeout=60)
-    assert result.returncode == 9, result.stderr
-    visible = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
-    for archive in visible:
-        assert archive.read_bytes() == b"precious flat index\n" * 5000
-    assert len(visible) == (1 if step in ("unlink", "replace") else 0)
-
-
-def test_archive_record_names_size_and_sha256_and_verifies(tmp_path):
-    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
-    record = fileops.archive_record_path(path)
-    assert os.path.basename(record) == "." + os.path.basename(path) + ".sha256.json"
-    import json
-
-    assert json.loads(open(record, "rb").read()) == {
-        "archive": os.path.basename(path), "bytes": 5, "sha256": fileops.sha256_bytes(b"flat\n")}
-    assert fileops.read_verified_archive(path) == (b"flat\n", True)
-
-
-@pytest.mark.parametrize("damage", [b"", b"fla", b"flat\nmore\n", b"FLAT\n"])
-def test_an_archive_that_differs_from_its_record_is_refused_naming_it(tmp_path, damage):
-    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
-    with open(path, "wb") as handle:
-        handle.write(damage)
-    with pytest.raises(RefusedError) as info:
-        fileops.read_verified_archive(path)
-    assert path in str(info.value) and "damaged" in str(info.value)
-
-
-def test_a_damaged_record_is_refused(tmp_path):
-    path = fileops.write_archive(tmp_path, "MEMORY.archive", ".md", b"flat\n", record=True)
-    with open(fileops.archive_record_path(path), "wb") as handle:
-        handle.write(b'{"bytes": 5, "sha')
-    with pytest.raises(RefusedError, match="integrity record .* is damaged"):
-        fileops.read_verified_archive(path)
-
-
-def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
-    path = tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
-    path.write_bytes(b"by hand\n")
-    assert fileops.read_verified_archive(path) == (b"by hand\n", False)
 
 
 # --------------------------------------------------------------------------- lost updates (class 2)

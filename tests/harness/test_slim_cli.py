@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from harness import fileops
+from harness import archives, fileops
 from harness import slim
 from harness.cli import main
 from router.clusterfile import load_cluster_file
@@ -188,7 +188,7 @@ def test_live_file_changed_while_planning_is_refused_with_nothing_written(store,
 
 
 def test_live_file_changed_after_archiving_is_refused_and_not_overwritten(store, monkeypatch, capsys):
-    real_write_archive = fileops.write_archive
+    real_write_archive = archives.write_archive
 
     def archive_then_edit(*args, **kwargs):
         path = real_write_archive(*args, **kwargs)
@@ -196,7 +196,7 @@ def test_live_file_changed_after_archiving_is_refused_and_not_overwritten(store,
             handle.write("- late_memory \u2014 appended after the archive\n")
         return path
 
-    monkeypatch.setattr(fileops, "write_archive", archive_then_edit)
+    monkeypatch.setattr(archives, "write_archive", archive_then_edit)
     assert store.render() == 1
     err = capsys.readouterr().err
     assert "changed since it was read" in err and "archive" in err
@@ -353,7 +353,7 @@ def test_rollback_picks_the_newest_archive_by_name(store, capsys):
     for path, data in ((older, b"older\n"), (newer, b"newer\n"),
                        (newer_clash, b"newer, second in the same millisecond\n")):
         path.write_bytes(data)
-        fileops.write_archive_record(path, data)  # as write_archive records it
+        archives.write_archive_record(path, data)  # as write_archive records it
     # A pre-rollback copy with a later stamp is never the default.
     (store.memory_dir / "MEMORY.pre-rollback-2027-01-01T00-00-00-000Z.md").write_bytes(b"pre\n")
     os.utime(older, None)  # mtime must not matter, only the stamp in the name
@@ -383,7 +383,7 @@ def test_rollback_bad_archive_exits_2(store, capsys, archive, message):
 def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, capsys):
     assert store.render() == 0
     slim_text = store.live.read_bytes()
-    real_write_archive = fileops.write_archive
+    real_write_archive = archives.write_archive
 
     def archive_then_edit(*args, **kwargs):
         path = real_write_archive(*args, **kwargs)
@@ -391,7 +391,7 @@ def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, 
             handle.write(b"- edited \xe2\x80\x94 meanwhile\n")
         return path
 
-    monkeypatch.setattr(fileops, "write_archive", archive_then_edit)
+    monkeypatch.setattr(archives, "write_archive", archive_then_edit)
     assert store.rollback() == 1
     assert "changed since it was read" in capsys.readouterr().err
     assert store.live.read_bytes() == slim_text + "- edited \u2014 meanwhile\n".encode()
@@ -476,9 +476,9 @@ def test_rollback_after_a_render_late_in_a_second_restores_that_render_archive(s
     import types
 
     second = 1_753_161_901
-    stale = store.memory_dir / f"MEMORY.archive-{fileops.utc_stamp(second + 0.5)}.md"
+    stale = store.memory_dir / f"MEMORY.archive-{archives.utc_stamp(second + 0.5)}.md"
     stale.write_bytes(b"an older index\n")
-    monkeypatch.setattr(fileops, "time", types.SimpleNamespace(
+    monkeypatch.setattr(archives, "time", types.SimpleNamespace(
         time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime, monotonic=time.monotonic,
         sleep=time.sleep))
     assert store.render() == 0
@@ -522,7 +522,7 @@ RENDER_UNDER_A_FILE_SIZE_LIMIT = """
 import resource, signal, sys
 sys.dont_write_bytecode = True
 from harness.cli import main
-import harness.slim_cli, harness.fileops, harness.slim, harness.report, router.clusterfile  # noqa: F401
+import harness.slim_cli, harness.fileops, harness.archives, harness.slim, harness.report, router.clusterfile  # noqa: F401
 # A real kill in the middle of a write: past RLIMIT_FSIZE the kernel sends SIGXFSZ, whose default
 # action (Python ignores it; restored here) terminates the process.
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
