@@ -250,7 +250,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
                 if session_commands:
                     checks.append(_session_probe(command, session_commands[0], project_dir, timeout, probe))
 
-    from harness.mcp_install import doctor_checks as mcp_doctor_checks
+    from harness.mcp_doctor import doctor_checks as mcp_doctor_checks
 
     checks.extend(mcp_doctor_checks(project_dir, run=run_commands))
 

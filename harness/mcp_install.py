@@ -1,5 +1,5 @@
-"""``memory-router install --mcp`` / ``uninstall --mcp`` and doctor's MCP check: the server in
-Claude Code's project MCP file, ``<project>/.mcp.json``::
+"""``memory-router install --mcp`` / ``uninstall --mcp``: the server in Claude Code's project MCP
+file, ``<project>/.mcp.json`` (doctor's check that it starts is ``harness.mcp_doctor``)::
 
     {"mcpServers": {"memory-router": {"type": "stdio", "command": "/abs/memory-router",
                                       "args": ["mcp"], "env": {}}}}
@@ -32,12 +32,9 @@ MCP_FILENAME = ".mcp.json"
 SERVER_KEY = "memory-router"
 ROLE = "mcp"
 BACKUP_STEM = "mcp"
-DOCTOR_TIMEOUT_SECONDS = 30
-PROBE_PROMPT = "memory-router doctor probe: please ignore"
 
 _ROUTER_EXE_RE = re.compile(r"(^|[\\/])memory-router(\.exe)?$", re.I)
 _PYTHON_RE = re.compile(r"(^|[\\/])(python[0-9.]*|py)(\.exe)?$", re.I)
-_ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class McpJsonError(InputError):
@@ -156,7 +153,8 @@ def plan_uninstall(current, doc, record, backups):
 # --------------------------------------------------------------------------- reading and writing
 
 
-def _read(path):
+def read_mcp_json(path):
+    """``(Snapshot, parsed object)`` of a .mcp.json; a file that does not exist parses as ``{}``."""
     from harness.fileops import Snapshot
 
     try:
@@ -232,7 +230,7 @@ def install(project_dir, entry, dry_run=False, out=None):
     """Add (or update) our server in ``project_dir``/.mcp.json: ``(action, detail, backup)``."""
     out = out or sys.stdout
     path = mcp_json_path(project_dir)
-    snap, doc = _read(path)
+    snap, doc = read_mcp_json(path)
     new_doc, action, detail = add_server(doc, entry)
     if action == "conflict":
         raise RefusedError(f"{path}: {detail}. Nothing was written",
@@ -240,7 +238,7 @@ def install(project_dir, entry, dry_run=False, out=None):
     if action == "unchanged":
         return action, detail, None
     if snap.exists:
-        data = inst.render_change(snap.data, doc, new_doc)
+        data = jsonedit.render_change(snap.data, doc, new_doc)
     else:
         data = jsonedit.render_settings(new_doc, jsonedit.JsonStyle())
     if dry_run:
@@ -268,7 +266,7 @@ def uninstall(project_dir, dry_run=False, out=None):
     """Remove our server from ``project_dir``/.mcp.json: ``(action, backup)``."""
     out = out or sys.stdout
     path = mcp_json_path(project_dir)
-    snap, doc = _read(path)
+    snap, doc = read_mcp_json(path)
     if not snap.exists:
         return "absent", None
     record = _read_record(project_dir, path)
@@ -358,122 +356,8 @@ def cmd_uninstall_mcp(args):
     if backup:
         print(f"backup of the previous file: {backup}")
     if action == "absent" and os.path.isfile(path):
-        _snap, doc = _read(path)
+        _snap, doc = read_mcp_json(path)
         existing = (doc.get("mcpServers") or {}).get(SERVER_KEY)
         if existing is not None:
             print(f"note: mcpServers.{SERVER_KEY} does not run memory-router mcp, so it is not ours; left as is")
     return 0
-
-
-# --------------------------------------------------------------------------- doctor
-
-
-def _expand(value, environ):
-    """Claude Code's ``${VAR}`` and ``${VAR:-default}`` in .mcp.json strings."""
-    return _ENV_REF_RE.sub(lambda m: environ.get(m.group(1), m.group(2) or ""), value)
-
-
-def probe_server(entry, project_dir, timeout=DOCTOR_TIMEOUT_SECONDS):
-    """Start the server an .mcp.json ``entry`` describes, as Claude Code would (in the project,
-    with ``CLAUDE_PROJECT_DIR`` set), initialize, list its tools and route a neutral prompt.
-    Returns ``{"ok", "message", "tools", "cluster_file", "seconds"}``."""
-    import tempfile
-
-    import anyio
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    environ = dict(os.environ, CLAUDE_PROJECT_DIR=project_dir)
-    env = {"CLAUDE_PROJECT_DIR": project_dir}
-    for key in ("MEMORY_ROUTER_CACHE_DIR", "MEMORY_ROUTER_CLUSTERS", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    env.update({k: _expand(str(v), environ) for k, v in (entry.get("env") or {}).items()})
-    params = StdioServerParameters(command=_expand(entry["command"], environ),
-                                   args=[_expand(str(a), environ) for a in entry.get("args") or []],
-                                   env=env, cwd=project_dir)
-    found = {}
-
-    async def scenario(errlog):
-        with anyio.fail_after(timeout):
-            async with stdio_client(params, errlog=errlog) as (read_stream, write_stream):
-                async with ClientSession(read_stream, write_stream) as session:
-                    await session.initialize()
-                    found["tools"] = [tool.name for tool in (await session.list_tools()).tools]
-                    if "route" in found["tools"]:
-                        found["route"] = await session.call_tool("route", {"prompt": PROBE_PROMPT})
-
-    started = time.perf_counter()
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        try:
-            anyio.run(scenario, errlog)
-            error = None
-        except Exception as err:  # the server did not start or answer: say what it printed
-            error = err
-        errlog.seek(0)
-        stderr = errlog.read().strip()
-    seconds = round(time.perf_counter() - started, 3)
-    if error is not None:
-        reason = "timed out after %d s" % timeout if isinstance(error, TimeoutError) else (
-            f"{type(error).__name__}: {error}".strip())
-        last = stderr.splitlines()[-1][:300] if stderr else ""
-        return {"ok": False, "seconds": seconds, "tools": found.get("tools", []), "cluster_file": None,
-                "message": f"did not start or answer ({reason})" + (f"; it printed: {last}" if last else "")}
-    tools = found["tools"]
-    from harness.mcp_server import TOOL_NAMES
-
-    missing = [name for name in TOOL_NAMES if name not in tools]
-    if missing:
-        return {"ok": False, "seconds": seconds, "tools": tools, "cluster_file": None,
-                "message": f"started, but lacks tool(s) {', '.join(missing)}; it lists {', '.join(tools) or 'none'}"}
-    route = found["route"]
-    if route.is_error:
-        text = "".join(getattr(part, "text", "") for part in route.content)
-        return {"ok": False, "seconds": seconds, "tools": tools, "cluster_file": None,
-                "message": f"started with tools {', '.join(tools)}, but route failed: {text[:300]}"}
-    cluster_file = (route.structured_content or {}).get("cluster_file")
-    return {"ok": True, "seconds": seconds, "tools": tools, "cluster_file": cluster_file,
-            "message": f"started in {seconds} s; tools {', '.join(tools)}; serves {cluster_file}"}
-
-
-def doctor_checks(project_dir, run=True):
-    """Doctor's checks of the MCP server in ``project_dir``/.mcp.json (dicts with ``name``,
-    ``status``, ``message``): not there is ``info`` (the server is optional); there, it is started
-    and must list every tool and route."""
-    path = mcp_json_path(project_dir)
-    name = "mcp server"
-    if not os.path.isfile(path):
-        return [{"name": name, "status": "info", "message": f"no {path} (optional: memory-router install --mcp)"}]
-    try:
-        _snap, doc = _read(path)
-    except InputError as err:
-        return [{"name": name, "status": "fail", "message": str(err), "path": path,
-                 "fix": "correct the JSON; Claude Code cannot load the project's MCP servers either"}]
-    servers = doc.get("mcpServers") or {}
-    ours = [(key, value) for key, value in servers.items() if runs_our_server(value)]
-    if not ours:
-        return [{"name": name, "status": "info",
-                 "message": f"{path} has no server running memory-router mcp (optional: memory-router install --mcp)"}]
-    checks = []
-    if len(ours) > 1:
-        checks.append({"name": name, "status": "fail", "message": f"{len(ours)} entries in {path} run memory-router "
-                       f"mcp ({', '.join(k for k, _v in ours)}); the host would list every tool twice",
-                       "fix": "keep one of them"})
-    for key, entry in ours:
-        if not run:
-            checks.append({"name": name, "status": "info", "message": f"{path} mcpServers.{key} (not started)"})
-            continue
-        try:
-            import mcp  # noqa: F401
-        except ImportError:
-            checks.append({"name": name, "status": "warn", "message": f"{path} mcpServers.{key} is wired, but this "
-                           "memory-router cannot start it to check: the mcp package is not installed here",
-                           "fix": "pip install 'memory-router[mcp]'"})
-            continue
-        result = probe_server(entry, project_dir)
-        checks.append({"name": name, "status": "pass" if result["ok"] else "fail",
-                       "message": f"mcpServers.{key}: {result['message']}", "tools": result["tools"],
-                       "seconds": result["seconds"], "cluster_file": result["cluster_file"],
-                       **({} if result["ok"] else {"fix": "run the entry's command by hand to see why; "
-                                                         "memory-router install --mcp rewrites it"})})
-    return checks
