@@ -1,4 +1,4 @@
-"""``memory-router mcp``: run the MCP server (harness.mcp_server) on stdin/stdout."""
+"""``memory-router mcp``: run the MCP server (harness.mcp_sdk over harness.mcp_server) on stdin/stdout."""
 
 import os
 
@@ -33,7 +33,7 @@ def cmd_mcp(args):
     except ImportError:
         raise MemoryRouterError("the MCP server needs the mcp package, which is not installed",
                                 fix=MCP_EXTRA_FIX) from None
-    from harness.mcp_server import serve
+    from harness.mcp_sdk import serve
 
     serve(store_from_args(args))
     return 0

@@ -5,21 +5,20 @@ Tools: ``route`` (the ``route --json`` decision), ``search_memory`` (ranked memb
 clusters), ``get_memory`` (a memory file's body), ``record_feedback`` (learned terms, when the
 config turns learning on); resource ``memory-router://clusters`` (the cluster index).
 
-The tool logic lives in ``MemoryStore`` (plain Python, testable without MCP); ``build_server``
-only wraps it for the official SDK. Every tool but ``record_feedback`` is read-only, nothing
-touches the network, and every result is capped at ``max_result_chars`` and says when it was.
-A ``MemoryRouterError`` becomes a tool error (``isError``) carrying its one-line message.
+The tool logic lives here, in ``MemoryStore`` (plain Python, testable without MCP);
+``harness.mcp_sdk`` only wraps it for the official SDK. Every tool but ``record_feedback`` is
+read-only, nothing touches the network, and every result is capped at ``max_result_chars``
+(``harness.resultcap``) and says when it was.
 """
 
-import json
 import os
 import re
 import stat
 
+from harness.resultcap import cap_lists, json_size
 from router import config as config_mod
-from router.errors import InputError, MemoryRouterError, RefusedError
+from router.errors import InputError, RefusedError
 
-SERVER_NAME = "memory-router"
 TOOL_NAMES = ("route", "search_memory", "get_memory", "record_feedback")
 INDEX_URI = "memory-router://clusters"
 # Claude Code warns above 10,000 tokens of MCP output and cuts at 25,000; 40,000 characters of
@@ -33,13 +32,6 @@ MAX_PROMPT_CHARS = 100_000
 
 _SLUG_RE = re.compile(r"^[a-z0-9_]+$")
 
-INSTRUCTIONS = (
-    "This project's memory store. Call `route` with the user's request, or with the sub-task you are "
-    "working on, to get the memory lines that apply (the same lines the prompt hook would inject); "
-    "`search_memory` to look further; `get_memory` for one memory's full text. When learning is on, "
-    "`record_feedback` says whether a memory was useful for a request, so later requests worded the "
-    "same way find it.")
-
 
 def route_decision(ctx, prompt):
     """The one place the server routes a prompt: the ``route --json`` object for ``prompt``.
@@ -47,49 +39,6 @@ def route_decision(ctx, prompt):
     from harness.route_cli import route_json
 
     return route_json(ctx, ctx.route(prompt))
-
-
-def _json_size(value):
-    """Characters of ``value`` as the SDK sends it: a structured result goes out as indented JSON
-    text too (pydantic_core, as mcp does; the standard library's indenting encoder is pure Python
-    and cost 8 ms per route on a 10,000-member store)."""
-    try:
-        import pydantic_core
-    except ImportError:  # MemoryStore used without the mcp extra
-        return len(json.dumps(value, indent=2, ensure_ascii=False))
-    return len(pydantic_core.to_json(value, fallback=str, indent=2).decode())
-
-
-def cap_lists(result, keys, max_chars):
-    """``result`` with the lists under ``keys`` shortened from the end (first key first) until
-    its JSON fits ``max_chars``; a ``truncated`` entry says what was cut, from how many."""
-    if _json_size(result) <= max_chars:
-        return result
-    note = f"cut to fit the server's result cap of {max_chars} characters (memory-router mcp --max-result-chars)"
-    result = dict(result)
-    truncated = {}
-    for key in keys:
-        items = result.get(key)
-        if not isinstance(items, list) or not items:
-            continue
-        total = len(items)
-
-        def trial(count):
-            return dict(result, **{key: items[:count]},
-                        truncated=dict(truncated, **{key: {"shown": count, "of": total}}, note=note))
-
-        low, high = 0, total
-        while low < high:  # the longest prefix that fits, by bisection
-            mid = (low + high + 1) // 2
-            if _json_size(trial(mid)) <= max_chars:
-                low = mid
-            else:
-                high = mid - 1
-        result = trial(low)
-        truncated = {k: v for k, v in result["truncated"].items() if k != "note"}
-        if _json_size(result) <= max_chars:
-            break
-    return result
 
 
 class MemoryStore:
@@ -256,17 +205,17 @@ class MemoryStore:
                     "note": f"cut to fit the server's result cap of {self.max_result_chars} characters; "
                             f"read {path} for the rest"}
 
-        if cut or _json_size(result) > self.max_result_chars:
+        if cut or json_size(result) > self.max_result_chars:
             result["truncated"] = note()
             for field in ("body", "description"):  # the body first; a huge description only if it must
-                while _json_size(result) > self.max_result_chars and result[field]:
-                    excess = _json_size(result) - self.max_result_chars
+                while json_size(result) > self.max_result_chars and result[field]:
+                    excess = json_size(result) - self.max_result_chars
                     result[field] = result[field][: max(0, len(result[field]) - max(excess, 64))]
                     result["truncated"] = note()
         return result
 
     def _memory_file(self, slug):
-        from harness.memorydir import is_index_file, normalise_slug
+        from router.memorystore import is_index_file, normalise_slug
 
         directory = self.memory_dir
         if not directory or not os.path.isdir(directory):
@@ -385,74 +334,3 @@ def _read_inside(path, directory, max_bytes):
         return b"".join(chunks), st.st_size
     finally:
         os.close(fd)
-
-
-# --------------------------------------------------------------------------- the MCP face
-
-
-def build_server(store):
-    """An ``MCPServer`` (official SDK) exposing ``store``'s tools and its cluster index."""
-    from typing import Annotated, Any
-
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-    from mcp.types import ToolAnnotations
-    from pydantic import Field
-
-    from router import __version__
-
-    server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    read_only = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-
-    def run(call, *args):
-        try:
-            return call(*args)
-        except MemoryRouterError as err:
-            raise ToolError(str(err)) from None
-
-    @server.tool(annotations=read_only)
-    def route(prompt: Annotated[str, Field(description="the request to route, in the user's words")]
-              ) -> dict[str, Any]:
-        """Route a request to this project's memory clusters: the same decision the prompt hook makes
-        (scores, the clusters chosen, their member lines and the exact context it would inject)."""
-        return run(store.route, prompt)
-
-    @server.tool(annotations=read_only)
-    def search_memory(query: Annotated[str, Field(description="words to look for")],
-                      limit: Annotated[int, Field(description=f"most results, 1 to {SEARCH_MAX_LIMIT}")]
-                      = SEARCH_DEFAULT_LIMIT) -> dict[str, Any]:
-        """Search every memory's one-line hook across all clusters; ranked member lines with the words
-        that matched (cluster tags, the memory's own words, learned words)."""
-        return run(store.search, query, limit)
-
-    @server.tool(annotations=read_only)
-    def get_memory(slug: Annotated[str, Field(description="a memory slug from route or search_memory")]
-                   ) -> dict[str, Any]:
-        """The full text of one memory file (its front matter fields and body)."""
-        return run(store.get_memory, slug)
-
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
-                                             openWorldHint=False))
-    def record_feedback(prompt: Annotated[str, Field(description="the request the memory was (not) useful for")],
-                        slug: Annotated[str, Field(description="the memory's slug")],
-                        useful: Annotated[bool, Field(description="true: it answered the request; false: it did not")]
-                        ) -> dict[str, Any]:
-        """Record whether a memory was useful for a request: useful adds the request's words as learned
-        terms of that memory (capped per cluster, hand tags never overridden); not useful removes them.
-        Refused unless learning = true in the config."""
-        return run(store.record_feedback, prompt, slug, useful)
-
-    @server.resource(INDEX_URI, name="clusters", title="Memory cluster index", mime_type="text/markdown",
-                     description="one line per cluster: id, size, tags and label")
-    def cluster_index() -> str:
-        try:
-            return store.cluster_index()
-        except MemoryRouterError as err:
-            raise ResourceError(str(err)) from None
-
-    return server
-
-
-def serve(store):
-    """Serve ``store`` on stdin/stdout until the client closes the connection."""
-    build_server(store).run("stdio")

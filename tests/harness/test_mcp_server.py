@@ -9,8 +9,10 @@ import sys
 import pytest
 
 from harness import mcp_server
-from harness.mcp_server import MemoryStore, cap_lists
+from harness.mcp_server import MemoryStore
+from harness.resultcap import json_size
 from harness.cli import main
+from router import config as config_mod
 from router.config import bundled_cluster_file
 from router.errors import InputError, RefusedError
 
@@ -286,22 +288,6 @@ def test_results_over_the_cap_are_cut_and_say_so(store, mcp_session):
     assert "(showing " in out["reads"][mcp_server.INDEX_URI] and len(out["reads"][mcp_server.INDEX_URI]) <= 2000
 
 
-@pytest.mark.parametrize("size", [1, 5, 40])
-def test_cap_lists_keeps_the_longest_prefix_that_fits(size):
-    result = {"head": "x" * 50, "items": [{"n": i, "pad": "y" * 20} for i in range(200)]}
-    limit = mcp_server._json_size({"head": result["head"], "items": result["items"][:size]}) + 400
-    capped = cap_lists(result, ("items",), limit)
-    shown = capped["truncated"]["items"]["shown"]
-    assert capped["items"] == result["items"][:shown] and shown >= size
-    assert mcp_server._json_size(capped) <= limit
-    assert mcp_server._json_size(dict(capped, items=result["items"][:shown + 1])) > limit
-
-
-def test_cap_lists_leaves_a_result_that_fits_alone():
-    result = {"items": [1, 2, 3]}
-    assert cap_lists(result, ("items",), 10_000) is result
-
-
 # --------------------------------------------------------------------------- feedback with learning on
 
 
@@ -383,7 +369,7 @@ def test_search_finds_exactly_what_a_scan_of_every_member_finds(tmp_path, query)
 
     clusters = tmp_path / "c.md"
     shutil.copy(bundled_cluster_file(), clusters)
-    config = {"learning": True, "learned_cap": 24, "source": "t", "settings": dict(mcp_server.config_mod.DEFAULTS)}
+    config = {"learning": True, "learned_cap": 24, "source": "t", "settings": dict(config_mod.DEFAULTS)}
     store = MemoryStore(clusters, config)
     index = store.context().index
     add_feedback(store.learned_path(), "quirk gremlin", "feedback_polars_not_pandas", True, index=index, cap=24)
@@ -425,6 +411,6 @@ def test_get_memory_caps_non_ascii_and_long_front_matter(tmp_path, front, body_u
     (memory / f"{slug}.md").write_text(f"---\n{front}type: env\n---\n" + body_unit * 20_000, encoding="utf-8")
     store = MemoryStore(clusters, memory_dir=memory, max_result_chars=3000)
     got = store.get_memory(slug)
-    assert mcp_server._json_size(got) <= 3000
+    assert json_size(got) <= 3000
     assert got["truncated"]["body"]["shown_chars"] == len(got["body"]) < len(body_unit * 20_000)
     assert (body_unit * 20_000).startswith(got["body"])
