@@ -65,9 +65,9 @@ def run_all(run_dir, prompts, claude):
 
 
 def figures_of(analyses, prompts, checkpoints=CHECKPOINTS):
-    from harness.lab import measure
+    from harness.lab.comparison import compare_sessions
 
-    comparison = measure.compare_sessions(analyses["flat"], analyses["slim"], prompts, checkpoints)
+    comparison = compare_sessions(analyses["flat"], analyses["slim"], prompts, checkpoints)
     return {
         "prompts": prompts,
         "checkpoints": comparison["checkpoints"],

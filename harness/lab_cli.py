@@ -74,7 +74,7 @@ def _warn(message):
 def cmd_lab_run(args):
     from harness.lab import client as lab_client
     from harness.lab.runner import run_session
-    from harness.lab.server import Script
+    from harness.lab.script import Script
 
     modes = parse_memory_modes(args.memory)
     prompts = resolve_prompts(args)
@@ -133,7 +133,8 @@ def cmd_lab_report(args):
 def cmd_lab_serve(args):
     import time
 
-    from harness.lab.server import LabServer, Script
+    from harness.lab.script import Script
+    from harness.lab.server import LabServer
 
     script = Script.load(args.script) if args.script else Script.default()
     with LabServer(script, args.log) as server:

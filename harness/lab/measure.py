@@ -29,9 +29,17 @@ Byte figures are UTF-8 bytes of the decoded text; ``request_bytes`` is the body'
 wire.
 """
 
-import hashlib
 import json
 import re
+
+from harness.lab.requestbody import (
+    digest,
+    is_compaction_request,
+    last_assistant_index,
+    message_texts,
+    system_texts,
+    thread_key,
+)
 
 CONTEXT_MARKERS = ("UserPromptSubmit hook additional context: ", "UserPromptSubmit hook success: ")
 MEMORY_SECTION_RE = re.compile(r"Contents of (?P<path>[^\n]*?MEMORY\.md) \([^\n]*\):\n\n")
@@ -44,56 +52,6 @@ MAIN, OTHER = "main", "other"
 
 def utf8_len(text):
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-def digest(text):
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# --------------------------------------------------------------------------- one request
-
-
-def message_texts(message):
-    """Every text string of one message (text blocks, string content, tool results, tool inputs)."""
-    content = message.get("content") if isinstance(message, dict) else None
-    out = []
-
-    def walk(node):
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                out.append(node["text"])
-            if node.get("type") == "tool_result":
-                walk(node.get("content"))
-            if node.get("type") == "tool_use" and node.get("input") is not None:
-                out.append(json.dumps(node["input"], ensure_ascii=False))
-
-    walk(content)
-    return out
-
-
-def system_texts(body):
-    system = body.get("system")
-    if isinstance(system, str):
-        return [system]
-    return [b["text"] for b in system or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
-
-
-def thread_key(body):
-    """The system prompt without its first block (a billing line that changes between builds)."""
-    texts = system_texts(body)
-    return digest("\n".join(texts[1:] if len(texts) > 1 else texts))
-
-
-def last_assistant_index(messages):
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], dict) and messages[i].get("role") == "assistant":
-            return i
-    return -1
 
 
 LEGACY_OPEN, LEGACY_CLOSE = "<user-prompt-submit-hook>", "</user-prompt-submit-hook>"
@@ -137,12 +95,6 @@ def memory_sections(text):
         sections.append({"path": match.group("path"), "text": text[match.start():end], "body": body,
                          "truncation": warning.group(0) if warning else None})
     return sections
-
-
-def is_compaction(body):
-    from harness.lab.server import is_compaction_request
-
-    return is_compaction_request(body)
 
 
 def parse_record(record):
@@ -208,7 +160,7 @@ def analyze_requests(records):
     for record, body in parsed:
         messages = body["messages"]
         boundary = last_assistant_index(messages)
-        compaction = is_compaction(body)
+        compaction = is_compaction_request(body)
         # A summarisation request summarises the main conversation, whatever system prompt it
         # carries (2.1.39 sends it without tools and with a system prompt of its own).
         thread = MAIN if compaction or thread_key(body) == main_key else OTHER
@@ -370,51 +322,6 @@ def compare_with_audit(analysis, audit_injections):
             "missing_in_audit": missing, "extra_in_audit": extra}
 
 
-# --------------------------------------------------------------------------- sessions side by side
-
-
-def cumulative_by_prompt(analysis, prompts=None):
-    """Running total of memory bytes (every thread) after each prompt: ``[(prompt_index, total)]``.
-    ``prompts`` (a count) pads prompts that made no call (a blocked prompt) with no increase."""
-    per_prompt = {row["prompt_index"]: row["memory_bytes"] for row in analysis["prompts"]}
-    count = prompts if prompts is not None else (max((k for k in per_prompt if k is not None), default=-1) + 1)
-    out = []
-    total = 0
-    for index in range(count):
-        total += per_prompt.get(index, 0)
-        out.append((index, total))
-    return out
-
-
-def compare_sessions(flat, slim, prompts=None, checkpoints=(10, 20, 60)):
-    """Flat MEMORY.md vs slim + router over the same prompts, from two analyses.
-
-    Returns the cumulative memory bytes at each prompt, the ratio slim/flat at each checkpoint
-    (prompts counted from 1; the last prompt is always included), the first prompt (1-based) at
-    which slim's running total exceeds flat's (``crossing_prompt``, None if never) and each side's
-    last main-thread call's memory bytes.
-    """
-    flat_cum = cumulative_by_prompt(flat, prompts)
-    slim_cum = cumulative_by_prompt(slim, prompts)
-    n = min(len(flat_cum), len(slim_cum))
-    crossing = None
-    for i in range(n):
-        if slim_cum[i][1] > flat_cum[i][1]:
-            crossing = i + 1
-            break
-    points = sorted({c for c in checkpoints if c <= n} | ({n} if n else set()))
-    ratios = []
-    for p in points:
-        f, s = flat_cum[p - 1][1], slim_cum[p - 1][1]
-        ratios.append({"prompts": p, "flat": f, "slim": s, "ratio": round(s / f, 3) if f else None})
-    return {
-        "prompts": n,
-        "cumulative": [{"prompt": i + 1, "flat": flat_cum[i][1], "slim": slim_cum[i][1]} for i in range(n)],
-        "checkpoints": ratios,
-        "crossing_prompt": crossing,
-        "last_call_memory_bytes": {"flat": flat["totals"]["last_call_memory_bytes"],
-                                   "slim": slim["totals"]["last_call_memory_bytes"]},
-    }
 
 
 def tool_exchanges(records):

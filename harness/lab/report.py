@@ -10,6 +10,7 @@ did not see, or one it counts twice): a failure of the harness, not of the route
 import os
 
 from harness.lab import measure
+from harness.lab.comparison import compare_sessions
 from harness.lab.runner import REQUEST_LOG, load_manifest, session_dirs
 
 MEASURED_LABEL = "request bytes measured from the real client"
@@ -87,7 +88,7 @@ def build_report(run_dir, checkpoints=(10, 20, 60)):
     if "flat" in by_memory and "slim" in by_memory:
         flat, slim = by_memory["flat"], by_memory["slim"]
         count = min(len(flat["prompts"]), len(slim["prompts"]))
-        comparison = measure.compare_sessions(flat["measured"], slim["measured"], count, checkpoints)
+        comparison = compare_sessions(flat["measured"], slim["measured"], count, checkpoints)
         comparison["label"] = MEASURED_LABEL
     return {"run_dir": os.path.abspath(run_dir), "label": MEASURED_LABEL, "sessions": sessions,
             "comparison": comparison}

@@ -3,7 +3,7 @@
 Python API (what tests and later harness pieces use)::
 
     from harness.lab.runner import run_session
-    from harness.lab.server import Script
+    from harness.lab.script import Script
 
     result = run_session(run_dir, ["first prompt", "second prompt"], memory="slim",
                          script=Script([...]), claude=None)
@@ -45,7 +45,8 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from harness.lab import client as lab_client
-from harness.lab.server import LabServer, Script
+from harness.lab.script import Script
+from harness.lab.server import LabServer
 from router.errors import InputError, MemoryRouterError
 
 MEMORY_MODES = ("flat", "slim", "none")

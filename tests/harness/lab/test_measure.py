@@ -5,6 +5,7 @@ import json
 import pytest
 
 from harness.lab import measure
+from harness.lab.requestbody import digest
 
 MAIN_SYSTEM = ["x-anthropic-billing-header: cc_version=2.1.328.aaa", "You are the main agent."]
 SUB_SYSTEM = ["x-anthropic-billing-header: cc_version=2.1.328.bbb", "You are an agent for Claude Code."]
@@ -162,13 +163,13 @@ def test_compaction_reports_whether_earlier_contexts_are_gone(carry, expected):
 
 def test_audit_agreement_and_both_kinds_of_disagreement():
     analysis = measure.analyze_requests(routed_silent_routed())
-    a, b = measure.digest(CTX_A), measure.digest(CTX_B)
+    a, b = digest(CTX_A), digest(CTX_B)
     assert measure.compare_with_audit(analysis, [a, b])["agree"] is True
     missing = measure.compare_with_audit(analysis, [a])
     assert not missing["agree"] and missing["missing_in_audit"] == ["c2"]
     twice = measure.compare_with_audit(analysis, [a, a, b])
     assert not twice["agree"] and twice["extra_in_audit"] == ["c1"]
-    unknown = measure.compare_with_audit(analysis, [a, b, measure.digest("something else")])
+    unknown = measure.compare_with_audit(analysis, [a, b, digest("something else")])
     assert not unknown["agree"] and unknown["extra_in_audit"][0].startswith("audit-only:")
 
 
@@ -186,37 +187,6 @@ def test_records_that_are_not_messages_calls_are_skipped_with_a_reason():
                record(3, 0, first_messages("p"))]
     analysis = measure.analyze_requests(records)
     assert [s["seq"] for s in analysis["skipped"]] == [1, 2] and len(analysis["calls"]) == 1
-
-
-def session(per_call_memory, prompts):
-    """A fake analysis: one main call per prompt with the given memory bytes."""
-    calls = [{"memory_bytes": b} for b in per_call_memory]
-    return {"prompts": [{"prompt_index": i, "memory_bytes": b} for i, b in enumerate(per_call_memory)],
-            "totals": {"last_call_memory_bytes": per_call_memory[-1]}, "calls": calls}
-
-
-def test_compare_sessions_ratio_checkpoints_and_crossing():
-    flat = session([100] * 12, 12)
-    slim = session([20 + 30 * i for i in range(12)], 12)    # grows: 20, 50, 80, ...
-    result = measure.compare_sessions(flat, slim, 12, checkpoints=(10, 20))
-    assert [c["prompts"] for c in result["checkpoints"]] == [10, 12]
-    cum_slim_10 = sum(20 + 30 * i for i in range(10))
-    assert result["checkpoints"][0] == {"prompts": 10, "flat": 1000, "slim": cum_slim_10,
-                                        "ratio": round(cum_slim_10 / 1000, 3)}
-    running_flat = running_slim = 0
-    first = None
-    for i in range(12):
-        running_flat += 100
-        running_slim += 20 + 30 * i
-        if first is None and running_slim > running_flat:
-            first = i + 1
-    assert result["crossing_prompt"] == first
-    assert result["last_call_memory_bytes"] == {"flat": 100, "slim": 20 + 30 * 11}
-
-
-def test_compare_sessions_never_crossing():
-    result = measure.compare_sessions(session([100] * 5, 5), session([10] * 5, 5), 5)
-    assert result["crossing_prompt"] is None and result["checkpoints"][-1]["ratio"] == 0.1
 
 
 def test_read_log_names_the_bad_line(tmp_path):
@@ -237,7 +207,7 @@ def test_legacy_user_prompt_submit_hook_tags_are_contexts():
     analysis = measure.analyze_requests([record(1, 0, m1), record(2, 1, m2)])
     assert [c["new_contexts"] for c in analysis["calls"]] == [["c1"], []]
     assert analysis["calls"][1]["history_contexts"] == ["c1"]
-    assert analysis["contexts"][0]["sha256"] == measure.digest(CTX_A)
+    assert analysis["contexts"][0]["sha256"] == digest(CTX_A)
 
 
 def test_tool_less_warmup_requests_do_not_define_the_main_thread():
@@ -249,7 +219,7 @@ def test_tool_less_warmup_requests_do_not_define_the_main_thread():
     main["body"] = json.dumps(main_body)
     analysis = measure.analyze_requests([warmup, main])
     assert [c["thread"] for c in analysis["calls"]] == ["other", "main"]
-    assert measure.injections_from_requests(analysis) == [(measure.digest(CTX_A), 0)]
+    assert measure.injections_from_requests(analysis) == [(digest(CTX_A), 0)]
 
 
 def test_a_summary_request_with_its_own_system_prompt_is_still_the_main_threads_compaction():

@@ -11,9 +11,10 @@ import subprocess
 import pytest
 
 from harness.lab import measure
+from harness.lab.requestbody import digest
 from harness.lab.report import build_report, report_exit_code
 from harness.lab.runner import run_session
-from harness.lab.server import Script
+from harness.lab.script import Script
 
 pytestmark = pytest.mark.realclient
 
@@ -42,7 +43,7 @@ def router_context(prompt, cluster_file=None, provider=None):
 
 
 def last_prompt_text(call_body):
-    from harness.lab.server import last_user_text
+    from harness.lab.requestbody import last_user_text
 
     return last_user_text(json.loads(call_body))
 
@@ -58,8 +59,8 @@ def test_routed_silent_routed(tmp_path, claude_client, session):
     # each routed context reaches the model exactly once as new text, and it is the router's own text
     assert [c["new_contexts"] for c in calls] == [["c1"], [], ["c2"]]
     texts = {c["id"]: c["sha256"] for c in analysis["contexts"]}
-    assert texts["c1"] == measure.digest(router_context(ROUTED_A))
-    assert texts["c2"] == measure.digest(router_context(ROUTED_B))
+    assert texts["c1"] == digest(router_context(ROUTED_A))
+    assert texts["c2"] == digest(router_context(ROUTED_B))
     assert measure.check_once_as_new(analysis) == []
     # later calls carry it only as history; the silent prompt adds nothing
     assert [c["history_contexts"] for c in calls] == [[], ["c1"], ["c1"]]
@@ -126,7 +127,7 @@ def test_fail_open_with_the_real_client(tmp_path, claude_client, damage):
         header = context["header"]
         left_out = int(header.split("(")[1].split(" more not shown")[0])
         text = router_context(ROUTED_A, result.paths.cluster_file, provider="spec")
-        assert measure.digest(text) == context["sha256"]
+        assert digest(text) == context["sha256"]
         shown = sum(1 for line in text.split("\n") if line.startswith("- "))
         assert shown >= 1 and shown + left_out == 14                # every line is shown or counted
     else:

@@ -14,7 +14,7 @@ import pytest
 
 from harness.lab import measure
 from harness.lab.runner import run_session
-from harness.lab.server import Script
+from harness.lab.script import Script
 
 pytestmark = pytest.mark.realclient
 

@@ -16,6 +16,7 @@ import shutil
 import pytest
 
 from harness.lab import measure
+from harness.lab.requestbody import last_assistant_index, message_texts
 from harness.lab.report import build_report, report_exit_code
 from harness.lab.runner import run_session
 from transcripts.audit import audit_path, result_to_dict
@@ -49,8 +50,8 @@ def fact_as_new(request_log, line):
             continue
         messages = json.loads(record["body"])["messages"]
         events = []
-        for message in messages[measure.last_assistant_index(messages) + 1:]:
-            for text in measure.message_texts(message):
+        for message in messages[last_assistant_index(messages) + 1:]:
+            for text in message_texts(message):
                 for start in _find_all(text, HOOK_CONTEXT):
                     event = text[:start].rsplit("\n", 1)[-1].split(" hook", 1)[0].strip()
                     end = text.find("\n\n", start)

@@ -5,8 +5,8 @@ import urllib.request
 
 import pytest
 
-from harness.lab.server import COMPACTING_INPUT_TOKENS, LOOPBACK, LabServer, Script, sse_chunks, sse_events
-from router.errors import InputError
+from harness.lab.script import COMPACTING_INPUT_TOKENS, Script
+from harness.lab.server import LOOPBACK, LabServer, sse_chunks, sse_events
 
 
 def post(server, body, path="/v1/messages?beta=true"):
@@ -80,26 +80,6 @@ def test_conditions_after_tool_result_and_has_tool():
         _, plain = post(server, request("p"))
     assert parse_sse(after)[2][1]["delta"]["text"] == "tool done"
     assert parse_sse(plain)[2][1]["delta"]["text"] == "Reply 2."
-
-
-TOOL_RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
-SYSTEM_NOTE = {"role": "system", "content": [{"type": "text", "text": "deferred tools are now available"}]}
-PROMPT = {"role": "user", "content": "next prompt"}
-
-
-@pytest.mark.parametrize("messages, expected", [
-    ([TOOL_RESULT], True),
-    ([TOOL_RESULT, SYSTEM_NOTE], True),              # 2.1.328 after ToolSearch loaded an MCP tool; 2.1.293's <total_tokens>
-    ([TOOL_RESULT, SYSTEM_NOTE, SYSTEM_NOTE], True),
-    ([TOOL_RESULT, PROMPT], False),                  # a new prompt after the result
-    ([PROMPT, SYSTEM_NOTE], False),                  # a hook context after a prompt
-    ([SYSTEM_NOTE], False),
-    ([], False),
-], ids=["result", "result+system", "result+2 system", "result+prompt", "prompt+system", "system only", "empty"])
-def test_ends_with_tool_result_passes_over_trailing_system_messages(messages, expected):
-    from harness.lab.server import ends_with_tool_result
-
-    assert ends_with_tool_result({"messages": messages}) is expected
 
 
 def test_compaction_request_gets_the_summary_and_reported_tokens_force_compaction():
@@ -179,35 +159,3 @@ def test_pause_waits_between_blocks_and_still_sends_every_byte(tmp_path):
     names = [name for name, _ in parse_sse(paused)]
     assert names.count("content_block_stop") == 2 and names[-1] == "message_stop"
     assert slow >= 0.4 > fast             # one pause, between the two blocks
-
-
-@pytest.mark.parametrize("data, fragment", [
-    ("just text", "list of rules"),
-    ([{"when": {}}], 'no "reply"'),
-    ([{"when": {"prompt_startswith": "x"}, "reply": {"text": "y"}}], "unknown condition"),
-    ([{"reply": {"txt": "y"}}], "unknown reply key"),
-])
-def test_script_from_data_rejects_bad_rules(data, fragment):
-    with pytest.raises(InputError) as err:
-        Script.from_data(data, source="s.json")
-    assert fragment in str(err.value) and "s.json" in str(err.value)
-
-
-def test_script_load_json_and_yaml_and_tool_names(tmp_path):
-    rules = [{"when": {"prompt_contains": "a"}, "reply": {"tool_use": {"name": "Agent", "input": {}}}},
-             {"reply": {"tool_use": [{"name": "mcp__srv__tool"}, {"name": "Agent"}]}}]
-    (tmp_path / "s.json").write_text(json.dumps({"rules": rules, "input_tokens": 5}))
-    (tmp_path / "s.yaml").write_text("- reply: {text: hi}\n")
-    script = Script.load(tmp_path / "s.json")
-    assert script.tool_names() == ["Agent", "mcp__srv__tool"] and script.input_tokens == 5
-    assert Script.load(tmp_path / "s.yaml").rules == [{"reply": {"text": "hi"}}]
-    (tmp_path / "bad.json").write_text("{nope")
-    with pytest.raises(InputError):
-        Script.load(tmp_path / "bad.json")
-
-
-def test_yaml_script_error_names_the_line(tmp_path):
-    (tmp_path / "bad.yaml").write_text("- reply: {text: hi}\n- reply: [unclosed\n")
-    with pytest.raises(InputError) as err:
-        Script.load(tmp_path / "bad.yaml")
-    assert f"{tmp_path / 'bad.yaml'}:" in str(err.value)
