@@ -47,7 +47,7 @@ def resolve_prompts(args):
 
 
 def parse_memory_modes(value):
-    from harness.lab.runner import MEMORY_MODES
+    from harness.lab.rundir import MEMORY_MODES
 
     modes = [m.strip() for m in value.split(",") if m.strip()]
     bad = [m for m in modes if m not in MEMORY_MODES]

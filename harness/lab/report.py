@@ -11,7 +11,8 @@ import os
 
 from harness.lab import measure
 from harness.lab.comparison import compare_sessions
-from harness.lab.runner import REQUEST_LOG, load_manifest, session_dirs
+from harness.lab.manifest import load_manifest, session_dirs
+from harness.lab.rundir import REQUEST_LOG
 
 MEASURED_LABEL = "request bytes measured from the real client"
 

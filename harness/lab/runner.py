@@ -11,8 +11,8 @@ Python API (what tests and later harness pieces use)::
     result.transcript         # the session transcript the client wrote
     result.subagent_transcripts
 
-``run_session`` makes ``run_dir`` (which must not exist yet, or be empty) hold a private HOME
-(``home/``) and project directory (``project/``); copies a cluster file to
+``run_session`` makes ``run_dir`` (which must not exist yet, or be empty; ``harness.lab.rundir``)
+hold a private HOME (``home/``) and project directory (``project/``); copies a cluster file to
 ``project/brain/memory-layer1-clusters.md``; installs this project's hook with
 ``memory-router install --project`` (``hook=False`` skips it; ``gate=True`` adds ``--gate``, the
 citation gate as a PreToolUse hook beside it; ``mcp=True`` also runs ``install --mcp``, the
@@ -20,7 +20,7 @@ server in ``project/.mcp.json``, which ``claude -p`` starts without asking); pla
 the client's auto-memory directory as ``flat`` (the flat index), ``slim`` (rendered by
 ``memory-router slim render``) or ``none``; starts a ``LabServer``; runs ``claude -p PROMPT``
 and then ``claude -p --resume <session> PROMPT`` for each later prompt; stops the server; and writes ``run.json``
-(the manifest ``harness.lab.measure`` and ``memory-router lab report`` read).
+(``harness.lab.manifest``: what ``memory-router lab report`` reads).
 
 ``prepare(paths)`` runs after the set-up and before the client, with a ``RunPaths``: the place to
 corrupt a cluster file, put a FIFO in its place, write an oversized MEMORY.md, or put a decision
@@ -38,32 +38,18 @@ scratch (PATH, LANG and the variables that point it at the stand-in), and the st
 
 import json
 import os
-import shutil
 import subprocess
-
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from harness.lab import client as lab_client
+from harness.lab.manifest import write_manifest
+from harness.lab.rundir import REQUEST_LOG, RunPaths, client_env, munged, prepare_run_dir
 from harness.lab.script import Script
 from harness.lab.server import LabServer
-from router.errors import InputError, MemoryRouterError
+from router.errors import InputError
 
-MEMORY_MODES = ("flat", "slim", "none")
-MANIFEST = "run.json"
-REQUEST_LOG = "requests.jsonl"
-CLUSTER_RELPATH = os.path.join("brain", "memory-layer1-clusters.md")
 DEFAULT_PROMPT_TIMEOUT = 180
-
-
-@dataclass(frozen=True)
-class RunPaths:
-    run_dir: str
-    home: str
-    project: str
-    memory_dir: str
-    cluster_file: str
-    memory_file: str
 
 
 @dataclass(frozen=True)
@@ -100,118 +86,6 @@ class RunResult:
     @property
     def ok(self):
         return all(o.exit_code == 0 for o in self.outcomes)
-
-
-def router_argv():
-    """How to run this project's own ``memory-router`` (the installer, slim render)."""
-    from harness.settingsfile import router_executable
-
-    return router_executable()
-
-
-def munged(path):
-    from transcripts.locate import project_key
-
-    return project_key(path)
-
-
-def make_paths(run_dir):
-    run_dir = os.path.abspath(run_dir)
-    home = os.path.join(run_dir, "home")
-    project = os.path.join(run_dir, "project")
-    memory_dir = os.path.join(home, ".claude", "projects", munged(project), "memory")
-    return RunPaths(run_dir, home, project, memory_dir, os.path.join(project, CLUSTER_RELPATH),
-                    os.path.join(memory_dir, "MEMORY.md"))
-
-
-def client_env(paths, base_url, extra=None):
-    """The client's whole environment: nothing of the caller's beyond PATH and the locale."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": paths.home,
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "memory-router-lab",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "MEMORY_ROUTER_LOG": os.path.join(paths.run_dir, "hook.log"),
-        "XDG_CONFIG_HOME": os.path.join(paths.home, ".config"),
-        "XDG_CACHE_HOME": os.path.join(paths.home, ".cache"),
-        "XDG_DATA_HOME": os.path.join(paths.home, ".local", "share"),
-        "TMPDIR": os.path.join(paths.run_dir, "tmp"),
-    }
-    env.update(extra or {})
-    return env
-
-
-def _run_tool(argv, env, what, timeout=120):
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise MemoryRouterError(f"{what} did not finish within {timeout} s") from None
-    except OSError as err:
-        raise MemoryRouterError(f"{what} could not start: {err.strerror or err}") from None
-    if done.returncode != 0:
-        raise MemoryRouterError(f"{what} failed (exit {done.returncode}): "
-                                f"{(done.stderr or done.stdout).strip()[:400]}")
-    return done
-
-
-def _tool_env(paths):
-    env = dict(os.environ)
-    env["HOME"] = paths.home
-    for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "MEMORY_ROUTER_CLUSTERS", "MEMORY_ROUTER_LOG"):
-        env.pop(name, None)
-    return env
-
-
-def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
-                    mcp=False):
-    """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
-    ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none).
-    ``gate`` installs with ``--gate`` (the citation gate beside the router: it needs ``hook``);
-    ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``)."""
-    from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
-
-    if memory not in MEMORY_MODES:
-        raise InputError(f"unknown memory mode {memory!r}", fix=f"use one of {', '.join(MEMORY_MODES)}")
-    if gate and not hook:
-        raise InputError("the citation gate is installed beside the router hook", fix="pass hook=True with gate=True")
-    run_dir = os.path.abspath(run_dir)
-    if os.path.exists(run_dir) and os.listdir(run_dir):
-        raise InputError("the run directory is not empty", path=run_dir,
-                         fix="pass a new directory; a run never overwrites another")
-    paths = make_paths(run_dir)
-    for directory in (paths.home, paths.project, paths.memory_dir, os.path.dirname(paths.cluster_file),
-                      os.path.join(run_dir, "tmp")):
-        os.makedirs(directory, exist_ok=True)
-    clusters = clusters or bundled_cluster_file()
-    flat_index = flat_index or bundled_flat_index()
-    config = config or os.path.join(bundled_example_dir(), "memory-router.toml")
-    shutil.copyfile(clusters, paths.cluster_file)
-    env = _tool_env(paths)
-    exe = router_argv()
-    if hook:
-        _run_tool(exe + ["install", "--project", paths.project] + (["--gate"] if gate else []), env,
-                  "memory-router install")
-    if mcp:
-        _run_tool(exe + ["install", "--mcp", "--project", paths.project], env, "memory-router install --mcp")
-    memory_text = None
-    if memory in ("flat", "slim"):
-        shutil.copyfile(flat_index, paths.memory_file)
-        if memory == "slim":
-            _run_tool(exe + ["slim", "render", "--memory-dir", paths.memory_dir, "--clusters", paths.cluster_file,
-                             "--config", config], env, "memory-router slim render")
-            # The render archives the flat index beside MEMORY.md; the client reads only MEMORY.md,
-            # but the archive is moved out so the memory directory holds exactly what a user's would.
-            for name in os.listdir(paths.memory_dir):
-                if name != "MEMORY.md":
-                    shutil.move(os.path.join(paths.memory_dir, name), os.path.join(run_dir, name))
-        with open(paths.memory_file, encoding="utf-8") as handle:
-            memory_text = handle.read()
-    return paths, memory_text
 
 
 def _parse_result(stdout):
@@ -380,49 +254,3 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
                     tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings), gate, mcp)
     write_manifest(run, seconds=round(time.time() - started, 2))
     return run
-
-
-def write_manifest(run, seconds=None):
-    data = asdict(run)
-    data["seconds"] = seconds
-    data["format"] = 1
-    with open(os.path.join(run.run_dir, MANIFEST), "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-
-
-def load_manifest(run_dir):
-    """The ``run.json`` of one session run, as a dict; InputError (exit 2) when missing or bad."""
-    path = os.path.join(run_dir, MANIFEST)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as err:
-        raise InputError(f"not a lab run directory: cannot read {MANIFEST}: {err.strerror or err}", path=run_dir,
-                         fix="pass a directory made by memory-router lab run") from None
-    except ValueError as err:
-        raise InputError(f"{MANIFEST} is not valid JSON: {err}", path=path,
-                         fix="re-run memory-router lab run into a new directory") from None
-    if not isinstance(data, dict) or "memory" not in data:
-        raise InputError(f"{MANIFEST} is not a lab run manifest", path=path,
-                         fix="pass a directory made by memory-router lab run")
-    return data
-
-
-def session_dirs(run_dir):
-    """The session runs under ``run_dir``: itself if it holds run.json, else its subdirectories
-    that do (``lab run --memory flat,slim,none`` writes one per memory mode)."""
-    if os.path.isfile(os.path.join(run_dir, MANIFEST)):
-        return [run_dir]
-    try:
-        names = sorted(os.listdir(run_dir))
-    except OSError as err:
-        raise InputError(f"cannot read the run directory: {err.strerror or err}", path=run_dir,
-                         fix="pass a directory made by memory-router lab run") from None
-    found = [os.path.join(run_dir, n) for n in names if os.path.isfile(os.path.join(run_dir, n, MANIFEST))]
-    if not found:
-        raise InputError("no lab session run here (no run.json in it or its subdirectories)", path=run_dir,
-                         fix="pass a directory made by memory-router lab run")
-    return found
-
-

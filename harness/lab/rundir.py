@@ -1,0 +1,140 @@
+"""A run directory of the real-client lab: the private HOME and project one session runs in
+(cluster file copied in, this project's hook installed, MEMORY.md placed flat, slim or not at
+all), and the environment that keeps the client inside it.
+
+Apart from ``harness.lab.runner`` because laying out a run needs no client: it runs only this
+project's own ``memory-router`` (install, slim render), so it is tested, and used by
+tests/fixtures/regenerate.py, without Claude Code."""
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from router.errors import InputError, MemoryRouterError
+
+MEMORY_MODES = ("flat", "slim", "none")
+REQUEST_LOG = "requests.jsonl"
+CLUSTER_RELPATH = os.path.join("brain", "memory-layer1-clusters.md")
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    run_dir: str
+    home: str
+    project: str
+    memory_dir: str
+    cluster_file: str
+    memory_file: str
+
+
+def router_argv():
+    """How to run this project's own ``memory-router`` (the installer, slim render)."""
+    from harness.settingsfile import router_executable
+
+    return router_executable()
+
+
+def munged(path):
+    from transcripts.locate import project_key
+
+    return project_key(path)
+
+
+def make_paths(run_dir):
+    run_dir = os.path.abspath(run_dir)
+    home = os.path.join(run_dir, "home")
+    project = os.path.join(run_dir, "project")
+    memory_dir = os.path.join(home, ".claude", "projects", munged(project), "memory")
+    return RunPaths(run_dir, home, project, memory_dir, os.path.join(project, CLUSTER_RELPATH),
+                    os.path.join(memory_dir, "MEMORY.md"))
+
+
+def client_env(paths, base_url, extra=None):
+    """The client's whole environment: nothing of the caller's beyond PATH and the locale."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": paths.home,
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "memory-router-lab",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "MEMORY_ROUTER_LOG": os.path.join(paths.run_dir, "hook.log"),
+        "XDG_CONFIG_HOME": os.path.join(paths.home, ".config"),
+        "XDG_CACHE_HOME": os.path.join(paths.home, ".cache"),
+        "XDG_DATA_HOME": os.path.join(paths.home, ".local", "share"),
+        "TMPDIR": os.path.join(paths.run_dir, "tmp"),
+    }
+    env.update(extra or {})
+    return env
+
+
+def _run_tool(argv, env, what, timeout=120):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MemoryRouterError(f"{what} did not finish within {timeout} s") from None
+    except OSError as err:
+        raise MemoryRouterError(f"{what} could not start: {err.strerror or err}") from None
+    if done.returncode != 0:
+        raise MemoryRouterError(f"{what} failed (exit {done.returncode}): "
+                                f"{(done.stderr or done.stdout).strip()[:400]}")
+    return done
+
+
+def _tool_env(paths):
+    env = dict(os.environ)
+    env["HOME"] = paths.home
+    for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "MEMORY_ROUTER_CLUSTERS", "MEMORY_ROUTER_LOG"):
+        env.pop(name, None)
+    return env
+
+
+def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
+                    mcp=False):
+    """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
+    ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none).
+    ``gate`` installs with ``--gate`` (the citation gate beside the router: it needs ``hook``);
+    ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``)."""
+    from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
+
+    if memory not in MEMORY_MODES:
+        raise InputError(f"unknown memory mode {memory!r}", fix=f"use one of {', '.join(MEMORY_MODES)}")
+    if gate and not hook:
+        raise InputError("the citation gate is installed beside the router hook", fix="pass hook=True with gate=True")
+    run_dir = os.path.abspath(run_dir)
+    if os.path.exists(run_dir) and os.listdir(run_dir):
+        raise InputError("the run directory is not empty", path=run_dir,
+                         fix="pass a new directory; a run never overwrites another")
+    paths = make_paths(run_dir)
+    for directory in (paths.home, paths.project, paths.memory_dir, os.path.dirname(paths.cluster_file),
+                      os.path.join(run_dir, "tmp")):
+        os.makedirs(directory, exist_ok=True)
+    clusters = clusters or bundled_cluster_file()
+    flat_index = flat_index or bundled_flat_index()
+    config = config or os.path.join(bundled_example_dir(), "memory-router.toml")
+    shutil.copyfile(clusters, paths.cluster_file)
+    env = _tool_env(paths)
+    exe = router_argv()
+    if hook:
+        _run_tool(exe + ["install", "--project", paths.project] + (["--gate"] if gate else []), env,
+                  "memory-router install")
+    if mcp:
+        _run_tool(exe + ["install", "--mcp", "--project", paths.project], env, "memory-router install --mcp")
+    memory_text = None
+    if memory in ("flat", "slim"):
+        shutil.copyfile(flat_index, paths.memory_file)
+        if memory == "slim":
+            _run_tool(exe + ["slim", "render", "--memory-dir", paths.memory_dir, "--clusters", paths.cluster_file,
+                             "--config", config], env, "memory-router slim render")
+            # The render archives the flat index beside MEMORY.md; the client reads only MEMORY.md,
+            # but the archive is moved out so the memory directory holds exactly what a user's would.
+            for name in os.listdir(paths.memory_dir):
+                if name != "MEMORY.md":
+                    shutil.move(os.path.join(paths.memory_dir, name), os.path.join(run_dir, name))
+        with open(paths.memory_file, encoding="utf-8") as handle:
+            memory_text = handle.read()
+    return paths, memory_text
