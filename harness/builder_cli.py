@@ -94,7 +94,7 @@ def _refuse_slim_index(text, path):
     from router.errors import InputError
 
     try:
-        from harness.slim import is_slim_index
+        from canaries.memoryindex import is_slim_index
     except ImportError:  # the slim render is optional for building
         return
     if is_slim_index(text):
@@ -112,13 +112,14 @@ def read_labels(path):
 def cmd_clusters_build(args):
     from harness import builder
     from harness.archives import write_archive
+    from harness.clustering import DEFAULT_MAX_SIZE
     from harness.fileops import Snapshot
     from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
     from router.config import settings_of
     from router.errors import InputError, decode_utf8
 
-    config = load_cli_config(args.config)
+    config = load_config(args.config)
     settings = settings_of(config)
     memories, source, warnings = read_memories(args, config or {})
     labels = read_labels(args.labels) if args.labels else None
@@ -150,7 +151,7 @@ def cmd_clusters_build(args):
 
     result = builder.build_clusters(
         memories, target=args.clusters,
-        max_size=builder.DEFAULT_MAX_SIZE if args.max_size is None else args.max_size,
+        max_size=DEFAULT_MAX_SIZE if args.max_size is None else args.max_size,
         labels=labels, previous=previous, keep_clusters=args.keep_clusters)
     index = result.index
     md_text = render_markdown(index).encode("utf-8")

@@ -10,8 +10,7 @@ the prompt asked cold as the first prompt of a fresh interactive top-level sessi
 import re
 from dataclasses import dataclass
 
-from canaries.memoryindex import memory_index_facts  # noqa: F401 - the facts the checks read
-from harness import slim
+from canaries.memoryindex import HOT_HEADING, ROUTER_HEADING
 
 MET, NOT_MET, UNKNOWN, MANUAL = "met", "not met", "unknown", "manual"
 BOX = {MET: "[x]", NOT_MET: "[ ]", UNKNOWN: "[?]", MANUAL: "[ ]"}
@@ -55,8 +54,8 @@ def check_slim(memory_path, facts):
     if facts is None:
         return Check(UNKNOWN, what, f"no MEMORY.md at {memory_path}; pass --memory-dir" if memory_path
                      else "memory directory unknown; pass --memory-dir or set memory_dir")
-    missing = [h for h, ok in ((slim.HOT_HEADING, facts["has_hot_heading"]),
-                               (slim.ROUTER_HEADING, facts["has_router_heading"])) if not ok]
+    missing = [h for h, ok in ((HOT_HEADING, facts["has_hot_heading"]),
+                               (ROUTER_HEADING, facts["has_router_heading"])) if not ok]
     size = f"{facts['lines']} lines, {facts['bytes']} bytes"
     if missing:
         return Check(NOT_MET, what, f"{memory_path} lacks {', '.join(repr(h) for h in missing)} ({size}); "

@@ -90,6 +90,7 @@ def pick_cases(suite, case_id):
 
 def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_override=None, scan=True):
     """The automatic preconditions of one case, gathered from disk. Returns ``(checks, context)``."""
+    from canaries.memoryindex import memory_index_facts
     from harness import checklist as cl
     from harness.memorydir import hot_slugs
     from router import config as config_mod
@@ -101,7 +102,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     config = project_config(project_dir)
     memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
     memory_path, memory_text = read_memory_index(memory_dir)
-    facts = cl.memory_index_facts(memory_text, case.fact) if memory_text is not None else None
+    facts = memory_index_facts(memory_text, case.fact) if memory_text is not None else None
 
     locations = scan_settings(project_dir)
     entries = [(i["label"], i["path"], e) for i in locations for e in i["router"]]
@@ -126,7 +127,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     except MemoryRouterError:
         decision = None  # check_routes then says the routing could not be checked
     if hook_text and memory_text is not None:
-        facts = cl.memory_index_facts(memory_text, case.fact, hook_text)
+        facts = memory_index_facts(memory_text, case.fact, hook_text)
 
     checks = [
         cl.check_slim(memory_path, facts),

@@ -6,7 +6,7 @@ import sys
 
 from router import config as config_mod
 from router.clusterfile import load_cluster_file
-from router.configfile import load_config as load_cli_config  # noqa: F401 - the one config lookup, shared with the canary pytest plugin
+from router.configfile import load_config
 from router.provider import build_table
 from router.session import route_fresh
 
@@ -56,7 +56,7 @@ class RouterContext:
 
 
 def context_from_args(args, quiet=False):
-    config = load_cli_config(getattr(args, "config", None))
+    config = load_config(getattr(args, "config", None))
     settings = config_mod.settings_of(config)
     path = resolve_cli_clusters(getattr(args, "clusters", None), config, quiet=quiet)
     return RouterContext(path, settings, config)
@@ -70,7 +70,7 @@ def require_valid_config(args):
     each one the same way (the README's promise), not only those that happen to route."""
     import os
 
-    from router.configfile import find_config, load_config
+    from router.configfile import find_config
 
     explicit = getattr(args, "config", None)
     if explicit:

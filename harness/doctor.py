@@ -76,9 +76,9 @@ def scan_settings(project_dir):
             except InputError as err:
                 item["error"] = str(err)
             else:
-                item["router"] = inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_router_hook)
-                item["sentinel"] = inst.find_entries(settings, inst.SENTINEL_MARK)
-                item["session"] = inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_session_start,
+                item["router"] = inst.find_entries(settings, hookcommand.ROUTER_MARK, also=hookcommand.runs_router_hook)
+                item["sentinel"] = inst.find_entries(settings, hookcommand.SENTINEL_MARK)
+                item["session"] = inst.find_entries(settings, hookcommand.ROUTER_MARK, also=hookcommand.runs_session_start,
                                                     event=inst.SESSION_EVENT)
                 item["disable_all_hooks"] = inst.disable_all_hooks(settings)
         found.append(item)
@@ -128,6 +128,7 @@ def _check(name, status, message, **details):
 def doctor_report(project_dir, memory_dir=None, run_commands=True):
     """Every doctor check for ``project_dir``, as a list of dicts with a ``status`` of
     ``pass``, ``fail``, ``warn`` or ``info``."""
+    from canaries.memoryindex import memory_index_facts
     from harness import checklist as cl
     from router import config as config_mod
     from router.clusterfile import load_cluster_file
@@ -189,7 +190,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         if os.path.abspath(default_user) != os.path.abspath(inst.user_settings_path()) and os.path.isfile(default_user):
             try:
                 _snap, other = read_settings(default_user)
-                if inst.find_entries(other, inst.ROUTER_MARK, also=hookcommand.runs_router_hook):
+                if inst.find_entries(other, hookcommand.ROUTER_MARK, also=hookcommand.runs_router_hook):
                     status = "warn"
                     message += f"; the hook in {default_user} is ignored by such a session"
             except InputError:
@@ -259,7 +260,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     if text is None:
         checks.append(_check("MEMORY.md size", "warn", f"no MEMORY.md at {path} ({how})", memory_md=path))
     else:
-        facts = cl.memory_index_facts(text, "")
+        facts = memory_index_facts(text, "")
         size = (f"{facts['lines']} lines, {facts['bytes']} bytes, against Claude Code's load limit of "
                 "200 lines / 25,000 characters (whole lines)")
         ok = cl.within_load_limit(facts)

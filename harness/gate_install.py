@@ -62,7 +62,7 @@ def find_gate_entries(settings, mark=GATE_MARK, also=None):
             command = item.get("command") if isinstance(item, dict) else None
             if not isinstance(command, str):
                 continue
-            marked = inst.has_mark(command, mark)
+            marked = hookcommand.has_mark(command, mark)
             if marked or (also is not None and also(command)):
                 found.append((gi, hi, command, item.get("timeout"), group.get("matcher"), marked))
     return found
@@ -88,7 +88,7 @@ def add_gate_entry(settings, command, mark=GATE_MARK, timeout=GATE_TIMEOUT_SECON
     if ours:
         groups = result["hooks"][GATE_EVENT]
         first = ours[0]
-        groups[first[0]]["hooks"][first[1]] = inst.handler(command, timeout)
+        groups[first[0]]["hooks"][first[1]] = hookcommand.handler(command, timeout)
         if len(groups[first[0]]["hooks"]) == 1:
             groups[first[0]]["matcher"] = GATE_MATCHER
         for extra in sorted(ours[1:], reverse=True):
@@ -96,7 +96,7 @@ def add_gate_entry(settings, command, mark=GATE_MARK, timeout=GATE_TIMEOUT_SECON
         _drop_emptied(result, {e[0] for e in ours[1:]})
         return inst.Change(result, "updated", where(first))
     groups = result.setdefault("hooks", {}).setdefault(GATE_EVENT, [])
-    groups.append({"matcher": GATE_MATCHER, "hooks": [inst.handler(command, timeout)]})
+    groups.append({"matcher": GATE_MATCHER, "hooks": [hookcommand.handler(command, timeout)]})
     return inst.Change(result, "added", f"hooks.{GATE_EVENT}[{len(groups) - 1}].hooks[0]")
 
 
@@ -188,9 +188,9 @@ def probe_refusal(command, project_dir, timeout):
     ledger holds one entry: citing it must pass silently, citing an absent id must be denied.
     Returns ``(ok, message)``."""
     from router import config as config_mod
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
 
-    config = load_cli_config(hookcommand.command_option(command, "config"), dirs=[project_dir])
+    config = load_config(hookcommand.command_option(command, "config"), dirs=[project_dir])
     settings = config_mod.citation_settings_of(config)
     if settings["citation_id_pattern"] != config_mod.CITATION_DEFAULTS["citation_id_pattern"]:
         return None, "refusal probe skipped: the config sets its own citation_id_pattern"

@@ -20,13 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from harness.hookcommand import (  # noqa: F401 - the marks, importable with the settings they mark
-    HOOK_TIMEOUT_SECONDS,
-    ROUTER_MARK,
-    SENTINEL_MARK,
-    handler,
-    has_mark,
-)
+from harness.hookcommand import HOOK_TIMEOUT_SECONDS, handler, has_mark
 from harness.jsonedit import render_change, same_data
 from router.errors import InputError
 

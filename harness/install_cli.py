@@ -47,7 +47,7 @@ def cmd_install(args):
 
         gate_install.check_installable(settings_path)
     session_command = hookcommand.session_start_command(router_executable())
-    action, detail, backup = apply_add(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, command, timeout=timeout,
+    action, detail, backup = apply_add(settings_path, ROUTER_ROLE, hookcommand.ROUTER_MARK, command, timeout=timeout,
                                        dry_run=args.dry_run, conflicts=hookcommand.runs_router_hook,
                                        more=((inst.SESSION_EVENT, session_command, inst.SESSION_MATCHER),))
     if action != "unchanged":
@@ -81,7 +81,7 @@ def _existing_entry(settings_path):
         _snap, settings = read_settings(settings_path)
     except MemoryRouterError:
         return None
-    found = inst.find_entries(settings, inst.ROUTER_MARK)
+    found = inst.find_entries(settings, hookcommand.ROUTER_MARK)
     return found[0] if found else None
 
 
@@ -90,7 +90,7 @@ def _carry_over(settings_path, args):
     edit: ``--clusters``/``--config`` not given again, and a timeout the user changed. Returns
     ``(options, timeout, notes)``; the notes say what was kept and what changes."""
     options = {"clusters": args.clusters, "config": args.config, "as_written": ()}
-    timeout = inst.HOOK_TIMEOUT_SECONDS
+    timeout = hookcommand.HOOK_TIMEOUT_SECONDS
     notes = []
     existing = _existing_entry(settings_path)
     if existing is None:
@@ -108,7 +108,7 @@ def _carry_over(settings_path, args):
     if isinstance(existing.timeout, (int, float)) and not isinstance(existing.timeout, bool) \
             and existing.timeout > 0 and existing.timeout != timeout:
         timeout = existing.timeout
-        notes.append(f"kept the entry's timeout of {existing.timeout} s (the default is {inst.HOOK_TIMEOUT_SECONDS} s)")
+        notes.append(f"kept the entry's timeout of {existing.timeout} s (the default is {hookcommand.HOOK_TIMEOUT_SECONDS} s)")
     return options, timeout, notes
 
 
@@ -126,14 +126,14 @@ def cmd_uninstall(args):
         left = gate_install.note_if_left(settings_path)
         if left:
             print(left)
-    action, backup = apply_remove(settings_path, ROUTER_ROLE, inst.ROUTER_MARK, dry_run=args.dry_run)
+    action, backup = apply_remove(settings_path, ROUTER_ROLE, hookcommand.ROUTER_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
         return 0
     report_write(action, "", backup, settings_path, "the memory-router hook")
     if action == "absent" and os.path.isfile(settings_path):
         _snap, settings = read_settings(settings_path)
-        manual = [e for e in inst.find_entries(settings, inst.ROUTER_MARK, also=hookcommand.runs_router_hook) if not e.marked]
+        manual = [e for e in inst.find_entries(settings, hookcommand.ROUTER_MARK, also=hookcommand.runs_router_hook) if not e.marked]
         for entry in manual:
             print(f"note: {entry.where} runs the router but was not added by memory-router install; left as is: "
                   f"{entry.command}")

@@ -19,8 +19,9 @@ import os
 import sys
 import time
 
-from harness.cliconfig import add_clusters_option, load_cli_config, resolve_cli_clusters
+from harness.cliconfig import add_clusters_option, resolve_cli_clusters
 from router import config as config_mod
+from router.configfile import load_config
 from router.errors import InputError, RefusedError
 
 
@@ -79,7 +80,7 @@ def gather(files, slugs):
 
 
 def cmd_learn(args):
-    config = load_cli_config(args.config)
+    config = load_config(args.config)
     learning = bool(config and config.get("learning"))
     cap = config["learned_cap"] if config else config_mod.LEARNING_DEFAULTS["learned_cap"]
     files = transcript_files(args.paths)

@@ -14,12 +14,13 @@ def store_from_args(args):
     from harness.project import resolve_memory_dir
     from harness.mcp_server import MemoryStore
     from router import config as config_mod
-    from harness.cliconfig import load_cli_config, resolve_cli_clusters
+    from harness.cliconfig import resolve_cli_clusters
+    from router.configfile import load_config
 
     if args.max_result_chars < MIN_MAX_RESULT_CHARS:
         raise InputError(f"--max-result-chars must be at least {MIN_MAX_RESULT_CHARS}, got {args.max_result_chars}",
                          fix=f"pass --max-result-chars {DEFAULT_MAX_RESULT_CHARS}")
-    config = load_cli_config(args.config)
+    config = load_config(args.config)
     path = resolve_cli_clusters(args.clusters, config)
     project_dir = config_mod.project_dirs()[0]
     memory_dir, how = resolve_memory_dir(args.memory_dir, config, project_dir)

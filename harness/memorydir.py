@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.errors import InputError, read_utf8
-from router.memorystore import is_index_file, normalise_slug  # noqa: F401 - shared with the citation gate
+from router.memorystore import is_index_file, normalise_slug
 
 _LINK_LINE_RE = re.compile(
     r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+)\)\s*(?:(?:[\u2014\u2013:]|\s-)\s*(?P<hook>.*))?$")

@@ -21,7 +21,7 @@ def _git_root(path):
 def default_memory_dir(project_dir):
     """Claude Code's auto-memory directory for a project (claude-code-formats.md §4.1):
     ``<config dir>/projects/<slug of the git root, else the project dir>/memory``."""
-    from transcripts.locate import project_key
+    from router.memorystore import project_key
 
     root = _git_root(project_dir) or os.path.abspath(project_dir)
     return os.path.join(inst.claude_config_dir(), "projects", project_key(root), "memory")
@@ -37,9 +37,9 @@ def resolve_memory_dir(explicit, config, project_dir):
 
 
 def project_config(project_dir, explicit=None):
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
 
-    return load_cli_config(explicit, dirs=[project_dir])
+    return load_config(explicit, dirs=[project_dir])
 
 
 def read_memory_index(memory_dir):

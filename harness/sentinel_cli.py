@@ -29,7 +29,7 @@ def cmd_sentinel_install(args):
     previous = read_record(settings_path, SENTINEL_ROLE)
     if not args.text and previous and not previous.get("uninstalled_at") and os.path.isfile(settings_path):
         _snap, settings = read_settings(settings_path)
-        if inst.find_entries(settings, inst.SENTINEL_MARK):
+        if inst.find_entries(settings, hookcommand.SENTINEL_MARK):
             print(f"the sentinel is already installed in {settings_path}: {previous.get('text')}; nothing changed")
             print("(pass --text to wire a new one)")
             return 0
@@ -39,7 +39,7 @@ def cmd_sentinel_install(args):
     state_dir = inst.state_dir_for(settings_path)
     flag = sentinel.flag_path_for(state_dir, text)
     command = hookcommand.sentinel_hook_command(os.path.abspath(sys.executable), flag, text)
-    action, detail, backup = apply_add(settings_path, SENTINEL_ROLE, inst.SENTINEL_MARK, command,
+    action, detail, backup = apply_add(settings_path, SENTINEL_ROLE, hookcommand.SENTINEL_MARK, command,
                                        dry_run=args.dry_run, extra={"text": text, "flag": flag})
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
@@ -58,7 +58,7 @@ def cmd_sentinel_install(args):
 
 def cmd_sentinel_uninstall(args):
     settings_path = inst.project_settings_path(project_dir_of(args))
-    action, backup = apply_remove(settings_path, SENTINEL_ROLE, inst.SENTINEL_MARK, dry_run=args.dry_run)
+    action, backup = apply_remove(settings_path, SENTINEL_ROLE, hookcommand.SENTINEL_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
         return 0
@@ -84,7 +84,8 @@ def cmd_sentinel_check(args):
 def sentinel_check_report(transcript, text, as_json=False):
     """Spec §3 from a transcript: the audit's check (c), the sentinel in exactly one entry, an
     injection at its prompt; and enough later prompts to show it was not re-sent. Exit 0 / 1."""
-    from transcripts.audit import FAIL, PASS, audit_path
+    from transcripts.audit import audit_path
+    from transcripts.auditmodel import FAIL, PASS
     from transcripts.locate import subagent_files
 
     if not str(transcript).strip():

@@ -13,7 +13,7 @@ import shutil
 import sys
 import time
 
-from harness import jsonedit
+from harness import hookcommand, jsonedit
 from harness import install as inst
 from harness.project import project_dir_of
 from router.errors import InputError, RefusedError
@@ -152,7 +152,7 @@ def utc_now():
 
 
 def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
-              timeout=inst.HOOK_TIMEOUT_SECONDS, more=(), add=None):
+              timeout=hookcommand.HOOK_TIMEOUT_SECONDS, more=(), add=None):
     """Add (or update) our handler in ``settings_path``, and the handlers in ``more`` (tuples
     ``(event, command, matcher)``), in one write. Returns ``(action, detail, backup)``. ``add``
     replaces ``inst.add_entry`` for another event's handler (``harness.gate_install``)."""

@@ -10,16 +10,13 @@ agent through the UserPromptSubmit hook, which injects the matching cluster's me
 
 import re
 
-from canaries.memoryindex import (  # noqa: F401 - the slim format's reading half, re-exported with its writing half
+from canaries.memoryindex import (
     CLAUDE_CODE_CHAR_LIMIT,
     CLAUDE_CODE_LINE_LIMIT,
     HOT_HEADING,
     ROUTER_HEADING,
     claude_code_loaded,
-    is_slim_index,
     line_count,
-    parse_slim_index,
-    utf16_units,
 )
 from router.errors import RefusedError
 

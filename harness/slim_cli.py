@@ -6,6 +6,7 @@ nothing written) when the file changed since it was read. Neither ever runs auto
 import os
 import sys
 
+from canaries.memoryindex import is_slim_index
 from harness import slim
 from router.errors import InputError, RefusedError
 
@@ -64,10 +65,10 @@ def plan_render(args):
     """Read everything and build the slim text; raises before anything could be written."""
     from harness.memorydir import parse_index_text, read_memory_files
     from router import config as config_mod
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
     from router.clusterfile import load_cluster_file
 
-    config = load_cli_config(args.config)
+    config = load_config(args.config)
     memory_dir = _resolve_memory_dir(args, config)
     # No fallback to the bundled example store here: its router must never land in a live file.
     cluster_path = config_mod.resolve_cluster_path(args.clusters, config, config_mod.project_dirs())
@@ -108,7 +109,7 @@ def plan_render(args):
         "hot": hot,
         "origin": origin,
         "unrouted": slim.unrouted_slugs(flat_slugs, index, hot),
-        "already_slim": slim.is_slim_index(before),
+        "already_slim": is_slim_index(before),
     }
 
 
@@ -241,9 +242,9 @@ def cmd_slim_rollback(args):
     from harness.archives import ARCHIVE_RECORD_SUFFIX
     from harness.fileops import Snapshot, sha256_bytes
     from harness.report import print_json
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
 
-    config = load_cli_config(args.config) if args.config or not args.memory_dir else None
+    config = load_config(args.config) if args.config or not args.memory_dir else None
     memory_dir = _resolve_memory_dir(args, config)
     live_path = live_memory_path(memory_dir)
     archive_path = _resolve_archive(args.archive, memory_dir, live_path)

@@ -28,10 +28,10 @@ def display_path(path):
 
 
 def settings_from(args):
-    from harness.cliconfig import load_cli_config
+    from router.configfile import load_config
     from router.config import settings_of
 
-    config = load_cli_config(getattr(args, "config", None))
+    config = load_config(getattr(args, "config", None))
     return config, settings_of(config)
 
 

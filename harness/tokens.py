@@ -14,7 +14,7 @@ Every token figure carries how it was obtained:
 
 # claude-code-formats.md §4.1: what Claude Code loads of MEMORY.md; one definition for the slim
 # warnings, doctor, the checklist and this report.
-from harness.slim import claude_code_loaded
+from canaries.memoryindex import claude_code_loaded
 
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 
@@ -101,7 +101,7 @@ def api_counter(count_message, model):
 
 
 def loaded_portion(text):
-    """What Claude Code actually loads of a MEMORY.md (``harness.slim.claude_code_loaded``: whole
+    """What Claude Code actually loads of a MEMORY.md (``canaries.memoryindex.claude_code_loaded``: whole
     lines, at most 200, within 25,000 characters). Returns ``(loaded_text, truncated)``."""
     return claude_code_loaded(text)
 

@@ -101,9 +101,9 @@ def resolve_flat_and_slim(args):
 
     directory = getattr(args, "memory_dir", None)
     if directory is None and not (args.flat and args.slim):
-        from harness.cliconfig import load_cli_config
+        from router.configfile import load_config
 
-        directory = (load_cli_config(args.config) or {}).get("memory_dir")
+        directory = (load_config(args.config) or {}).get("memory_dir")
     if directory is not None:
         directory = os.path.abspath(os.path.expanduser(directory))
         if not os.path.isdir(directory):
@@ -171,7 +171,8 @@ def first_call_in(path):
 
 
 def build_report(args, counter):
-    from harness.cliconfig import load_cli_config, resolve_cli_clusters
+    from harness.cliconfig import resolve_cli_clusters
+    from router.configfile import load_config
     from router.config import settings_of
 
     resolve_flat_and_slim(args)
@@ -192,7 +193,7 @@ def build_report(args, counter):
                                "--tokenizer api for Claude-shaped counts")
 
     if args.suite:
-        config = load_cli_config(args.config)
+        config = load_config(args.config)
         settings = settings_of(config)
         prompts, suite_clusters = suite_prompts_and_clusters(args.suite)
         cluster_path = args.clusters or suite_clusters or resolve_cli_clusters(None, config, quiet=True)

@@ -36,7 +36,7 @@ def router_argv():
 
 
 def munged(path):
-    from transcripts.locate import project_key
+    from router.memorystore import project_key
 
     return project_key(path)
 

@@ -193,7 +193,7 @@ def test_invalid_input_exits_2(capsys, tmp_path, monkeypatch, example_flat_index
     if setup == "empty_index":
         (tmp_path / "MEMORY.md").write_text("# Memory Index\n\nnothing here\n")
     elif setup == "slim_index":
-        from harness.slim import ROUTER_HEADING
+        from canaries.memoryindex import ROUTER_HEADING
 
         (tmp_path / "MEMORY.md").write_text(f"# Memory Index\n\n- a_x \u2014 hot line\n\n{ROUTER_HEADING}\n")
     elif setup == "empty_dir":

@@ -4,6 +4,8 @@ import types
 
 import pytest
 
+from canaries import memoryindex
+from canaries.memoryindex import memory_index_facts
 from harness import checklist as cl
 from harness import install as inst
 from harness import slim
@@ -12,9 +14,9 @@ SLUG = "env_cloudflare_workers_build_secret_vs_text"
 HOOK = "a PUBLIC_ build-time variable set as a Secret is undefined in the Workers build: set its type to Text"
 
 SLIM_TEXT = "\n".join([
-    slim.INDEX_HEADER, "", slim.FORMAT_LINE, "", slim.HOT_HEADING, "",
+    slim.INDEX_HEADER, "", slim.FORMAT_LINE, "", memoryindex.HOT_HEADING, "",
     "- env_bash_tool_env_var_caching \u2014 setx vars never reach the Bash tool",
-    "", slim.ROUTER_HEADING, "", slim.ROUTER_NOTE, "",
+    "", memoryindex.ROUTER_HEADING, "", slim.ROUTER_NOTE, "",
     "- layer1_project_memory_router (9) \u2014 behaviour, caching \u2014 memory router saga",
     "- layer1_20 (4) \u2014 secrets, vault \u2014 secrets handling",
 ]) + "\n"
@@ -26,7 +28,7 @@ CASE = types.SimpleNamespace(id="cloudflare-cold", fact=SLUG, expect_any=("Text"
 
 
 def test_memory_index_facts_of_a_slim_index():
-    facts = cl.memory_index_facts(SLIM_TEXT, SLUG, HOOK)
+    facts = memory_index_facts(SLIM_TEXT, SLUG, HOOK)
     assert facts["slim"] and facts["has_hot_heading"] and facts["has_router_heading"]
     assert facts["hot_slugs"] == ["env_bash_tool_env_var_caching"]
     assert facts["router_clusters"] == ["layer1_project_memory_router", "layer1_20"]
@@ -40,23 +42,23 @@ def test_memory_index_facts_of_a_slim_index():
     (f"- cf_note \u2014 {HOOK.upper()}", "hook_lines"),
 ])
 def test_memory_index_facts_find_the_fact_anywhere(extra, field):
-    facts = cl.memory_index_facts(SLIM_TEXT + extra + "\n", SLUG, HOOK)
+    facts = memory_index_facts(SLIM_TEXT + extra + "\n", SLUG, HOOK)
     assert facts[field] == [len(SLIM_TEXT.splitlines()) + 1]
 
 
 def test_check_slim():
-    assert cl.check_slim("/m/MEMORY.md", cl.memory_index_facts(SLIM_TEXT, SLUG)).status == cl.MET
-    flat = cl.check_slim("/m/MEMORY.md", cl.memory_index_facts("# Memory Index\n- a \u2014 b\n", SLUG))
+    assert cl.check_slim("/m/MEMORY.md", memory_index_facts(SLIM_TEXT, SLUG)).status == cl.MET
+    flat = cl.check_slim("/m/MEMORY.md", memory_index_facts("# Memory Index\n- a \u2014 b\n", SLUG))
     assert flat.status == cl.NOT_MET and "slim render" in flat.evidence
     assert cl.check_slim("/m/MEMORY.md", None).status == cl.UNKNOWN
 
 
 def test_check_not_hot():
-    clean = cl.memory_index_facts(SLIM_TEXT, SLUG, HOOK)
+    clean = memory_index_facts(SLIM_TEXT, SLUG, HOOK)
     assert cl.check_not_hot(SLUG, "/m", clean).status == cl.MET
     assert cl.check_not_hot(SLUG, "/m", clean, config_hot=(SLUG,)).status == cl.NOT_MET
     assert "hot: true" in cl.check_not_hot(SLUG, "/m", clean, flagged_hot=(SLUG,)).evidence
-    leaky = cl.memory_index_facts(SLIM_TEXT.replace("- env_bash_tool_env_var_caching", f"- {SLUG}"), SLUG)
+    leaky = memory_index_facts(SLIM_TEXT.replace("- env_bash_tool_env_var_caching", f"- {SLUG}"), SLUG)
     result = cl.check_not_hot(SLUG, "/m/MEMORY.md", leaky)
     assert result.status == cl.NOT_MET and "hot strip" in result.evidence and "/m/MEMORY.md:7" in result.evidence
     assert cl.check_not_hot(SLUG, "/m", None).status == cl.UNKNOWN
@@ -88,9 +90,9 @@ def test_check_no_repo_leak_and_load_limit():
     assert leak.status == cl.NOT_MET and "and 2 more" in leak.evidence
     assert cl.check_no_repo_leak(SLUG, [], 20000, True, "/p").status == cl.UNKNOWN
     assert cl.check_no_repo_leak(SLUG, [], 0, False, None).status == cl.UNKNOWN
-    big = cl.memory_index_facts("x\n" * 201, SLUG)
+    big = memory_index_facts("x\n" * 201, SLUG)
     assert cl.check_load_limit("/m", big).status == cl.NOT_MET
-    assert cl.check_load_limit("/m", cl.memory_index_facts(SLIM_TEXT, SLUG)).status == cl.MET
+    assert cl.check_load_limit("/m", memory_index_facts(SLIM_TEXT, SLUG)).status == cl.MET
 
 
 def render(checks):

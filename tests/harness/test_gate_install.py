@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from harness import gate_install as gi
+from harness import hookcommand
 from harness import install as inst
 from support.settings_project import cli, settings_file
 
@@ -42,7 +43,7 @@ def test_install_gate_then_uninstall_gate_restores_exact_bytes(capsys, project, 
     assert group["matcher"] == "Write|Edit|MultiEdit"
     assert group["hooks"][0]["timeout"] == gi.GATE_TIMEOUT_SECONDS
     assert " gate " in group["hooks"][0]["command"]
-    assert inst.find_entries(data, inst.ROUTER_MARK), "the router's entry sits beside the gate"
+    assert inst.find_entries(data, hookcommand.ROUTER_MARK), "the router's entry sits beside the gate"
     if b"check.sh" in ORIGINALS[name]:
         assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "check.sh"
     code, out, _ = cli(capsys, "uninstall", "--gate", "--project", project)
@@ -118,24 +119,24 @@ def test_add_gate_entry_keeps_other_pretooluse_groups_and_updates_in_place():
     assert gi.add_gate_entry(added.settings, "mr gate " + gi.GATE_MARK).action == "unchanged"
     updated = gi.add_gate_entry(added.settings, "mr2 gate " + gi.GATE_MARK)
     assert updated.action == "updated"
-    assert updated.settings["hooks"]["PreToolUse"][1]["hooks"] == [inst.handler("mr2 gate " + gi.GATE_MARK, 10)]
+    assert updated.settings["hooks"]["PreToolUse"][1]["hooks"] == [hookcommand.handler("mr2 gate " + gi.GATE_MARK, 10)]
     removed = gi.remove_gate_entries(updated.settings)
     assert removed.action == "removed" and removed.settings == settings
     assert gi.remove_gate_entries(settings).action == "absent"
 
 
 def test_a_gate_matcher_narrowed_by_hand_is_restored():
-    settings = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [inst.handler("g " + gi.GATE_MARK, 10)]}]}}
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hookcommand.handler("g " + gi.GATE_MARK, 10)]}]}}
     change = gi.add_gate_entry(settings, "g " + gi.GATE_MARK)
     assert change.action == "updated"
     assert change.settings["hooks"]["PreToolUse"][0]["matcher"] == gi.GATE_MATCHER
 
 
 def test_removing_the_only_gate_drops_emptied_containers_only():
-    settings = {"hooks": {"PreToolUse": [{"matcher": gi.GATE_MATCHER, "hooks": [inst.handler("g " + gi.GATE_MARK)]}],
+    settings = {"hooks": {"PreToolUse": [{"matcher": gi.GATE_MATCHER, "hooks": [hookcommand.handler("g " + gi.GATE_MARK)]}],
                           "Stop": []}}
     assert gi.remove_gate_entries(settings).settings == {"hooks": {"Stop": []}}
-    alone = {"hooks": {"PreToolUse": [{"matcher": gi.GATE_MATCHER, "hooks": [inst.handler("g " + gi.GATE_MARK)]}]}}
+    alone = {"hooks": {"PreToolUse": [{"matcher": gi.GATE_MATCHER, "hooks": [hookcommand.handler("g " + gi.GATE_MARK)]}]}}
     assert gi.remove_gate_entries(alone).settings == {}
 
 
@@ -178,7 +179,7 @@ def test_doctor_says_the_gate_is_optional_when_absent(capsys, project):
     ("echo '{}' " + gi.GATE_MARK, "citing the probe ledger's own D-001 printed"),
 ])
 def test_doctor_catches_a_gate_that_does_not_refuse(capsys, project, command, phrase):
-    settings = {"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [inst.handler(command, 10)]}]}}
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [hookcommand.handler(command, 10)]}]}}
     settings_file(project).write_text(json.dumps(settings), encoding="utf-8")
     checks = doctor_checks(capsys, project)
     assert checks["citation gate refuses"]["status"] == "fail"

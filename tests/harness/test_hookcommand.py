@@ -5,7 +5,6 @@ import shlex
 import pytest
 
 from harness import hookcommand
-from harness import install as inst
 
 
 # --------------------------------------------------------------------------- commands
@@ -18,7 +17,7 @@ def test_router_command_survives_spaces_and_quotes():
     assert shlex.split(command, comments=True) == [
         "/home/o'neil/my venv/bin/memory-router", "hook", "--clusters", "/data/it's here.md"]
     assert hookcommand.command_option(command, "clusters") == "/data/it's here.md"
-    assert hookcommand.runs_router_hook(command) and hookcommand.has_mark(command, inst.ROUTER_MARK)
+    assert hookcommand.runs_router_hook(command) and hookcommand.has_mark(command, hookcommand.ROUTER_MARK)
 
 
 def test_windows_paths_get_forward_slashes():
@@ -30,7 +29,7 @@ def test_sentinel_command_runs_module_with_safe_path():
     command = hookcommand.sentinel_hook_command("/v/bin/python", "/p/.claude/memory-router/f.fired", "S-1", windows=False)
     assert shlex.split(command, comments=True) == [
         "/v/bin/python", "-P", "-m", "harness.sentinel", "--flag", "/p/.claude/memory-router/f.fired", "--text", "S-1"]
-    assert hookcommand.has_mark(command, inst.SENTINEL_MARK) and not hookcommand.has_mark(command, inst.ROUTER_MARK)
+    assert hookcommand.has_mark(command, hookcommand.SENTINEL_MARK) and not hookcommand.has_mark(command, hookcommand.ROUTER_MARK)
 
 
 @pytest.mark.parametrize("command, expected", [

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harness import doctor as doctor_checks
 from harness import hookcommand
 from harness import install as inst
-from harness import install_cli, settingsfile
+from harness import settingsfile
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from harness.cli import main
 from support.settings_project import backups, cli, settings_file
@@ -52,7 +52,7 @@ def test_install_then_uninstall_restores_exact_bytes(capsys, project, name):
     code, out, _ = cli(capsys, "install", "--project", project)
     assert code == 0 and "installed the memory-router hook" in out
     installed = settings_file(project).read_bytes()
-    entries = inst.find_entries(inst.parse_settings(installed, "s"), inst.ROUTER_MARK)
+    entries = inst.find_entries(inst.parse_settings(installed, "s"), hookcommand.ROUTER_MARK)
     assert len(entries) == 1 and entries[0].timeout == 5
     words = hookcommand.command_words(entries[0].command)
     assert os.path.isabs(words[0]) and words[1:] == ["hook"]
@@ -75,7 +75,7 @@ def test_a_symlinked_settings_file_stays_a_link_and_its_target_gets_its_bytes_ba
     code, _, _ = cli(capsys, *command, "--project", project)
     assert code == 0
     assert settings_file(project).is_symlink() and os.readlink(settings_file(project)) == str(target)
-    mark = inst.SENTINEL_MARK if command[0] == "sentinel" else inst.ROUTER_MARK
+    mark = hookcommand.SENTINEL_MARK if command[0] == "sentinel" else hookcommand.ROUTER_MARK
     assert len(inst.find_entries(inst.parse_settings(target.read_bytes(), "t"), mark)) == 1
     assert [b.read_bytes() for b in backups(project)] == [FOREIGN]
     code, _, _ = cli(capsys, command[0] if command[0] != "install" else "uninstall",
@@ -128,7 +128,7 @@ def test_user_install_honours_claude_config_dir(capsys, tmp_path, monkeypatch, i
     code, out, _ = cli(capsys, "install", "--user")
     assert code == 0
     target = config_dir / "settings.json"
-    assert inst.find_entries(json.loads(target.read_text()), inst.ROUTER_MARK)
+    assert inst.find_entries(json.loads(target.read_text()), hookcommand.ROUTER_MARK)
     assert not (isolated_env / ".claude").exists()
     assert cli(capsys, "uninstall", "--user")[0] == 0
     assert not target.exists()
@@ -136,7 +136,7 @@ def test_user_install_honours_claude_config_dir(capsys, tmp_path, monkeypatch, i
 
 def test_user_install_defaults_to_home(capsys, isolated_env):
     assert cli(capsys, "install", "--user")[0] == 0
-    assert inst.find_entries(json.loads((isolated_env / ".claude" / "settings.json").read_text()), inst.ROUTER_MARK)
+    assert inst.find_entries(json.loads((isolated_env / ".claude" / "settings.json").read_text()), hookcommand.ROUTER_MARK)
 
 
 def test_dry_run_prints_diff_and_writes_nothing(capsys, project):
@@ -167,7 +167,7 @@ def test_reinstall_with_new_options_then_uninstall_restores_original(capsys, pro
     cli(capsys, "install", "--project", project)
     code, out, _ = cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
     assert code == 0 and "updated" in out
-    entries = inst.find_entries(json.loads(settings_file(project).read_text()), inst.ROUTER_MARK)
+    entries = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.ROUTER_MARK)
     assert hookcommand.command_option(entries[0].command, "clusters") == str(example_cluster_file)
     cli(capsys, "uninstall", "--project", project)
     assert settings_file(project).read_bytes() == FOREIGN
@@ -228,7 +228,7 @@ def test_missing_clusters_option_file_is_input_error(capsys, project, tmp_path):
 
 def test_installed_command_works_without_an_activated_venv(capsys, project, example_cluster_file, isolated_env):
     cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
-    command = inst.find_entries(json.loads(settings_file(project).read_text()), inst.ROUTER_MARK)[0].command
+    command = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.ROUTER_MARK)[0].command
     payload = json.dumps(doctor_checks.probe_payload(str(project), "why doesn't the Bash tool pick up env vars I set "
                                                           "with setx? I even rebooted")).encode()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(isolated_env)}
@@ -239,7 +239,7 @@ def test_installed_command_works_without_an_activated_venv(capsys, project, exam
 
 
 def test_router_executable_is_absolute_and_runs():
-    argv = install_cli.router_executable()
+    argv = settingsfile.router_executable()
     assert os.path.isabs(argv[0])
     result = subprocess.run(argv + ["--version"], capture_output=True, timeout=60)
     assert result.returncode == 0 and b"memory-router" in result.stdout
@@ -249,7 +249,7 @@ def test_router_executable_is_absolute_and_runs():
 
 
 def _session_entries(data):
-    return inst.find_entries(inst.parse_settings(data, "s"), inst.ROUTER_MARK, event=inst.SESSION_EVENT)
+    return inst.find_entries(inst.parse_settings(data, "s"), hookcommand.ROUTER_MARK, event=inst.SESSION_EVENT)
 
 
 @pytest.mark.parametrize("name", sorted(ORIGINALS))
@@ -273,7 +273,7 @@ def test_an_install_from_before_the_session_hook_upgrades_and_still_uninstalls_e
     settings_file(project).write_bytes(FOREIGN)
     cli(capsys, "install", "--project", project)
     # what an install before issue 13 left: our UserPromptSubmit handler only
-    old = inst.remove_entries(inst.parse_settings(settings_file(project).read_bytes(), "s"), inst.ROUTER_MARK,
+    old = inst.remove_entries(inst.parse_settings(settings_file(project).read_bytes(), "s"), hookcommand.ROUTER_MARK,
                               events=(inst.SESSION_EVENT,))
     snap, settings = settingsfile.read_settings(str(settings_file(project)))
     from harness import jsonedit

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import jsonedit
+from harness import hookcommand, jsonedit
 from harness import install as inst
 from support.settings_data import OURS, dumps, settings_with_foreign_hooks
 
@@ -33,7 +33,7 @@ FORMATS = {
 def test_install_edit_keeps_every_untouched_line(fmt):
     original = FORMATS[fmt](settings_with_foreign_hooks())
     before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
+    change = inst.add_entry(before, OURS, hookcommand.ROUTER_MARK)
     new = jsonedit.render_change(original, before, change.settings)
     assert jsonedit.same_data(inst.parse_settings(new, "s"), change.settings)
     # The bytes before our group are the original's, byte for byte, up to the list's last item.
@@ -42,17 +42,17 @@ def test_install_edit_keeps_every_untouched_line(fmt):
     assert new.startswith(b"\xef\xbb\xbf") == original.startswith(b"\xef\xbb\xbf")
     assert (b"\r\n" in new) == (b"\r\n" in original)
     # And removing our handler structurally gives back the original bytes exactly.
-    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), inst.ROUTER_MARK, None, [])
+    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), hookcommand.ROUTER_MARK, None, [])
     assert (action, data) == ("write", original)
 
 
 def test_update_edits_only_the_command_line():
     original = dumps(settings_with_foreign_hooks(), 2)
     before = inst.parse_settings(original, "s")
-    installed = jsonedit.render_change(original, before, inst.add_entry(before, OURS, inst.ROUTER_MARK).settings)
+    installed = jsonedit.render_change(original, before, inst.add_entry(before, OURS, hookcommand.ROUTER_MARK).settings)
     current = inst.parse_settings(installed, "s")
     moved = "/moved/memory-router hook # memory-router install"
-    updated = jsonedit.render_change(installed, current, inst.add_entry(current, moved, inst.ROUTER_MARK).settings)
+    updated = jsonedit.render_change(installed, current, inst.add_entry(current, moved, hookcommand.ROUTER_MARK).settings)
     old_lines, new_lines = installed.splitlines(), updated.splitlines()
     assert len(old_lines) == len(new_lines)
     assert [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b] == \
@@ -62,7 +62,7 @@ def test_update_edits_only_the_command_line():
 def test_render_change_falls_back_on_duplicate_keys():
     original = b'{"a": 1, "a": 2}'
     before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
+    change = inst.add_entry(before, OURS, hookcommand.ROUTER_MARK)
     new = jsonedit.render_change(original, before, change.settings)
     assert json.loads(new) == change.settings
 
@@ -94,10 +94,10 @@ def test_install_then_structural_uninstall_round_trips(obj, indent, crlf):
     if crlf:
         original = original.replace(b"\n", b"\r\n")
     before = inst.parse_settings(original, "s")
-    change = inst.add_entry(before, OURS, inst.ROUTER_MARK)
+    change = inst.add_entry(before, OURS, hookcommand.ROUTER_MARK)
     new = jsonedit.render_change(original, before, change.settings)
     assert jsonedit.same_data(inst.parse_settings(new, "s"), change.settings)
-    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), inst.ROUTER_MARK, None, [])
+    action, data = inst.plan_uninstall(new, inst.parse_settings(new, "s"), hookcommand.ROUTER_MARK, None, [])
     assert action == "write"
     assert jsonedit.same_data(inst.parse_settings(data, "s"), before) or not before.get("hooks")
     emptied = isinstance(before.get("hooks"), dict) and (not before["hooks"])

@@ -36,7 +36,7 @@ def test_sentinel_install_uninstall_round_trip(capsys, project):
     assert code == 0
     record = json.loads((project / ".claude" / "memory-router" / "sentinel.json").read_text())
     assert record["text"].startswith("MEMORY-ROUTER-SENTINEL-") and record["text"] in out
-    entries = inst.find_entries(json.loads(settings_file(project).read_text()), inst.SENTINEL_MARK)
+    entries = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.SENTINEL_MARK)
     assert len(entries) == 1 and record["flag"] in hookcommand.command_words(entries[0].command)
     code, out, _ = cli(capsys, "sentinel", "install", "--project", project)
     assert code == 0 and "already installed" in out
@@ -49,14 +49,14 @@ def test_sentinel_and_router_uninstalled_in_either_order(capsys, project):
     cli(capsys, "install", "--project", project)
     cli(capsys, "sentinel", "install", "--project", project, "--text", "MEMORY-ROUTER-SENTINEL-x1")
     cli(capsys, "uninstall", "--project", project)
-    assert not inst.find_entries(json.loads(settings_file(project).read_text()), inst.ROUTER_MARK)
+    assert not inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.ROUTER_MARK)
     cli(capsys, "sentinel", "uninstall", "--project", project)
     assert settings_file(project).read_bytes() == FOREIGN
 
 
 def test_installed_sentinel_fires_once(capsys, project):
     cli(capsys, "sentinel", "install", "--project", project, "--text", "MEMORY-ROUTER-SENTINEL-once")
-    command = inst.find_entries(json.loads(settings_file(project).read_text()), inst.SENTINEL_MARK)[0].command
+    command = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.SENTINEL_MARK)[0].command
     payload = json.dumps(doctor_checks.probe_payload(str(project))).encode()
     runs = [subprocess.run(command, shell=True, input=payload, capture_output=True, cwd=project, timeout=60)
             for _ in range(2)]

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from canaries import memoryindex
 from harness import slim
 from router.clusterfile import load_cluster_file, parse_cluster_text
 from router.config import bundled_example_dir
@@ -73,8 +74,8 @@ def test_assemble_order_of_sections(small_index):
     lines = text.splitlines()
     assert lines[0] == "# Memory Index"
     assert lines[2].startswith("_Format:_ ")
-    hot_at = lines.index(slim.HOT_HEADING)
-    router_at = lines.index(slim.ROUTER_HEADING)
+    hot_at = lines.index(memoryindex.HOT_HEADING)
+    router_at = lines.index(memoryindex.ROUTER_HEADING)
     assert hot_at < lines.index("- a_one \u2014 h") < router_at
     # The agent is told, right under the router heading, that the hook brings the member lines.
     assert "hook injects" in lines[router_at + 2]
@@ -85,15 +86,15 @@ def test_assemble_order_of_sections(small_index):
 def test_assemble_with_empty_hot_strip_says_so():
     text = slim.assemble_slim_index([], ["- a (1) \u2014 t"])
     assert "_(no hot-strip slugs configured)_" in text
-    assert slim.parse_slim_index(text) == ([], ["a"])
+    assert memoryindex.parse_slim_index(text) == ([], ["a"])
 
 
 def test_parse_slim_index_reads_back_what_was_assembled(small_index):
     strip = slim.build_hot_strip(small_index, ["g_one", "a_two"])
     text = slim.assemble_slim_index(strip, slim.render_layer0_router(small_index))
-    assert slim.parse_slim_index(text) == (["g_one", "a_two"], ["alpha", "beta", "gamma"])
-    assert slim.is_slim_index(text)
-    assert not slim.is_slim_index("# Memory Index\n\n- a_one \u2014 hook\n")
+    assert memoryindex.parse_slim_index(text) == (["g_one", "a_two"], ["alpha", "beta", "gamma"])
+    assert memoryindex.is_slim_index(text)
+    assert not memoryindex.is_slim_index("# Memory Index\n\n- a_one \u2014 hook\n")
 
 
 def test_merge_hot_slugs_config_order_first_then_front_matter():

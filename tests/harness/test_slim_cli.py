@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from canaries.memoryindex import parse_slim_index
 from harness import archives, fileops
 from harness import slim
 from harness.cli import main
@@ -239,7 +240,7 @@ def test_hot_true_front_matter_adds_to_the_config_strip(store, capsys, front_mat
 
 def test_hot_option_replaces_configured_strip(store, capsys):
     assert store.render("--hot", "env_cloudflare_workers_build_secret_vs_text", "--json") == 0
-    hot, _clusters = slim.parse_slim_index(store.live.read_text(encoding="utf-8"))
+    hot, _clusters = parse_slim_index(store.live.read_text(encoding="utf-8"))
     assert hot == ["env_cloudflare_workers_build_secret_vs_text"]
 
 

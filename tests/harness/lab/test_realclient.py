@@ -244,7 +244,7 @@ def test_slim_render_warning_matches_what_the_client_loads(tmp_path, claude_clie
     client_lines, client_truncated = loaded_lines_of(analysis_of(result))
     assert client_truncated and client_lines == 200
     assert "Claude Code loads only the first 200 lines" in warns
-    from harness.slim import claude_code_loaded
+    from canaries.memoryindex import claude_code_loaded
 
     loaded, truncated = claude_code_loaded(result.memory_text)
     assert truncated and len(loaded.splitlines()) == client_lines
