@@ -7,19 +7,14 @@ import shutil
 import pytest
 
 from harness import mcp_doctor
-from support.settings_project import cli
+from support.settings_project import cli, mcp_file
 from router.config import bundled_cluster_file
 
 
 @pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-def mcp_file(project):
-    return project / ".mcp.json"
+def project(bare_project):
+    """The shared ``project`` has a .claude/ folder; these tests start before there is one."""
+    return bare_project
 
 
 def doctor_mcp(project, capsys):

@@ -1,5 +1,5 @@
-"""A project directory with a .claude/ folder, and helpers to drive the install, doctor and
-sentinel commands against its settings.json."""
+"""A project directory with a .claude/ folder (or a bare one, for .mcp.json), and helpers to drive
+the install, doctor and sentinel commands against its settings.json and .mcp.json."""
 
 import json
 
@@ -19,6 +19,18 @@ def project(tmp_path):
     path = tmp_path / "project"
     (path / ".claude").mkdir(parents=True)
     return path
+
+
+@pytest.fixture
+def bare_project(tmp_path):
+    """A project directory with nothing in it yet: where ``install --mcp`` starts."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def mcp_file(project):
+    return project / ".mcp.json"
 
 
 def settings_file(project):
