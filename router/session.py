@@ -126,16 +126,20 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
     text = None
     sent = []
     if fresh:
-        text, sent = render_injection(clusters, fresh, len(already), total, settings.get("max_context_chars", 9500))
+        text, sent = render_injection(clusters, fresh, len(already), total, settings.get("max_context_chars", 9500),
+                                      size_capped=bool(decision.get("size_capped_lines")))
     left_out = total - len(sent) - len(already)
     return {"clusters": clusters, "chosen": chosen, "lines": sent, "held": already, "left_out": left_out,
             "text": text}
 
 
-def render_injection(clusters, lines, held_count, total, max_chars):
+def render_injection(clusters, lines, held_count, total, max_chars, size_capped=False):
     """The injected text: a header naming the clusters, how many lines are already in the
     session and how many were left out, then ``- <slug> — <hook>`` lines. Whole lines are
     dropped from the end until it fits ``max_chars``. Returns (text, lines kept).
+
+    The header says "size cap" when this render dropped lines, or when ``size_capped`` says the
+    routing decision's own size cap already had (those lines never reach this stage).
 
     The header starts as ``router.score``'s does, so ``parse_header`` (the audit) reads it.
     """
@@ -147,7 +151,7 @@ def render_injection(clusters, lines, held_count, total, max_chars):
         notes = []
         left_out = total - kept - held_count
         if left_out > 0:
-            notes.append(f"{left_out} more not shown" + ("" if kept == len(body) else ", size cap"))
+            notes.append(f"{left_out} more not shown" + ("" if kept == len(body) and not size_capped else ", size cap"))
         if held_count:
             notes.append(f"{held_count} sent earlier")
         header = base + (f" ({'; '.join(notes)})" if notes else "")

@@ -113,6 +113,16 @@ def test_custom_provider_gets_the_payload_and_its_lines_are_capped(table, write_
     assert decision["confidence"] == 0.9
 
 
+@pytest.mark.parametrize("provider", ["spec", "weighted", "custom"])
+def test_every_provider_says_how_many_lines_the_size_cap_cut(table, write_provider, provider):
+    name = write_provider(GOOD_PROVIDER) if provider == "custom" else provider
+    roomy = route(SETX, table, settings(provider=name, line_cap=2))
+    assert roomy["size_capped_lines"] == 0 and roomy["lines"]
+    tight = route(SETX, table, settings(provider=name, max_context_chars=400))
+    assert tight["lines"] and "the rest exceeded the size cap" in tight["additional_context"].splitlines()[0]
+    assert tight["size_capped_lines"] == min(tight["total_member_lines"], 12) - len(tight["lines"]) > 0
+
+
 def test_min_confidence_silences_a_weak_decision(table, write_provider):
     name = write_provider(GOOD_PROVIDER)
     decision = route(SETX, table, settings(provider=name, min_confidence=0.95))

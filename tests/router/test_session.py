@@ -609,3 +609,20 @@ def test_after_a_compaction_what_session_start_sent_again_stays_held(hook, run_c
     # a second compaction, with no SessionStart hook to say so, is seen
     _append(transcript, BOUNDARY)
     assert SETX_SLUG in slugs(hook(SETX, sid, str(transcript)))
+
+
+def test_lines_the_scorers_size_cap_cut_keep_their_reason_in_the_header():
+    """The scorer's own size cap (max_context_chars) cut member lines before this stage ran: the
+    header this stage writes must still say that the size cap left lines out."""
+    from router.clusterfile import Cluster, ClusterIndex, Member
+
+    members = tuple(Member(f"wide_fact_{i}", "project", f"setx detail {i} " + "lorem ipsum " * 70, i)
+                    for i in range(6))
+    table = build_table(ClusterIndex([Cluster("wide", 6, False, ("setx", "bash"), "wide", members, 0)]))
+    settings = dict(default_settings(), provider="spec", max_context_chars=2000)
+    decision = route_prompt(SETX, table, settings)
+    assert 0 < len(decision["lines"]) < decision["total_member_lines"] == 6
+    assert "size cap" in decision["additional_context"].splitlines()[0]
+    routed = session.route_fresh(SETX, table, settings)
+    header = routed["additional_context"].splitlines()[0]
+    assert header.endswith(f"({6 - len(routed['lines'])} more not shown, size cap)"), header
