@@ -22,7 +22,8 @@ import os
 import subprocess
 import sys
 
-from router.provider import BUILTINS, ProviderError, parse_provider_name, route
+from router.provider import route
+from router.providername import BUILTINS, ProviderError, parse_provider_name
 
 PROBE_PROMPT = "why doesn't the Bash tool see an environment variable I set with setx?"
 _IMPORT_TIMER = ("import sys, time; start = time.perf_counter(); import {module}; "

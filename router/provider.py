@@ -33,7 +33,7 @@ only when a custom provider runs.
 
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
-from router.providername import BUILTINS, ProviderError, parse_provider_name  # noqa: F401 - re-exported
+from router.providername import ProviderError, parse_provider_name
 from router.score import render_context, route_prompt
 
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")

@@ -12,16 +12,8 @@ import pytest
 
 from router.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import (
-    BUILTINS,
-    ProviderError,
-    build_table,
-    check_decision,
-    load_factory,
-    parse_provider_name,
-    route,
-    score_confidence,
-)
+from router.provider import build_table, check_decision, load_factory, route, score_confidence
+from router.providername import BUILTINS, ProviderError, parse_provider_name
 from router.score import build_routing_table, route_prompt
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
