@@ -15,15 +15,9 @@ from router.cache import use_routing_table
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.provider import build_table, route
-from router.session import (
-    after_compaction,
-    hook_stage,
-    read_trusted_record,
-    record_path,
-    reset_session,
-    transcript_size,
-    write_record,
-)
+from router.session import after_compaction, hook_stage, reset_session
+from router.sessionrecord import read_trusted_record, record_path, write_record
+from router.transcriptscan import transcript_size
 
 
 def _build_table(path):
