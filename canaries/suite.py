@@ -41,9 +41,9 @@ import os
 import re
 
 from canaries.cases import Problem, Suite, SuiteError
+from canaries.checker import Checker
 from canaries.schema import (
     SKIPPED,
-    Checker,
     check_behavioural,
     check_case,
     check_defaults,
