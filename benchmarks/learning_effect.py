@@ -3,8 +3,10 @@
 Each lab session is a real-shaped 2.1.328 transcript in which the user asks something in words the
 router does not route, and the agent then Reads one memory file. The sessions go through the
 real path (`memory-router learn DIR`: transcripts.evidence, router.learned.add_feedbacks, the
-learned file beside a copy of the cluster file), then every suite of the store is routed twice:
-with the spec §10 scorer alone, and with the learned terms merged
+learned file beside a copy of the cluster file), then every suite of the store is routed before
+and after, once per provider: the default `weighted` provider, reading the learned file as the hook
+does (`router.provider.build_table(index, learned_terms=...)`: a learned word counts like a word
+of the memory's own line); and spec §10's scorer with the learned terms merged
 (`router.learned.merge_learned_postings`) and counted like member words (weight =
 member_weight, a third of a tag's). Printed per suite and per prompt kind (a case's first tag):
 cluster hit (cases with routes_to that routed all of them), fact recall, false priming, and the
@@ -15,7 +17,7 @@ was first run, and never changed after: they are not the suites' prompts, and no
 on the held-out suite (benchmarks/heldout/README.md). A lab prompt that already routes to its
 memory teaches nothing (the read is of an injected memory) and is reported as such.
 
-    python benchmarks/learning_effect.py [--json]
+    python benchmarks/learning_effect.py [--provider weighted,spec] [--json]
 """
 
 import argparse
@@ -33,7 +35,10 @@ from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
 from router.config import DEFAULTS, bundled_cluster_file  # noqa: E402
 from router.learned import learned_path, merge_learned_postings, read_learned, terms_by_slug  # noqa: E402
-from router.score import build_routing_table, route_prompt  # noqa: E402
+from router.provider import build_table, route  # noqa: E402
+from router.score import build_routing_table  # noqa: E402
+
+PROVIDERS = ("weighted", "spec")
 
 EXAMPLE_DIR = os.path.dirname(bundled_cluster_file())
 REPO = os.path.dirname(HERE)
@@ -115,10 +120,18 @@ def figures(results):
             "false_priming": share(sum(1 for r in silent if r.routed), len(silent))}
 
 
-def measure(name, store, workdir):
+def tables(provider, index, learned=None):
+    """The routing table ``provider`` reads, without learned terms (``learned`` None) or with them."""
+    if provider == "spec":
+        table = build_routing_table(index)
+        return table if learned is None else with_learned_as_members(table, learned)
+    return build_table(index, learned_terms=learned)
+
+
+def measure(name, store, workdir, provider="weighted"):
     from harness.cli import main as cli
 
-    root = os.path.join(workdir, name)
+    root = os.path.join(workdir, f"{name}-{provider}")
     sessions = os.path.join(root, "sessions")
     os.makedirs(sessions)
     cluster_file = os.path.join(root, os.path.basename(store["clusters"]))
@@ -126,14 +139,14 @@ def measure(name, store, workdir):
     config = os.path.join(root, "memory-router.toml")
     with open(config, "w", encoding="utf-8") as handle:
         handle.write(f'clusters = "{os.path.basename(cluster_file)}"\nlearning = true\n')
-    # Measured with the spec §10 scorer, the one these learned postings are merged into.
-    settings = dict(DEFAULTS, provider="spec")
+    settings = dict(DEFAULTS, provider=provider)
     from router.clusterfile import load_cluster_file
 
-    table = build_routing_table(load_cluster_file(cluster_file))
+    index = load_cluster_file(cluster_file)
+    table = tables(provider, index)
     lab_before = []
     for number, (prompt, slug) in enumerate(store["lab"]):
-        decision = route_prompt(prompt, table, settings)
+        decision = route(prompt, table, settings)
         lab_before.append(decision["routed"])
         with open(os.path.join(sessions, f"lab-{number}.jsonl"), "w", encoding="utf-8") as handle:
             handle.write(lab_transcript(prompt, slug, str(uuid.uuid4()), number, decision["additional_context"]))
@@ -146,9 +159,9 @@ def measure(name, store, workdir):
     if code != 0:
         raise SystemExit(f"memory-router learn exited {code}")
     learned = terms_by_slug(read_learned(learned_path(cluster_file)))
-    after_table = with_learned_as_members(table, learned)
-    lab_after = [route_prompt(p, after_table, settings)["routed"] for p, _slug in store["lab"]]
-    report = {"store": name, "learned_terms": sum(len(t) for t in learned.values()),
+    after_table = tables(provider, index, learned)
+    lab_after = [route(p, after_table, settings)["routed"] for p, _slug in store["lab"]]
+    report = {"store": name, "provider": provider, "learned_terms": sum(len(t) for t in learned.values()),
               "lab": [{"prompt": p, "slug": s, "routed_before": b, "routed_after": a}
                       for (p, s), b, a in zip(store["lab"], lab_before, lab_after)], "suites": []}
     for suite_path in store["suites"]:
@@ -172,16 +185,22 @@ def measure(name, store, workdir):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--provider", default=",".join(PROVIDERS),
+                        help="comma-separated providers to measure (default: %(default)s)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    providers = [p for p in args.provider.split(",") if p]
+    unknown = sorted(set(providers) - set(PROVIDERS))
+    if unknown:
+        parser.error(f"unknown provider {', '.join(unknown)}; use {', '.join(PROVIDERS)}")
     os.environ.setdefault("MEMORY_ROUTER_NO_CACHE", "1")
     with tempfile.TemporaryDirectory() as workdir:
-        reports = [measure(name, store, workdir) for name, store in STORES.items()]
+        reports = [measure(name, store, workdir, provider) for provider in providers for name, store in STORES.items()]
     if args.json:
         print(json.dumps(reports, indent=2))
         return 0
     for report in reports:
-        print(f"== {report['store']}: {report['learned_terms']} learned terms from {len(report['lab'])} lab sessions")
+        print(f"== {report['store']}, {report['provider']}: {report['learned_terms']} learned terms from {len(report['lab'])} lab sessions")
         for lab in report["lab"]:
             print(f"  lab {lab['slug']}: routed before {lab['routed_before']}, after {lab['routed_after']}")
         for suite in report["suites"]:

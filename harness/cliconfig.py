@@ -39,7 +39,14 @@ class RouterContext:
         self.settings = settings
         self.config = config
         self.index = load_cluster_file(cluster_path)
-        self.table = build_table(self.index)
+        # The hook's table: with learning on, the learned terms beside the cluster file join it
+        # (a damaged learned file is an error here, exit 2; the hook routes without it).
+        learned = None
+        if config and config.get("learning"):
+            from router.learned import learned_terms_for
+
+            learned = learned_terms_for(cluster_path)
+        self.table = build_table(self.index, learned_terms=learned)
 
     def route(self, prompt):
         import os

@@ -234,6 +234,8 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
 
         table = build_table(index)
     checks.append(_provider_check(config, table))
+    if index is not None and config and config.get("learning"):
+        checks.append(_learned_check(cluster_path))
 
     if run_commands:
         for command in distinct:
@@ -304,6 +306,24 @@ def _provider_check(config, table):
         message += f": {report['problem']}"
     status = {"ok": "pass", "warn": "warn"}.get(report["status"], "fail")
     return _check("provider", status, message, provider=report["provider"], import_ms=report["import_ms"])
+
+
+def _learned_check(cluster_path):
+    """With learning on, the learned-terms file the hook reads beside the cluster file."""
+    from router.errors import InputError
+    from router.learned import learned_path, read_learned
+
+    path = learned_path(cluster_path)
+    try:
+        rows = read_learned(path)
+    except InputError as err:
+        return _check("learned terms", "fail", f"{err} (the hook routes without learned terms until it is fixed)",
+                      learned_file=path)
+    if not rows:
+        return _check("learned terms", "pass", f"learning is on; no learned terms yet ({path})", learned_file=path,
+                      rows=0)
+    return _check("learned terms", "pass", f"{len(rows)} learned terms in {path}, read by the hook",
+                  learned_file=path, rows=len(rows))
 
 
 def _probe_prompt(index, table, config):

@@ -52,7 +52,7 @@ RACY_WINDOW_NS = 2_000_000_000
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
     "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
-    "providername.py", "weighted.py", "stem.py",
+    "providername.py", "weighted.py", "stem.py", "learned.py",
     os.path.join("data", "stopwords.txt")))
 
 
@@ -90,12 +90,27 @@ def _code_stamp():
     return tuple(stamp)
 
 
-def _stat_key(path, kind):
+def _companion_stamp(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _stat_key(path, kind, companions=()):
     """(key, stat result) of ``path``; ``_settled(stat result)`` says whether a result built
-    from what was read after this stat may be stored."""
+    from what was read after this stat may be stored. ``companions``: other files the result is
+    built from (the learned-terms file); their stat joins the key (``None`` while one is absent),
+    and the stat result returned is the most recently changed of them all."""
     st = os.stat(path)
     key = (CACHE_FORMAT, __version__, kind, path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
            st.st_ctime_ns, _code_stamp())
+    for companion in companions:
+        stamp = _companion_stamp(companion)
+        key += (companion, stamp)
+        if stamp is not None and max(stamp[3], stamp[4]) > max(st.st_mtime_ns, st.st_ctime_ns):
+            st = os.stat(companion)
     return key, st
 
 
@@ -321,17 +336,20 @@ def _open_table(entry, key):
     return table
 
 
-def load_routing_table(path, build):
+def load_routing_table(path, build, companions=()):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
     current, else ``build(path)`` (whose result is then cached). Both answer the same lookups.
+    ``companions``: other files ``build`` reads (a changed one means a rebuild); a table built
+    with companions is cached apart from one built without.
 
     A shard is checked only when a lookup first reads it, so a lookup on a cached table can
     raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding."""
     path = os.path.abspath(path)
-    key, st = _stat_key(path, "table")
+    kind = _table_kind(companions)
+    key, st = _stat_key(path, kind, companions)
     if _caching_off():
         return build(path)
-    entry = _entry_path(path, "table")
+    entry = _entry_path(path, kind)
     try:
         return _open_table(entry, key)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
@@ -349,14 +367,19 @@ def _build_and_store(path, build, key, st, entry):
     return table
 
 
-def use_routing_table(path, build, use):
+def _table_kind(companions):
+    return "table-companions" if companions else "table"
+
+
+def use_routing_table(path, build, use, companions=()):
     """``use(table)`` for the cluster file at ``path``. When a shard read on the way fails its
     checksum, the table is rebuilt from the file, the entry rewritten, and ``use`` called again
     on the fresh table: a damaged cache costs one rebuild, never a wrong or missing answer."""
-    table = load_routing_table(path, build)
+    table = load_routing_table(path, build, companions)
     try:
         return use(table)
     except CorruptCacheError:
         path = os.path.abspath(path)
-        key, st = _stat_key(path, "table")
-        return use(_build_and_store(path, build, key, st, _entry_path(path, "table")))
+        kind = _table_kind(companions)
+        key, st = _stat_key(path, kind, companions)
+        return use(_build_and_store(path, build, key, st, _entry_path(path, kind)))

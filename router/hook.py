@@ -7,11 +7,13 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 """
 
 import json
+import os
 import time
 
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import use_routing_table
+from router.errors import InputError
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.provider import build_table, route
@@ -20,14 +22,27 @@ from router.sessionrecord import read_trusted_record, record_path, write_record
 from router.transcriptscan import transcript_size
 
 
-def _build_table(path):
+def _build_table(path, learned_file=None):
     # Imported here: with a current cache the hook never parses the cluster file.
     from router.clusterfile import load_cluster_file
 
     check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-    # Learned terms (issue 14 item 4) join here: build_table(index, learned_terms) once a file
-    # beside the cluster file is read, with that file's stat in the cache key.
-    return build_table(load_cluster_file(path))
+    terms = None
+    if learned_file is not None:
+        from router.learned import read_learned, terms_by_slug
+
+        try:
+            terms = terms_by_slug(read_learned(learned_file))
+        except InputError as err:
+            # A damaged learned file must not silence the router: route on the hand-made words.
+            log_diagnostic("hook", f"{err}; routing without learned terms until it is fixed")
+    return build_table(load_cluster_file(path), learned_terms=terms)
+
+
+def _learned_file(cluster_path):
+    from router.learned import learned_path
+
+    return learned_path(os.path.abspath(cluster_path))
 
 
 def _hook_args(argv):
@@ -52,8 +67,13 @@ def decide(payload, options):
                                 "config, brain/memory-layer1-clusters.md)")
     settings = config_mod.settings_of(config)
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    decision = use_routing_table(path, _build_table, lambda table: route(
-        prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path))
+    # With learning on, the learned-terms file is read with the cluster file and its stat joins
+    # the cache key, so a `learn` run or a feedback takes effect on the next prompt.
+    learned_file = _learned_file(path) if config and config.get("learning") else None
+    decision = use_routing_table(
+        path, lambda p: _build_table(p, learned_file),
+        lambda table: route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path),
+        companions=(learned_file,) if learned_file else ())
     if decision["additional_context"] is None:
         return None
     # Which clusters is the router's call; which of their lines this session still needs is

@@ -35,12 +35,14 @@ def line_key(slug, hook):
 def rank_lines(prompt_tokens, lines):
     """``lines`` (dicts with ``slug`` and ``hook``) best first by evidence for the prompt.
 
-    Evidence of a line = sum over the prompt's tokens among the line's words (slug words and hook
-    tokens) of 1 / (how many of the candidate lines hold that token): a word every line of the
-    cluster shares says little about which line the prompt needs. Ties keep the decision's order
+    Evidence of a line = sum over the prompt's tokens among the line's words (slug words, hook
+    tokens and the learned words a provider says the prompt reached it by, ``learned_hits``) of
+    1 / (how many of the candidate lines hold that token): a word every line of the cluster
+    shares says little about which line the prompt needs. Ties keep the decision's order
     (cluster rank, then file order). Returns a list of (evidence, original index, line).
     """
-    words = [slug_words(line["slug"]) | tokenize(line["hook"]) for line in lines]
+    words = [slug_words(line["slug"]) | tokenize(line["hook"]) | set(line.get("learned_hits", ()))
+             for line in lines]
     frequency = {}
     for line_words in words:
         for token in line_words & prompt_tokens:

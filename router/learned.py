@@ -26,7 +26,6 @@ Standard library and ``router.*`` only: the default provider reads this file on 
 
 import os
 import re
-import tempfile
 import time
 from collections import namedtuple
 
@@ -126,6 +125,12 @@ def read_learned(path):
         raise LearnedFileError(f"cannot read learned-terms file: {err.strerror or err}", path=path,
                                fix="fix its permissions, or delete it to start over") from None
     return parse_learned_text(decode_utf8(data, path, "learned-terms file", LearnedFileError), path)
+
+
+def learned_terms_for(cluster_path):
+    """``{slug: terms}`` of the learned-terms file beside ``cluster_path`` (``{}`` when there is
+    none): what the default provider adds to each memory's words while ``learning = true``."""
+    return terms_by_slug(read_learned(learned_path(cluster_path)))
 
 
 def terms_by_slug(rows):
@@ -373,6 +378,8 @@ def _atomic_replace(path, data):
     path = os.path.realpath(os.fspath(path))
     directory = os.path.dirname(path)
     try:
+        import tempfile  # write path only: the hook reads this module and never writes
+
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
     except OSError as err:
         raise LearnedFileError(f"cannot write the learned-terms file: {err.strerror or err}", path=path,

@@ -171,12 +171,20 @@ def silent_decision(provider, explanation, confidence=0.0):
     return decision
 
 
+def _kept_line(line):
+    kept = {"cluster_id": line["cluster_id"], "slug": line["slug"], "hook": line["hook"]}
+    hits = line.get("learned_hits")
+    if isinstance(hits, (list, tuple)) and hits and all(_is_text(word) for word in hits):
+        kept["learned_hits"] = list(hits)
+    return kept
+
+
 def _complete(decision, settings, provider, render):
     """The route --json shape of a checked decision; ``render`` re-renders the text under the caps."""
     out = dict(_SCORELESS)
     out.update(decision)
     clusters = list(decision["clusters"])
-    lines = [{"cluster_id": l["cluster_id"], "slug": l["slug"], "hook": l["hook"]} for l in decision["lines"]]
+    lines = [_kept_line(l) for l in decision["lines"]]
     if render or "additional_context" not in decision:
         total = len(lines)
         lines = lines[: settings["line_cap"]]

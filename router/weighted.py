@@ -33,8 +33,9 @@ it, sharded, beside spec §10's postings); routing a prompt reads only the posti
 words. Standard library only.
 
 Learned terms (issue 14 item 4): ``extend_table(..., learned_terms={slug: words})`` indexes
-extra words for a member as if they were in its line. The file they come from is read by
-whoever builds the table; today nobody passes any.
+extra words for a member as if they were in its line. With ``learning = true`` the hook and
+every command that routes read them from the learned-terms file beside the cluster file
+(``router.learned.learned_terms_for``); the ``spec`` provider, the reference, never uses them.
 """
 
 import re
@@ -83,12 +84,15 @@ def extend_table(table, index, learned_terms=None, word_frequency=None):
     member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
     computed here, so routing needs no logarithm). ``fuzzy_postings``: each
     one-letter deletion of a stem (and the stem itself) -> the stems it comes from.
-    ``weighted_meta``: {"documents": N}. With ``word_frequency`` (word -> Zipf frequency in
+    ``weighted_meta``: {"documents": N}. With learned terms, ``learned_line_postings``: learned
+    word (as ``tokenize`` gives it) -> (position, member_index, ...) of the lines it was learned
+    for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
     general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
     among the store's words with that stem.
     """
     learned_terms = learned_terms or {}
     postings = {}
+    learned_lines = {}
     forms = {}
     documents = 0
 
@@ -115,9 +119,12 @@ def extend_table(table, index, learned_terms=None, word_frequency=None):
         documents += 2
         for member_index, member in enumerate(cluster.members):
             words = slug_words(member.slug) | tokenize(member.hook)
+            taught = set()
             for extra in learned_terms.get(member.slug, ()):
-                words |= tokenize(extra)
-            add(stems_of(words), position, member_index)
+                taught |= tokenize(extra)
+            for term in taught - words:
+                learned_lines.setdefault(term, []).extend((position, member_index))
+            add(stems_of(words | taught), position, member_index)
             documents += 1
     fuzzy = {}
     for word in postings:
@@ -128,6 +135,8 @@ def extend_table(table, index, learned_terms=None, word_frequency=None):
                               for word, flat in postings.items()}
     table["fuzzy_postings"] = {variant: tuple(sorted(words)) for variant, words in fuzzy.items()}
     table["weighted_meta"] = {"documents": documents}
+    if learned_lines:
+        table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table
@@ -363,16 +372,38 @@ def route_weighted(prompt, table, settings):
         size_capped = len(lines) - kept
         lines = lines[:kept]
     routed = [clusters[p][0] for p in chosen]
+    taught = _learned_hits(tokenize(text), table) if lines else {}
     decision.update({
         "routed": routed,
         "clusters": routed,
-        "lines": [{"cluster_id": clusters[p][0], "slug": slug, "hook": hook} for (p, _i, slug, hook) in lines],
+        "lines": [_line(clusters[p][0], slug, hook, taught.get((p, i))) for (p, i, slug, hook) in lines],
         "total_member_lines": total,
         "size_capped_lines": size_capped,
         "additional_context": context,
         "explanation": _explain(rows, found, floor, chosen, rare, gate, clusters),
     })
     return decision
+
+
+def _learned_hits(prompt_tokens, table):
+    """{(position, member_index): sorted learned words of the prompt} (empty without learned terms)."""
+    postings = table.get("learned_line_postings")
+    if not postings:
+        return {}
+    hits = {}
+    for token in sorted(prompt_tokens):
+        flat = postings.get(token, ())
+        for pair in zip(flat[0::2], flat[1::2]):
+            hits.setdefault(pair, []).append(token)
+    return hits
+
+
+def _line(cluster_id, slug, hook, learned_hits):
+    line = {"cluster_id": cluster_id, "slug": slug, "hook": hook}
+    if learned_hits:
+        # The session stage ranks lines by the prompt words they hold; these count as held.
+        line["learned_hits"] = learned_hits
+    return line
 
 
 def _explain(rows, found, floor, chosen, rare, gate, clusters):

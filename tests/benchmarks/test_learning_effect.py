@@ -17,8 +17,10 @@ def bench():
     return module
 
 
-def test_lab_phrasings_route_after_learning_and_the_suites_do_not_move(bench, tmp_path):
-    report = bench.measure("example", bench.STORES["example"], str(tmp_path))
+@pytest.mark.parametrize("provider", ["weighted", "spec"])
+def test_lab_phrasings_route_after_learning_and_the_suites_do_not_move(bench, tmp_path, provider):
+    report = bench.measure("example", bench.STORES["example"], str(tmp_path), provider)
+    assert report["provider"] == provider
     assert report["learned_terms"] > 0
     for lab in report["lab"]:
         assert lab["routed_before"] == [] and lab["routed_after"], lab

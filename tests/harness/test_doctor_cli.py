@@ -184,3 +184,31 @@ def test_doctor_says_which_provider_routes_and_whether_it_loads(capsys, project,
     assert checks["provider"]["message"].startswith(phrase)
     if status == "fail":
         assert code == 1
+
+
+@pytest.mark.parametrize("learned_text, status, phrase", [
+    (None, "pass", "no learned terms yet"),
+    ("added\tcluster_id\tslug\tterm\tsource\n2026-11-30T10:00:00Z\tlayer1_01\tenv_defender_excludes_dev_dir\tglacial\tlearn\n",
+     "pass", "1 learned terms in"),
+    ("added\tcluster_id\tslug\tterm\tsource\nnot a time\tlayer1_01\tenv_defender_excludes_dev_dir\tglacial\tlearn\n",
+     "fail", "is not a UTC time"),
+])
+def test_doctor_checks_the_learned_file_while_learning_is_on(capsys, project, example_cluster_file, tmp_path,
+                                                              learned_text, status, phrase):
+    from router.learned import learned_path
+
+    store = tmp_path / "c.md"
+    shutil.copy(example_cluster_file, store)
+    if learned_text is not None:
+        with open(learned_path(store), "w", encoding="utf-8") as handle:
+            handle.write(learned_text)
+    (project / "memory-router.toml").write_text(f'clusters = "{store.as_posix()}"\nlearning = true\n', encoding="utf-8")
+    code, checks, _report = doctor(capsys, "--project", project)
+    assert checks["learned terms"]["status"] == status
+    assert phrase in checks["learned terms"]["message"]
+    if status == "fail":
+        assert code == 1
+    # learning off: no such check, whatever the file holds
+    (project / "memory-router.toml").write_text(f'clusters = "{store.as_posix()}"\n', encoding="utf-8")
+    _code, checks, _report = doctor(capsys, "--project", project)
+    assert "learned terms" not in checks

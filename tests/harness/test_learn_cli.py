@@ -228,3 +228,26 @@ def test_the_same_phrasing_routes_after_learning(project, session, tmp_path, pro
     other = "the Cloudflare Workers build says PUBLIC_API_URL is undefined"
     assert route_with_learned(other, merged, settings, settings["member_weight"]) == \
         route_prompt(other, table, settings)["routed"]
+
+
+@pytest.mark.parametrize("prompt, cluster, slug", [
+    (MISSED, "layer1_01", DEFENDER),
+    ("my nightly supplier import shows garbled letters", "layer1_03", "env_supplier_csv_encoding"),
+    ("the invoices page times out when the export job runs", "layer1_02", "env_workers_cpu_limit_image_resize"),
+])
+def test_the_default_provider_routes_the_same_phrasing_after_learning(project, session, tmp_path, capsys, prompt,
+                                                                       cluster, slug):
+    """The real path end to end: `learn` writes the file, and `route` (the hook's table and the
+    configured default provider, learning on) reads it."""
+    def route():
+        assert main(["route", prompt, "--config", str(project / "memory-router.toml"), "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    before = route()
+    assert before["provider"] == DEFAULTS["provider"]
+    assert slug not in [line["slug"] for line in before["lines"]]
+    assert learn(project, lab_session(session, tmp_path / "s.jsonl", prompt=prompt, slug=slug)) == 0
+    capsys.readouterr()
+    after = route()
+    assert after["routed"][0] == cluster
+    assert slug in [line["slug"] for line in after["lines"]]

@@ -4,6 +4,7 @@ stdin, exit code and stdout checked. Fail-open cases must exit 0 with empty stdo
 import io
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import uuid
@@ -396,3 +397,78 @@ def test_session_start_after_compaction_with_a_changed_store_sends_nothing_and_l
     start = json.dumps({"session_id": session_id, "hook_event_name": "SessionStart", "source": "compact"}).encode()
     assert run_cli("session-start", input=start, env={"MEMORY_ROUTER_LOG": str(log)}).stdout == b""
     assert "another cluster file" in log.read_text(encoding="utf-8")
+
+
+LEARNED_PROMPT = "the flibbertigibbet is glacial again"
+
+
+def _learning_project(tmp_path, example_cluster_file, learning):
+    from router.clusterfile import load_cluster_file
+
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    store = project / "c.md"
+    store.write_bytes(example_cluster_file.read_bytes())
+    (project / "memory-router.toml").write_text(
+        f'clusters = "c.md"\nlearning = {"true" if learning else "false"}\n', encoding="utf-8")
+    cluster_id = next(c.cluster_id for c in load_cluster_file(store).clusters
+                      for m in c.members if m.slug == "env_defender_excludes_dev_dir")
+    return project, store, cluster_id
+
+
+def _write_learned(store, cluster_id, terms):
+    from router.learned import COLUMNS, learned_path
+
+    rows = ["\t".join(COLUMNS)] + [f"2026-11-30T10:00:0{n}Z\t{cluster_id}\tenv_defender_excludes_dev_dir\t{term}\tlearn"
+                                   for n, term in enumerate(terms)]
+    path = pathlib.Path(learned_path(store))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # settled: old enough for the cache to keep the table
+    return path
+
+
+def _hook_in(project):
+    out = io.StringIO()
+    os.environ["CLAUDE_PROJECT_DIR"] = str(project)
+    try:
+        run_hook([], io.BytesIO(payload(LEARNED_PROMPT, cwd=str(project))), out)
+    finally:
+        del os.environ["CLAUDE_PROJECT_DIR"]
+    return out.getvalue()
+
+
+def test_learned_terms_route_the_next_prompt_when_learning_is_on(tmp_path, example_cluster_file, monkeypatch):
+    import router.cache
+
+    monkeypatch.setattr(router.cache, "RACY_WINDOW_NS", 0)  # files written a moment ago are cached
+    project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
+    os.utime(store, ns=(1, 1))
+    assert _hook_in(project) == ""  # no memory holds these words: cached as such
+    assert any(name.startswith("table-companions-") for name in os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"]))
+    _write_learned(store, cluster_id, ["flibbertigibbet", "glacial"])
+    text = assert_injection(_hook_in(project))  # the learned file's stat is in the cache key
+    assert "env_defender_excludes_dev_dir" in text
+    # forgetting the rows (a person deleted them) is seen on the next prompt too
+    _write_learned(store, cluster_id, [])
+    assert _hook_in(project) == ""
+
+
+def test_learned_terms_are_ignored_while_learning_is_off(tmp_path, example_cluster_file):
+    project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=False)
+    _write_learned(store, cluster_id, ["flibbertigibbet", "glacial"])
+    assert _hook_in(project) == ""
+
+
+def test_a_damaged_learned_file_is_logged_and_the_hand_words_still_route(tmp_path, example_cluster_file,
+                                                                           monkeypatch):
+    project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
+    learned = _write_learned(store, cluster_id, ["flibbertigibbet"])
+    learned.write_text(learned.read_text(encoding="utf-8").replace("learn\n", "nobody\n"), encoding="utf-8")
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    out = io.StringIO()
+    run_hook([], io.BytesIO(payload(SETX_PHRASINGS[0], cwd=str(project))), out)
+    assert "env_bash_tool_env_var_caching" in assert_injection(out.getvalue())
+    logged = log.read_text(encoding="utf-8")
+    assert "unknown source 'nobody'" in logged and "routing without learned terms" in logged
