@@ -1,24 +1,27 @@
-"""Validate the held-out benchmark data in benchmarks/heldout/ (format only, never routing).
+"""Validate a held-out benchmark data directory (format only, never routing).
 
-The held-out store and prompts are worth something only while nothing is fitted on them, so
+There are two: benchmarks/heldout/ (the Gullwing store, the default) and benchmarks/heldout2/
+(the Thistledown store). Each holds one store, one suite and two session files. The held-out
+store and prompts are worth something only while nothing is fitted on them, so
 this checker never routes a prompt: it checks that the data is well formed and consistent.
 
 - the cluster file parses (cluster-format.md) and memory-router.toml names it, with a hot strip
   of slugs that exist;
 - every memory file has front matter (name, description, type), is listed in memory/MEMORY.md,
   and is a member of the cluster file with the same type and hook; and vice versa;
-- heldout.yaml loads with the project's suite loader against that cluster file (unknown cluster
+- the directory's one suite (its only .yaml file: heldout.yaml, heldout2.yaml) loads with the project's suite loader against that cluster file (unknown cluster
   ids and slugs are errors there), has at least MIN_CASES cases, every case's first tag is its
   kind and its id starts with it, each kind has its minimum count, silent kinds expect silence,
   topical kinds expect a cluster, and per-memory kinds name the memory;
 - the session prompt files hold exactly 60 and 200 non-empty single-line prompts.
 
-    python benchmarks/heldout_data.py [DIR] [--json]
+    python benchmarks/heldout_data.py [DIR | --dir DIR] [--json]
 
 Exit 0 when the data is valid (prints the counts per kind), 1 with one line per problem.
 """
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -61,7 +64,8 @@ def _check_store(directory, problems):
         problems.append(err.format())
         return None
     cluster_path = os.path.join(directory, "clusters.md")
-    if config["clusters"] != os.path.normpath(cluster_path):
+    # The config resolves its paths to absolute ones; DIR may be relative.
+    if os.path.abspath(config["clusters"]) != os.path.abspath(cluster_path):
         problems.append(f"{config_path}: clusters is {config['clusters']}, expected {cluster_path}")
     try:
         index = load_cluster_file(cluster_path)
@@ -120,16 +124,28 @@ def _check_store(directory, problems):
     return index
 
 
+def _suite_path(directory, problems):
+    """The directory's one suite file, or ``None`` (a problem says why)."""
+    found = sorted(glob.glob(os.path.join(directory, "*.yaml")))
+    if len(found) == 1:
+        return found[0]
+    names = ", ".join(os.path.basename(path) for path in found) or "none"
+    problems.append(f"{directory}: expected exactly one .yaml suite file, found {names}")
+    return None
+
+
 def _check_suite(directory, problems):
     """Counts per kind (empty if the suite does not load)."""
-    suite_path = os.path.join(directory, "heldout.yaml")
+    suite_path = _suite_path(directory, problems)
+    if suite_path is None:
+        return {}
     cluster_path = os.path.join(directory, "clusters.md")
     try:
         suite = load_suite(suite_path)
     except MemoryRouterError as err:
         problems.append(err.format())
         return {}
-    if os.path.normpath(suite.cluster_path) != os.path.normpath(cluster_path):
+    if os.path.abspath(suite.cluster_path) != os.path.abspath(cluster_path):
         problems.append(f"{suite_path}: clusters is {suite.cluster_path}, expected {cluster_path}")
     if len(suite.cases) < MIN_CASES:
         problems.append(f"{suite_path}: {len(suite.cases)} cases, at least {MIN_CASES} needed")
@@ -189,10 +205,13 @@ def check(directory=DEFAULT_DIR):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, help=f"data directory (default: {DEFAULT_DIR})")
+    parser.add_argument("directory", nargs="?", help=f"data directory (default: {DEFAULT_DIR})")
+    parser.add_argument("--dir", dest="dir_option", metavar="DIR", help="the same as DIRECTORY")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    problems, counts = check(args.directory)
+    if args.directory and args.dir_option:
+        parser.error("give the data directory once, as DIRECTORY or as --dir")
+    problems, counts = check(args.directory or args.dir_option or DEFAULT_DIR)
     if args.json:
         print(json.dumps({"ok": not problems, "problems": problems, "cases_per_kind": counts,
                           "cases": sum(counts.values())}, indent=2))
