@@ -279,9 +279,9 @@ def hook_store(tmp_path, monkeypatch):
     builds = {"table": 0, "config": 0}
     real_table, real_config = hook._build_table, hookconfig.parse_config
 
-    def table(path):
+    def table(path, learned_file=None):
         builds["table"] += 1
-        return real_table(path)
+        return real_table(path, learned_file)
 
     def config_of(path):
         builds["config"] += 1
