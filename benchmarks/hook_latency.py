@@ -79,20 +79,20 @@ class SessionCase:
         self.held_keys = None
 
     def prepare(self):
-        from router import session
+        from router import sessionrecord
 
         self.count += 1
         if self.kind == "absent":
             session_id = f"bench-absent-{os.getpid()}-{self.count}"
             return _payload(self.cwd, session_id, self.transcript)
         session_id = f"bench-{self.kind.replace(' ', '-')}"
-        record = session.new_record(session_id, session.store_identity(self.cluster_file))
+        record = sessionrecord.new_record(session_id, sessionrecord.store_identity(self.cluster_file))
         held = [f"earlier_slug_{n}|120:0000{n:04x}:00000000" for n in range(HELD_LINES)]
         if self.kind == "all held":
             held += self.held_keys
         record = dict(record, held=held, updated=time.time(), transcript=self.transcript, transcript_size=0,
                       persisted=True)
-        session.write_record(session.record_path(session_id, os.path.join(self.cache, "sessions")), record)
+        sessionrecord.write_record(sessionrecord.record_path(session_id, os.path.join(self.cache, "sessions")), record)
         return _payload(self.cwd, session_id, self.transcript)
 
 
@@ -101,7 +101,8 @@ def _routed_keys(cluster_file):
     from router.clusterfile import load_cluster_file
     from router.config import default_settings
     from router.provider import build_table
-    from router.session import line_key, route_fresh
+    from router.injection import line_key
+    from router.session import route_fresh
 
     decision = route_fresh(PROMPT, build_table(load_cluster_file(cluster_file)), default_settings())
     return [line_key(line["slug"], line["hook"]) for line in decision["lines"]]

@@ -12,7 +12,7 @@ request per prompt (tool round trips would multiply both sides alike), the memor
                   each as it lands in the request (``UserPromptSubmit hook additional context: <text>``)
 
 The router runs through the hook's own code: ``router.provider.route`` (the configured provider), then
-``router.session.session_step`` (de-duplication on) or ``plan_injection`` with nothing held
+``router.session.session_step`` (de-duplication on) or ``router.injection.plan_injection`` with nothing held
 (off); a compaction resets the session record as the SessionStart hook does.
 
 Variants (``VARIANTS``): the hook before issue 13 (every line of the routed clusters, up to
@@ -52,7 +52,9 @@ from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
 from router.provider import build_table, route  # noqa: E402
-from router.session import after_compaction, new_record, plan_injection, pointer_text, session_step  # noqa: E402
+from router.injection import plan_injection, pointer_text  # noqa: E402
+from router.session import after_compaction, session_step  # noqa: E402
+from router.sessionrecord import new_record  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
 TARGETS = {"example": 0.40, "heldout-60": 0.40, "heldout-200": 0.50}

@@ -13,7 +13,8 @@ Verdicts:
 from dataclasses import dataclass
 
 from router.provider import build_table, route
-from router.session import after_compaction, new_record, route_fresh, session_step
+from router.session import after_compaction, route_fresh, session_step
+from router.sessionrecord import new_record
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -203,7 +204,7 @@ class SuiteResult:
 
 
 def step_differences(step, plan):
-    """Every expectation of a prompt ``step`` that ``plan`` (``router.session.plan_injection``'s
+    """Every expectation of a prompt ``step`` that ``plan`` (``router.injection.plan_injection``'s
     result for it, in its session) breaks, as text."""
     out = []
     sent = [line["slug"] for line in plan["lines"]]

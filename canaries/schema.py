@@ -1,7 +1,6 @@
 """Validating a parsed suite against the schema in ``canaries.suite``'s docstring: types, unknown
 keys, ids, cluster ids and slugs that must exist, contradictions. Every problem is collected
-(with its line) rather than stopping at the first."""
-
+(with its line) rather than stopping at the first; the typed field reads are ``canaries.checker``'s."""
 
 from canaries.cases import (
     BEHAVIOURAL_KEYS,
@@ -14,136 +13,14 @@ from canaries.cases import (
     SUITE_KEYS,
     BehaviouralCase,
     Case,
-    Problem,
     SessionCase,
     SessionStep,
-    ID_RE,
 )
+from canaries.checker import type_name
 from canaries.yamllines import LocatedList, compose_located
 
 # What check_case returns for a case facts_only leaves nothing to check in.
 SKIPPED = object()
-
-
-def _type_name(value):
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
-
-
-class Checker:
-    """Validates one parsed suite; collects problems instead of stopping at the first."""
-
-    def __init__(self, problems):
-        self.problems = problems
-
-    def add(self, line, message, fix=None):
-        self.problems.append(Problem(line, None, message, fix))
-
-    def string(self, mapping, key, *, required=False, what=None):
-        if key not in mapping:
-            if required:
-                self.add(mapping.line, f"{what or 'entry'} has no '{key}'", f"add '{key}: ...'")
-            return None
-        value = mapping[key]
-        if not isinstance(value, str) or not value.strip():
-            self.add(mapping.value_lines[key], f"'{key}' must be a non-empty string, got {_type_name(value)}",
-                     f"write '{key}: \"text\"'")
-            return None
-        return value
-
-    def string_list(self, mapping, key, *, allow_empty=False):
-        """A string or a list of strings -> list of (value, line); ``None`` if absent or invalid."""
-        if key not in mapping:
-            return None
-        value = mapping[key]
-        line = mapping.value_lines[key]
-        if isinstance(value, str) and value.strip():
-            return [(value, line)]
-        if not isinstance(value, list):
-            self.add(line, f"'{key}' must be a string or a list of strings, got {_type_name(value)}",
-                     f"write '{key}: [a, b]'")
-            return None
-        if not value and not allow_empty:
-            fix = "write 'silent: true' to expect no route" if key == "routes_to" else f"name at least one, or remove '{key}'"
-            self.add(line, f"'{key}' is an empty list", fix)
-            return None
-        items = []
-        seen = set()
-        ok = True
-        for item, item_line in zip(value, value.item_lines):
-            if not isinstance(item, str) or not item.strip():
-                self.add(item_line, f"'{key}' items must be non-empty strings, got {_type_name(item)}",
-                         "quote the item")
-                ok = False
-            elif item in seen:
-                self.add(item_line, f"{item!r} is listed twice in '{key}'", "remove the repeat")
-                ok = False
-            else:
-                seen.add(item)
-                items.append((item, item_line))
-        return items if ok else None
-
-    def integer(self, mapping, key):
-        if key not in mapping:
-            return None
-        value = mapping[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.add(mapping.value_lines[key], f"'{key}' must be a whole number >= 0, got {_type_name(value)}",
-                     f"write '{key}: 12'")
-            return None
-        return value
-
-    def number(self, mapping, key):
-        if key not in mapping:
-            return None
-        value = mapping[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            self.add(mapping.value_lines[key], f"'{key}' must be a number >= 0, got {_type_name(value)}",
-                     f"write '{key}: 2'")
-            return None
-        return value
-
-    def boolean(self, mapping, key):
-        if key not in mapping:
-            return None
-        value = mapping[key]
-        if not isinstance(value, bool):
-            self.add(mapping.value_lines[key], f"'{key}' must be true or false, got {_type_name(value)}",
-                     f"write '{key}: true'")
-            return None
-        return value
-
-    def unknown_keys(self, mapping, known, what):
-        for key in mapping:
-            if key not in known:
-                self.add(mapping.key_lines[key], f"unknown key {key!r} in {what}",
-                         "use one of: " + ", ".join(known))
-
-    def case_id(self, mapping, seen_ids, what):
-        case_id = self.string(mapping, "id", required=True, what=what)
-        if case_id is None:
-            return None
-        line = mapping.value_lines["id"]
-        if not ID_RE.match(case_id):
-            self.add(line, f"invalid id {case_id!r}",
-                     "use letters, digits, '_', '.' and '-', starting with a letter or digit")
-            return None
-        if case_id in seen_ids:
-            self.add(line, f"duplicate id {case_id!r} (first on line {seen_ids[case_id]})", "give each case its own id")
-            return None
-        seen_ids[case_id] = line
-        return case_id
 
 
 def check_defaults(checker, raw, line=None):
@@ -151,7 +28,7 @@ def check_defaults(checker, raw, line=None):
         return {}
     if not isinstance(raw, dict):
         # A scalar carries no line of its own: report the line of the 'defaults:' value.
-        checker.add(getattr(raw, "line", None) or line, f"'defaults' must be a mapping, got {_type_name(raw)}",
+        checker.add(getattr(raw, "line", None) or line, f"'defaults' must be a mapping, got {type_name(raw)}",
                     "write 'defaults: {max_chars: 9500}'")
         return {}
     checker.unknown_keys(raw, DEFAULT_KEYS, "defaults")
@@ -169,7 +46,7 @@ def check_defaults(checker, raw, line=None):
 
 def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, facts_only=False):
     if not isinstance(raw, dict):
-        checker.add(line, f"a case must be a mapping, got {_type_name(raw)}",
+        checker.add(line, f"a case must be a mapping, got {type_name(raw)}",
                     "write '- id: ...' with 'prompt: ...' under it")
         return None
     problems_before = len(checker.problems)
@@ -196,7 +73,7 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
             xfail_by_provider = tuple((k, v.strip()) for k, v in value.items())
         else:
             checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string) or a mapping of provider "
-                        f"names to reasons, got {_type_name(value)}",
+                        f"names to reasons, got {type_name(value)}",
                         "write 'xfail: why this known residual still fails' or 'xfail: {spec: why}'")
     if facts_only:
         # Another cluster file (a built one) has other ids: judge only what reaches the agent.
@@ -282,7 +159,7 @@ def check_case(checker, raw, line, defaults, seen_ids, index, cluster_label, fac
 
 def check_behavioural(checker, raw, line, seen_ids, index, cluster_label):
     if not isinstance(raw, dict):
-        checker.add(line, f"a behavioural case must be a mapping, got {_type_name(raw)}",
+        checker.add(line, f"a behavioural case must be a mapping, got {type_name(raw)}",
                     "write '- id: ...' with prompt, fact, expect_any and forbid under it")
         return None
     checker.unknown_keys(raw, BEHAVIOURAL_KEYS, "behavioural case")
@@ -312,7 +189,7 @@ def check_behavioural(checker, raw, line, seen_ids, index, cluster_label):
 def check_session(checker, raw, line, seen_ids, index, cluster_label):
     """A ``SessionCase`` from one item of ``sessions:``, or ``None`` after adding its problems."""
     if not isinstance(raw, dict):
-        checker.add(line, f"a session case must be a mapping, got {_type_name(raw)}",
+        checker.add(line, f"a session case must be a mapping, got {type_name(raw)}",
                     "write '- id: ...' with 'steps:' under it")
         return None
     before = len(checker.problems)
@@ -326,14 +203,14 @@ def check_session(checker, raw, line, seen_ids, index, cluster_label):
         if isinstance(value, str) and value.strip():
             xfail = value.strip()
         else:
-            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {_type_name(value)}",
+            checker.add(raw.value_lines["xfail"], f"'xfail' must be the reason (a string), got {type_name(value)}",
                         "write 'xfail: why this known residual still fails'")
     steps = []
     raw_steps = raw.get("steps")
     if "steps" not in raw:
         checker.add(raw.line, "session case has no 'steps'", "add 'steps:' with prompt steps")
     elif not isinstance(raw_steps, list) or not raw_steps:
-        checker.add(raw.value_lines["steps"], f"'steps' must be a non-empty list, got {_type_name(raw_steps)}",
+        checker.add(raw.value_lines["steps"], f"'steps' must be a non-empty list, got {type_name(raw_steps)}",
                     "write 'steps:' followed by '- prompt: ...' items")
     else:
         for item, item_line in zip(raw_steps, raw_steps.item_lines):
@@ -357,7 +234,7 @@ def _check_step(checker, raw, line, index, cluster_label):
     if isinstance(raw, str) and raw.strip() in CONTROL_STEPS:
         return SessionStep(kind=raw.strip(), line=line)
     if not isinstance(raw, dict):
-        checker.add(line, f"a step must be a mapping with 'prompt', or 'compact' or 'clear', got {_type_name(raw)}",
+        checker.add(line, f"a step must be a mapping with 'prompt', or 'compact' or 'clear', got {type_name(raw)}",
                     "write '- prompt: \"...\"' or '- compact'")
         return None
     checker.unknown_keys(raw, STEP_KEYS, "session step")
@@ -371,7 +248,7 @@ def _check_step(checker, raw, line, index, cluster_label):
         allowed = {kind} | (set(STEP_EXPECTATIONS) if kind == "compact" else set())
         others = [k for k in raw if k not in allowed]
         if raw[kind] is not True:
-            checker.add(raw.value_lines[kind], f"'{kind}' must be true, got {_type_name(raw[kind])}",
+            checker.add(raw.value_lines[kind], f"'{kind}' must be true, got {type_name(raw[kind])}",
                         f"write '- {kind}'")
         elif others:
             checker.add(raw.key_lines[others[0]], f"a '{kind}' step takes no {others[0]!r}",
@@ -417,7 +294,7 @@ def parse_top(text, checker):
             checker.add(1, "the suite file is empty", "add 'cases:' with at least one case")
         return None
     if not isinstance(data, dict):
-        checker.add(getattr(data, "line", 1), f"a suite must be a mapping, got {_type_name(data)}",
+        checker.add(getattr(data, "line", 1), f"a suite must be a mapping, got {type_name(data)}",
                     "start the file with 'cases:'")
         return None
     checker.unknown_keys(data, SUITE_KEYS, "suite")
@@ -433,7 +310,7 @@ def list_section(checker, data, key, required):
     if value is None:
         return _empty_list()
     if not isinstance(value, list):
-        checker.add(data.value_lines[key], f"'{key}' must be a list, got {_type_name(value)}",
+        checker.add(data.value_lines[key], f"'{key}' must be a list, got {type_name(value)}",
                     f"write '{key}:' followed by '- id: ...' entries")
         return _empty_list()
     return value

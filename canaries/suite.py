@@ -40,16 +40,10 @@ Pure except for ``load_suite``/``suite_prompts``/``bundled_suites``, which read 
 import os
 import re
 
-from canaries.cases import (  # noqa: F401 - the suite's records, importable from here
-    BehaviouralCase,
-    Case,
-    Problem,
-    Suite,
-    SuiteError,
-)
+from canaries.cases import Problem, Suite, SuiteError
+from canaries.checker import Checker
 from canaries.schema import (
     SKIPPED,
-    Checker,
     check_behavioural,
     check_case,
     check_defaults,
@@ -57,7 +51,6 @@ from canaries.schema import (
     list_section,
     parse_top,
 )
-from canaries.yamllines import compose_located  # noqa: F401 - re-exported with the records
 from router.errors import InputError
 from router.safeio import read_regular_bytes
 

@@ -25,6 +25,7 @@ import os
 from router import citations
 from router import config as config_mod
 from router.argv import parse_long_options
+from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import log_diagnostic, run_fail_open
 
 HOOK_NAME = "gate"
@@ -32,21 +33,10 @@ OPTION_NAMES = ("config", "clusters", "memory-dir")
 MAX_LEDGER_BYTES = 8 * 1024 * 1024
 
 
-def _config(options, dirs):
-    from router.hook import _find_config, _parse_config
-    from router.cache import cached
-
-    if options.get("config"):
-        return cached(options["config"], "config", _parse_config)
-    return _find_config(dirs)
-
-
 def _cluster_slugs(path):
     from router.clusterfile import load_cluster_file
-    from router.hook import MAX_CLUSTER_FILE_BYTES, _check_readable
 
-    _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-
+    check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     return sorted({member.slug for cluster in load_cluster_file(path) for member in cluster.members})
 
 
@@ -76,7 +66,7 @@ def check_texts(path, texts, options, cwd=None):
     ``"skipped"`` (the skip reason or ``None``). Shared by the hook and ``gate check``."""
     cwd = os.path.abspath(cwd or os.getcwd())
     dirs = config_mod.project_dirs(cwd)
-    config = _config(options, dirs)
+    config = hook_config(options.get("config"), dirs)
     settings = config_mod.citation_settings_of(config)
     if path and not os.path.isabs(path):
         path = os.path.join(cwd, path)

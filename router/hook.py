@@ -8,47 +8,25 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 
 import json
 import os
-import stat
 import time
 
 from router import config as config_mod
 from router.argv import parse_long_options
-from router.cache import cached, use_routing_table
+from router.cache import use_routing_table
 from router.errors import InputError
+from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
 from router.provider import build_table, route
-from router.session import (
-    after_compaction,
-    hook_stage,
-    read_trusted_record,
-    record_path,
-    reset_session,
-    transcript_size,
-    write_record,
-)
-
-
-# A 10,000-member store is ~1.5 MB; anything far larger would make the first prompt wait for
-# the parse (Claude Code's 30 s timeout discards the context anyway), so the hook refuses it.
-MAX_CLUSTER_FILE_BYTES = 16 * 1024 * 1024
-MAX_CONFIG_FILE_BYTES = 1024 * 1024
-
-
-def _check_readable(path, limit, what):
-    """Refuse what would hang or stall the hook: a FIFO, device or directory (opening a FIFO
-    blocks until a writer comes), or a file over ``limit`` bytes."""
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what} {path} is not a regular file")
-    if st.st_size > limit:
-        raise ValueError(f"{what} {path} is {st.st_size} bytes, over the hook's limit of {limit}")
+from router.session import after_compaction, hook_stage, reset_session
+from router.sessionrecord import read_trusted_record, record_path, write_record
+from router.transcriptscan import transcript_size
 
 
 def _build_table(path, learned_file=None):
     # Imported here: with a current cache the hook never parses the cluster file.
     from router.clusterfile import load_cluster_file
 
-    _check_readable(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
+    check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     terms = None
     if learned_file is not None:
         from router.learned import read_learned, terms_by_slug
@@ -67,26 +45,6 @@ def _learned_file(cluster_path):
     return learned_path(os.path.abspath(cluster_path))
 
 
-def _parse_config(path):
-    # Imported here: tomllib costs ~9 ms, and with a current cache the hook never parses the config.
-    from router.configfile import parse_config_file
-
-    _check_readable(path, MAX_CONFIG_FILE_BYTES, "config file")
-    return parse_config_file(path)
-
-
-def _find_config(dirs):
-    for project_dir in dirs:
-        if not project_dir:
-            continue
-        for candidate in config_mod.config_candidates(project_dir):
-            if os.path.isfile(candidate):
-                found = cached(candidate, "config", _parse_config)
-                if found is not None:
-                    return found
-    return None
-
-
 def _hook_args(argv):
     return parse_long_options(argv, ("clusters", "config"), "hook")
 
@@ -102,10 +60,7 @@ def decide(payload, options):
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     dirs = config_mod.project_dirs(cwd)
-    if options.get("config"):
-        config = cached(options["config"], "config", _parse_config)
-    else:
-        config = _find_config(dirs)
+    config = hook_config(options.get("config"), dirs)
     path = config_mod.resolve_cluster_path(options.get("clusters"), config, dirs)
     if path is None:
         raise FileNotFoundError("no cluster file found (tried --clusters, $MEMORY_ROUTER_CLUSTERS, "

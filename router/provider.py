@@ -33,7 +33,7 @@ only when a custom provider runs.
 
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
-from router.providername import BUILTINS, ProviderError, parse_provider_name  # noqa: F401 - re-exported
+from router.providername import ProviderError, parse_provider_name
 from router.score import render_context, route_prompt
 
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")
@@ -165,7 +165,7 @@ def check_decision(decision):
 
 
 def silent_decision(provider, explanation, confidence=0.0):
-    decision = dict(_SCORELESS, routed=[], lines=[], total_member_lines=0, additional_context=None,
+    decision = dict(_SCORELESS, routed=[], lines=[], total_member_lines=0, size_capped_lines=0, additional_context=None,
                     clusters=[], confidence=confidence, explanation=explanation)
     decision["provider"] = provider
     return decision
@@ -189,12 +189,15 @@ def _complete(decision, settings, provider, render):
         total = len(lines)
         lines = lines[: settings["line_cap"]]
         text = None
+        size_capped = 0
         if clusters and lines:
             text, kept = render_context(clusters, [(None, None, l["slug"], l["hook"]) for l in lines], total,
                                         settings["max_context_chars"])
+            size_capped = len(lines) - kept
             lines = lines[:kept]
         out["additional_context"] = text
         out["total_member_lines"] = total
+        out["size_capped_lines"] = size_capped
     out["lines"] = lines
     out["clusters"] = clusters
     out["routed"] = clusters if out["additional_context"] is not None else []

@@ -148,9 +148,11 @@ def route_prompt(prompt, table, settings):
     text = None
     lines = []
     total = 0
+    size_capped = 0
     if chosen:
         lines, total = select_lines(tokens, table, chosen, settings["line_cap"])
         text, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
+        size_capped = len(lines) - kept
         lines = lines[:kept]
         if not kept:
             text = None  # a header without one member line tells the model nothing: inject nothing
@@ -171,6 +173,9 @@ def route_prompt(prompt, table, settings):
         "routed": [clusters[p][0] for p in chosen],
         "lines": [{"cluster_id": clusters[p][0], "slug": slug, "hook": hook} for (p, _i, slug, hook) in lines],
         "total_member_lines": total,
+        # The session stage re-renders the header from ``lines``: this is how it still knows the
+        # size cap, not just the line cap, left lines out.
+        "size_capped_lines": size_capped,
         "additional_context": text,
     }
 

@@ -365,9 +365,11 @@ def route_weighted(prompt, table, settings):
     lines = []
     total = 0
     context = None
+    size_capped = 0
     if chosen:
         lines, total = _select_lines(table, chosen, member_weight, settings["line_cap"])
         context, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
+        size_capped = len(lines) - kept
         lines = lines[:kept]
     routed = [clusters[p][0] for p in chosen]
     taught = _learned_hits(tokenize(text), table) if lines else {}
@@ -376,6 +378,7 @@ def route_weighted(prompt, table, settings):
         "clusters": routed,
         "lines": [_line(clusters[p][0], slug, hook, taught.get((p, i))) for (p, i, slug, hook) in lines],
         "total_member_lines": total,
+        "size_capped_lines": size_capped,
         "additional_context": context,
         "explanation": _explain(rows, found, floor, chosen, rare, gate, clusters),
     })

@@ -29,7 +29,7 @@ def table(store):
 
 
 def sent_bytes(sim, table, prompt, settings):
-    from router.session import plan_injection
+    from router.injection import plan_injection
 
     plan = plan_injection(route(prompt, table, settings), prompt, settings)
     return len(sim.in_request(plan["text"]).encode())
@@ -52,7 +52,8 @@ def test_a_compaction_empties_the_context_and_what_was_relied_on_is_sent_again(s
     result = sim.simulate([prompts.setx, prompts.setx, prompts.setx], table, settings, SLIM, compact_after=2)
     # the second ask relied on the session holding the fact: the SessionStart hook sends it again
     # with the compaction, and the third ask finds it held
-    from router.session import after_compaction, new_record, session_step
+    from router.session import after_compaction, session_step
+    from router.sessionrecord import new_record
 
     decision = route(prompts.setx, table, settings)
     _plan, record = session_step(new_record("s", ["x", 0, 0]), decision, prompts.setx, settings, now=1.0)

@@ -4,10 +4,11 @@ import json
 
 import pytest
 
+from canaries.cases import Case
 from canaries.crossval import cross_validate, fold_of, kind_of, per_kind
 from canaries.fit import GRID, WEIGHTED_GRID, grid_for
 from canaries.runner import run_cases
-from canaries.suite import Case, load_suite
+from canaries.suite import load_suite
 from harness.cli import main
 from router.config import default_settings
 from router.provider import build_table

@@ -5,8 +5,9 @@ import tomllib
 
 import pytest
 
+from canaries.cases import Case
 from canaries.fit import GRID, fit, grid_settings, in_holdout, split_cases, toml_snippet, update_toml_text
-from canaries.suite import Case, load_suite
+from canaries.suite import load_suite
 from harness.cli import main
 from router.config import default_settings
 from router.score import build_routing_table

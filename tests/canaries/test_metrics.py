@@ -2,6 +2,7 @@
 
 import pytest
 
+from canaries.cases import Case
 from canaries.metrics import (
     char_metrics,
     cluster_metrics,
@@ -13,7 +14,6 @@ from canaries.metrics import (
     suite_metrics,
 )
 from canaries.runner import CaseResult
-from canaries.suite import Case
 
 
 def result(case_id, routed=(), injected=(), chars=0, margin=0, **fields):

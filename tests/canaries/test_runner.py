@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from canaries.cases import Case
 from canaries.runner import (
     SuiteResult,
     _num,
@@ -15,7 +16,7 @@ from canaries.runner import (
     run_suite,
     totals,
 )
-from canaries.suite import Case, load_suite
+from canaries.suite import load_suite
 from router.config import default_settings
 
 # The harness is tested with the reference scorer: these stores and expectations are in its scores.

@@ -2,11 +2,9 @@
 
 import pytest
 
+from canaries.cases import Case, SuiteError
 from canaries.suite import (
-    Case,
-    SuiteError,
     bundled_suites,
-    compose_located,
     load_suite,
     looks_like_suite,
     suite_files_in,
@@ -227,15 +225,6 @@ def test_unreadable_and_non_utf8_suites_are_input_errors(tmp_path):
     with pytest.raises(SuiteError) as info:
         load_suite(bad)
     assert info.value.problems[0].line == 3
-
-
-def test_located_yaml_records_lines_and_merges_anchors():
-    problems = []
-    data = compose_located("base: &b\n  x: 1\nother:\n  <<: *b\n  y:\n    - 1\n    - 2\n", problems)
-    assert problems == []
-    assert data.key_lines == {"base": 1, "other": 3}
-    assert dict(data["other"]) == {"x": 1, "y": [1, 2]}
-    assert data["other"]["y"].item_lines == [6, 7]
 
 
 @pytest.mark.parametrize("text,expected", [

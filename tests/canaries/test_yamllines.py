@@ -68,3 +68,12 @@ def test_canary_run_on_a_bomb_exits_2_with_file_and_line_in_bounded_time_and_mem
     assert result.returncode == 2, result.stderr
     err = result.stderr.decode()
     assert f"{suite}:6:" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_located_yaml_records_lines_and_merges_anchors():
+    problems = []
+    data = compose_located("base: &b\n  x: 1\nother:\n  <<: *b\n  y:\n    - 1\n    - 2\n", problems)
+    assert problems == []
+    assert data.key_lines == {"base": 1, "other": 3}
+    assert dict(data["other"]) == {"x": 1, "y": [1, 2]}
+    assert data["other"]["y"].item_lines == [6, 7]

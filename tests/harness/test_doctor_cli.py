@@ -142,7 +142,7 @@ def test_doctor_checks_that_session_start_makes_the_router_forget(capsys, projec
     code, checks, _ = doctor(capsys, "--project", project)
     assert checks["session reset hook"]["status"] == "pass"
     assert checks["session reset"]["status"] == "pass", checks["session reset"]["message"]
-    from router.session import sessions_dir
+    from router.sessionrecord import sessions_dir
 
     # the probe's throwaway session leaves no record behind
     assert not os.path.isdir(sessions_dir()) or not [n for n in os.listdir(sessions_dir()) if "doctor" in n]

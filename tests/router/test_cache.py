@@ -270,25 +270,25 @@ HOOK_PROMPTS = ("I set an env var with setx but the Bash tool still can't see it
 def hook_store(tmp_path, monkeypatch):
     """A store with several posting and cluster shards, a config cached beside it, and a counter
     of how often the hook rebuilt each."""
-    from router import hook
+    from router import hook, hookconfig
 
     store = tmp_path / "c.md"
     store.write_text(generate_store(clusters=60, members_per_cluster=3, vocabulary=800, seed=5), encoding="utf-8")
     config = tmp_path / "memory-router.toml"
     config.write_text(f'clusters = "{store.as_posix()}"\nline_cap = 4\n', encoding="utf-8")
     builds = {"table": 0, "config": 0}
-    real_table, real_config = hook._build_table, hook._parse_config
+    real_table, real_config = hook._build_table, hookconfig.parse_config
 
-    def table(path):
+    def table(path, learned_file=None):
         builds["table"] += 1
-        return real_table(path)
+        return real_table(path, learned_file)
 
     def config_of(path):
         builds["config"] += 1
         return real_config(path)
 
     monkeypatch.setattr(hook, "_build_table", table)
-    monkeypatch.setattr(hook, "_parse_config", config_of)
+    monkeypatch.setattr(hookconfig, "parse_config", config_of)
     index = load_cluster_file(store)
     prompts = list(HOOK_PROMPTS) + [" ".join(c.members[0].hook.split()[:4]) + " " + c.tags[0]
                                     for c in index.clusters[::7]]

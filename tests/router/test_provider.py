@@ -12,16 +12,8 @@ import pytest
 
 from router.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import (
-    BUILTINS,
-    ProviderError,
-    build_table,
-    check_decision,
-    load_factory,
-    parse_provider_name,
-    route,
-    score_confidence,
-)
+from router.provider import build_table, check_decision, load_factory, route, score_confidence
+from router.providername import BUILTINS, ProviderError, parse_provider_name
 from router.score import build_routing_table, route_prompt
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
@@ -111,6 +103,16 @@ def test_custom_provider_gets_the_payload_and_its_lines_are_capped(table, write_
                                                      "(showing 7 of 40 member lines; capped)")
     assert decision["explanation"] == "first cluster for s-1 in /proj"
     assert decision["confidence"] == 0.9
+
+
+@pytest.mark.parametrize("provider", ["spec", "weighted", "custom"])
+def test_every_provider_says_how_many_lines_the_size_cap_cut(table, write_provider, provider):
+    name = write_provider(GOOD_PROVIDER) if provider == "custom" else provider
+    roomy = route(SETX, table, settings(provider=name, line_cap=2))
+    assert roomy["size_capped_lines"] == 0 and roomy["lines"]
+    tight = route(SETX, table, settings(provider=name, max_context_chars=400))
+    assert tight["lines"] and "the rest exceeded the size cap" in tight["additional_context"].splitlines()[0]
+    assert tight["size_capped_lines"] == min(tight["total_member_lines"], 12) - len(tight["lines"]) > 0
 
 
 def test_min_confidence_silences_a_weak_decision(table, write_provider):

@@ -324,7 +324,7 @@ def test_silent_decision_fields():
     assert decision == {
         "prompt_tokens": [], "scores": [], "floor": 3, "top_score": 0, "second_score": 0,
         "margin_over_floor": -3, "lead_over_second": 0, "routed": [], "lines": [],
-        "total_member_lines": 0, "additional_context": None,
+        "total_member_lines": 0, "size_capped_lines": 0, "additional_context": None,
     }
 
 
