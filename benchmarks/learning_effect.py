@@ -2,7 +2,7 @@
 
 Each lab session is a real-shaped 2.1.328 transcript in which the user asks something in words the
 router does not route, and the agent then Reads one memory file. The sessions go through the
-real path (`memory-router learn DIR`: transcripts.evidence, router.learned.add_feedbacks, the
+real path (`memory-router learn DIR`: transcripts.evidence, router.feedback.add_feedbacks, the
 learned file beside a copy of the cluster file), then every suite of the store is routed before
 and after, once per provider: the default `weighted` provider, reading the learned file as the hook
 does (`router.provider.build_table(index, learned_terms=...)`: a learned word counts like a word

@@ -97,7 +97,8 @@ def cmd_learn(args):
                                "into the installed package", fix="point --clusters or clusters in "
                                                                  "memory-router.toml at your own cluster file")
     from router.clusterfile import load_cluster_file
-    from router.learned import add_feedbacks, learned_path
+    from router.feedback import add_feedbacks
+    from router.learned import learned_path
 
     index = load_cluster_file(cluster_path)
     slugs = {member.slug for member in index.members}

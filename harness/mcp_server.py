@@ -239,7 +239,7 @@ class MemoryStore:
         return os.path.join(directory, candidates[0])
 
     def record_feedback(self, prompt, slug, useful):
-        from router.learned import add_feedback
+        from router.feedback import add_feedback
 
         if not self.learning:
             where = self.config.get("source") if self.config else "memory-router.toml"
