@@ -233,7 +233,7 @@ def test_the_module_imports_only_the_standard_library_and_router():
 
 def test_add_feedbacks_applies_in_order_and_writes_once(index, path, monkeypatch):
     writes = []
-    real = learned._atomic_replace
+    real = feedback._atomic_replace
     monkeypatch.setattr(feedback, "_atomic_replace", lambda p, data: (writes.append(p), real(p, data)))
     result = feedback.add_feedbacks(path, [("nightly export slow", "project_pdf_renderer", True, 0),
                                           ("quirk stall", "env_crlf", True, 60)], index=index, cap=24)
@@ -255,10 +255,10 @@ def test_add_feedbacks_dry_run_writes_nothing_and_gives_both_texts(index, path):
 
 
 def test_add_feedbacks_that_leave_the_text_unchanged_write_nothing(index, path):
-    feedback = [("nightly export", "project_pdf_renderer", True, 0)]
-    feedback.add_feedbacks(path, feedback, index=index, cap=24)
+    feedbacks = [("nightly export", "project_pdf_renderer", True, 0)]
+    feedback.add_feedbacks(path, feedbacks, index=index, cap=24)
     mtime = os.stat(path).st_mtime_ns
-    again = feedback.add_feedbacks(path, feedback, index=index, cap=24)
+    again = feedback.add_feedbacks(path, feedbacks, index=index, cap=24)
     assert again["written"] is False and again["reports"][0]["refreshed"] == ["nightly", "export"]
     assert os.stat(path).st_mtime_ns == mtime
 
