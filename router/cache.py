@@ -52,7 +52,7 @@ RACY_WINDOW_NS = 2_000_000_000
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
     "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
-    "providername.py", "weighted.py", "stem.py", "learned.py",
+    "providername.py", "weighted.py", "weightedtable.py", "stem.py", "learned.py",
     os.path.join("data", "stopwords.txt")))
 
 

@@ -90,9 +90,9 @@ _BUILTIN_FACTORIES = {"null": _null_factory, "spec": _spec_factory, "weighted": 
 def build_table(index, learned_terms=None, word_frequency=None):
     """The routing table every built-in reads: spec §10's postings plus the weighted provider's
     (``learned_terms``: {member slug: extra words}; ``word_frequency``: see ``router.priors``;
-    both explained in ``router.weighted.extend_table``)."""
+    both explained in ``router.weightedtable.extend_table``)."""
     from router.score import build_routing_table
-    from router.weighted import extend_table
+    from router.weightedtable import extend_table
 
     return extend_table(build_routing_table(index), index, learned_terms, word_frequency)
 

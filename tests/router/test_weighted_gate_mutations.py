@@ -1,4 +1,5 @@
-"""Mutation self-check for the weighted provider: each rule of router/weighted.py, broken in a
+"""Mutation self-check for the weighted provider: each rule of router/weighted.py (and of its
+table, router/weightedtable.py), broken in a
 mutant copy compiled from the real source, must turn the bundled canary suites red when they
 run under ``provider = "weighted"`` (as the spec scorer's rules are checked in
 test_gate_mutations.py)."""
@@ -14,7 +15,9 @@ from canaries.suite import bundled_suites, load_suite
 from router.config import default_settings
 from router.provider import build_table
 
-SOURCE = pathlib.Path(__file__).resolve().parents[2] / "router" / "weighted.py"
+ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
+# Where a mutation's anchor lives when it is not router/weighted.py.
+MODULE_OF = {"no idf: every word weighs the same": "weightedtable"}
 
 MUTATIONS = [
     ("rows[0][1] < floor or", "rows[0][1] < floor - 3 or", "floor lowered"),
@@ -32,15 +35,16 @@ MUTATIONS = [
 ]
 
 
-def _gate_failures(monkeypatch, original=None, mutant=None):
-    source = SOURCE.read_text(encoding="utf-8")
+def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighted"):
+    path = ROUTER / f"{module_name}.py"
+    source = path.read_text(encoding="utf-8")
     if original is not None:
-        assert source.count(original) == 1, f"mutation anchor not found once: {original!r}"
+        assert source.count(original) == 1, f"mutation anchor not found once in {path.name}: {original!r}"
         source = source.replace(original, mutant)
-    module = types.ModuleType("router.weighted")
-    module.__file__ = str(SOURCE)
+    module = types.ModuleType(f"router.{module_name}")
+    module.__file__ = str(path)
     exec(compile(source, module.__file__, "exec"), module.__dict__)
-    monkeypatch.setitem(sys.modules, "router.weighted", module)
+    monkeypatch.setitem(sys.modules, f"router.{module_name}", module)
     settings = dict(default_settings(), provider="weighted")
     failures = []
     for path in bundled_suites():
@@ -57,4 +61,5 @@ def test_the_real_weighted_provider_passes_the_gate(monkeypatch):
 
 @pytest.mark.parametrize("original, mutant, breaks", MUTATIONS, ids=[m[2] for m in MUTATIONS])
 def test_each_mutation_turns_the_gate_red(monkeypatch, original, mutant, breaks):
-    assert _gate_failures(monkeypatch, original, mutant), f"no bundled canary catches: {breaks}"
+    assert _gate_failures(monkeypatch, original, mutant, MODULE_OF.get(breaks, "weighted")), \
+        f"no bundled canary catches: {breaks}"

@@ -1,0 +1,81 @@
+"""Build time of the ``weighted`` provider: the postings it adds to a spec §10 routing table.
+
+Apart from ``router.weighted`` (route time) because the hook reads a cached table: with a current
+cache nothing here is imported, and routing a prompt never computes a logarithm or walks the store.
+What the postings mean is ``router.weighted``'s docstring.
+"""
+
+from router.stem import stem
+from router.tokens import slug_words, tokenize
+from router.weighted import _STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, _deletes
+
+
+def extend_table(table, index, learned_terms=None, word_frequency=None):
+    """Add the weighted provider's postings to a spec §10 routing table (in place; returned).
+
+    ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
+    member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
+    computed here, so routing needs no logarithm). ``fuzzy_postings``: each
+    one-letter deletion of a stem (and the stem itself) -> the stems it comes from.
+    ``weighted_meta``: {"documents": N}. With learned terms, ``learned_line_postings``: learned
+    word (as ``tokenize`` gives it) -> (position, member_index, ...) of the lines it was learned
+    for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
+    general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
+    among the store's words with that stem.
+    """
+    learned_terms = learned_terms or {}
+    postings = {}
+    learned_lines = {}
+    forms = {}
+    documents = 0
+
+    def add(words, position, member_index):
+        for word in words:
+            postings.setdefault(word, []).extend((position, member_index))
+
+    def stems_of(tokens):
+        out = set()
+        for token in tokens:
+            key = token if "_" in token else stem(token)
+            if key not in _STOP_STEMS:
+                out.add(key)
+                if word_frequency is not None and "_" not in token:
+                    forms.setdefault(key, set()).add(token)
+        return out
+
+    for position, cluster in enumerate(index.clusters):
+        tag_stems = set()
+        for tag in cluster.tags:
+            tag_stems |= stems_of(tokenize(tag))
+        add(tag_stems, position, TAGS)
+        add(stems_of(tokenize(cluster.label or "")) - tag_stems, position, LABEL)
+        documents += 2
+        for member_index, member in enumerate(cluster.members):
+            words = slug_words(member.slug) | tokenize(member.hook)
+            taught = set()
+            for extra in learned_terms.get(member.slug, ()):
+                taught |= tokenize(extra)
+            for term in taught - words:
+                learned_lines.setdefault(term, []).extend((position, member_index))
+            add(stems_of(words | taught), position, member_index)
+            documents += 1
+    fuzzy = {}
+    for word in postings:
+        if len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
+            for variant in _deletes(word) | {word}:
+                fuzzy.setdefault(variant, []).append(word)
+    table["term_postings"] = {word: (idf(len(flat) // 2, documents),) + tuple(flat)
+                              for word, flat in postings.items()}
+    table["fuzzy_postings"] = {variant: tuple(sorted(words)) for variant, words in fuzzy.items()}
+    table["weighted_meta"] = {"documents": documents}
+    if learned_lines:
+        table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
+    if word_frequency is not None:
+        table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
+    return table
+
+
+def idf(df, documents):
+    from math import log  # build time only: routing reads the stored idf
+
+    return log(1 + (documents - df + 0.5) / (df + 0.5))
