@@ -472,3 +472,27 @@ def test_a_damaged_learned_file_is_logged_and_the_hand_words_still_route(tmp_pat
     assert "env_bash_tool_env_var_caching" in assert_injection(out.getvalue())
     logged = log.read_text(encoding="utf-8")
     assert "unknown source 'nobody'" in logged and "routing without learned terms" in logged
+
+
+def _task_notification_text():
+    """The <task-notification> turn 2.1.328 recorded after a background agent finished (a real
+    transcript of our own: tests/fixtures/transcripts)."""
+    fixture = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "v2.1.328-subagent.jsonl"
+    for raw in fixture.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(raw)
+        content = entry.get("message", {}).get("content") if entry.get("type") == "user" else None
+        if isinstance(content, str) and content.startswith("<task-notification>"):
+            return content
+    raise AssertionError("the fixture has no task notification")
+
+
+def test_a_task_notification_turn_is_not_routed(example_cluster_file):
+    text = _task_notification_text()
+    out = io.StringIO()
+    run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(text)), out)
+    assert out.getvalue() == ""
+    # the same words typed by a person do route: the silence is the wrapper's, not the words'
+    inner = text.replace("<task-notification>", "").replace("</task-notification>", "")
+    out = io.StringIO()
+    run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(inner)), out)
+    assert assert_injection(out.getvalue())
