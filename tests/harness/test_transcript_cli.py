@@ -2,6 +2,7 @@
 script, exit codes 0 (all pass) / 1 (a check fails) / 2 (a file cannot be read at all)."""
 
 import json
+import pathlib
 import os
 from collections import Counter
 
@@ -82,8 +83,7 @@ def test_pre_attachment_fixture_exits_0_without_claiming_a_pass(run_cli, transcr
     assert "0 pass, 0 fail, 1 unknown (cannot show injections)" in text
 
 
-# 2.1.293 exits 1: its main thread re-injects at the task notification (the test below)
-@pytest.mark.parametrize("version, code", [("2.1.39", 0), ("2.1.293", 1)])
+@pytest.mark.parametrize("version, code", [("2.1.39", 0), ("2.1.293", 0), ("2.1.328", 0)])
 def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtures, version, code):
     session = transcript_fixtures / f"v{version}-subagent.jsonl"
     [sub_file] = sorted((session.with_suffix("") / "subagents").glob("agent-*.jsonl"))
@@ -98,10 +98,12 @@ def test_audit_dir_includes_subagent_files_separately(run_cli, transcript_fixtur
 
 
 @pytest.mark.parametrize("version", ["2.1.293", "2.1.328"])
-def test_audit_fails_the_real_reinjection_at_a_task_notification(run_cli, transcript_fixtures, version):
-    """2.1.293+ fire UserPromptSubmit for the subagent's <task-notification> turn and the router
-    injects the same cluster again: the audit must call that a re-send (check b), not pass it."""
-    proc = run_cli("transcript", "audit", transcript_fixtures / f"v{version}-subagent.jsonl", "--json")
+def test_audit_fails_the_real_reinjection_at_a_task_notification(run_cli, version):
+    """2.1.293+ fire UserPromptSubmit for the subagent's <task-notification> turn, and the router
+    before it skipped those turns injected again there (tests/fixtures/audit-failing): the audit
+    must call that an injection at no prompt (check b), not pass it."""
+    recorded = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "audit-failing"
+    proc = run_cli("transcript", "audit", recorded / f"v{version}-subagent-routed-notification.jsonl", "--json")
     assert proc.returncode == 1
     main = json.loads(proc.stdout)["files"][0]["streams"][0]
     checks = {c["id"]: c for c in main["checks"]}
