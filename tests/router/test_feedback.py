@@ -8,42 +8,10 @@ import threading
 import pytest
 
 from router import feedback, learned
-from router.clusterfile import parse_cluster_text
 from router.errors import InputError
 from router.feedback import add_feedback
 from router.learned import LearnedFileError, read_learned, terms_by_slug
-
-STORE = """# test store
-
-## Layer 0 - Cluster Router
-
-- alpha \u00b7 2 \u00b7 tags: windows, powershell \u00b7 label: the Windows box
-- beta \u00b7 1 \u00b7 tags: invoices \u00b7 label: billing
-
-## Layer 1 - Member Lines
-
-### alpha
-- env_setx_path - env; setx writes the registry, the Bash tool never sees it
-- env_crlf - env; git autocrlf false on the box
-
-### beta
-- project_pdf_renderer - project; the PDF renderer uses a thread pool of four
-"""
-
-
-@pytest.fixture
-def index():
-    return parse_cluster_text(STORE, "clusters.md")
-
-
-@pytest.fixture
-def path(tmp_path):
-    return str(tmp_path / "clusters.learned.tsv")
-
-
-def terms(path, slug=None):
-    return [r.term for r in read_learned(path) if slug is None or r.slug == slug]
-
+from support.learned_store import index, path, terms  # noqa: F401 - pytest fixtures, used by name
 
 
 
