@@ -13,7 +13,7 @@ import time
 
 from harness import fileops
 from router.errors import RefusedError
-from router.safeio import fsync_directory, read_regular_bytes
+from router.safeio import current_umask, fsync_directory, read_regular_bytes
 
 
 def utc_stamp(now=None):
@@ -41,7 +41,7 @@ def write_archive(directory, stem, suffix, data, record=False):
     counter = 1
     tmp = linked = None
     try:
-        tmp = fileops.synced_temp_beside(base, data, 0o666 & ~fileops.current_umask())
+        tmp = fileops.synced_temp_beside(base, data, 0o666 & ~current_umask())
         while True:
             try:
                 fileops.link_no_clobber(tmp, candidate)

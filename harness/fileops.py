@@ -12,7 +12,7 @@ import time
 
 from router.errors import InputError, RefusedError
 from router.safeio import fsync_directory as _fsync_dir
-from router.safeio import open_regular_fd, read_regular_bytes, write_all_synced
+from router.safeio import current_umask, open_regular_fd, read_regular_bytes, write_all_synced
 
 
 def sha256_bytes(data):
@@ -313,12 +313,6 @@ def _load_renameat2():
     function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
     function.restype = ctypes.c_int
     return function
-
-
-def current_umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def link_no_clobber(source, target):

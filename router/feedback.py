@@ -199,12 +199,6 @@ class _DirectoryLock:
         return False
 
 
-def _current_umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _atomic_replace(path, data):
     """Temp file in the same directory, fsync, rename, fsync the directory. (harness.fileops has
     the same for the harness; router/ may not import it, and this runs without the harness.)
@@ -223,7 +217,7 @@ def _atomic_replace(path, data):
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~_current_umask()
+        mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~safeio.current_umask()
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as err:

@@ -118,3 +118,11 @@ def read_regular_bytes(path, limit=None):
             chunks.append(chunk)
     finally:
         os.close(fd)
+
+
+def current_umask():
+    """The process's umask (read by setting and restoring it: there is no other portable way),
+    so a file written through a temp file gets the mode a plain open would have given it."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
