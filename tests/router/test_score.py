@@ -191,6 +191,22 @@ def test_size_cap_drops_whole_lines_and_says_so():
     assert len(text.splitlines()) == kept + 1
 
 
+@pytest.mark.parametrize("max_chars, capped", [(9500, 0), (300, None)])
+def test_route_prompt_counts_the_lines_its_size_cap_cut(table, max_chars, capped):
+    """``size_capped_lines``: lines the line cap let through that the size cap then cut (the session
+    stage re-renders the header and needs the count)."""
+    settings = dict(default_settings(), max_context_chars=max_chars)
+    wide = route_prompt("setx bash tool env var cache windows powershell", table, dict(settings, max_context_chars=9500))
+    decision = route_prompt("setx bash tool env var cache windows powershell", table, settings)
+    assert decision["routed"] and wide["lines"]
+    expected = len(wide["lines"]) - len(decision["lines"])
+    assert decision["size_capped_lines"] == expected
+    if capped is None:
+        assert expected > 0
+    else:
+        assert expected == capped
+
+
 def test_huge_prompt_is_scored_on_head_and_tail(table):
     filler = "lorem ipsum " * 50_000  # 1.2 MB in all: a pasted log
     prompt = "setx bash tool " + filler + " codex quota " + filler + " env var"
