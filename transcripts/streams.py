@@ -3,9 +3,6 @@ conversation stream, its prompts, the injections hanging off each (their ``paren
 followed, across streams too), what was re-sent, and where the sentinel was met. The checks
 (``transcripts.checks``) then judge that state."""
 
-import hashlib
-from collections import OrderedDict
-
 from router.score import parse_header
 from transcripts.auditmodel import (
     LIVE_PROMPTS,
@@ -14,7 +11,6 @@ from transcripts.auditmodel import (
     MAX_LISTED_PROMPTS,
     MAX_NOTES,
     MAX_PASSTHROUGH,
-    MIN_RESEND_CHARS,
     RECORDED,
     SEARCHED_KINDS,
     SIZE_LIMIT,
@@ -23,16 +19,11 @@ from transcripts.auditmodel import (
     Injection,
     Prompt,
     StreamAudit,
-    KEY_CHARS,
-    PROBE_CHARS,
     RECENT_TURN_ENTRIES,
 )
 from transcripts.checks import check_a, check_b, check_c, check_d, check_e
 from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, SYSTEM, UPS
-
-
-def _digest(text):
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+from transcripts.injected import SEPARATOR, InjectedTexts, text_digest
 
 
 def _preview(text, limit=80):
@@ -66,6 +57,13 @@ class Bounded(list):
         if len(self) < self.limit:
             self.append(item)
 
+    def offer(self, make, *args):
+        """``add(make(*args))``, building the item only while it would be kept: past the limit
+        an item is counted, and the work of making it is saved."""
+        self.total += 1
+        if len(self) < self.limit:
+            self.append(make(*args))
+
 
 class _PromptState:
     __slots__ = ("index", "entry_line", "uuid", "source", "form", "chars", "preview", "injections", "hooks")
@@ -76,41 +74,33 @@ class _PromptState:
         self.uuid = entry.uuid
         self.source = entry.prompt_source
         self.form = entry.subtype
-        self.chars = len(entry.text)
-        self.preview = _preview(entry.text)
-        self.injections = Bounded(MAX_INJECTIONS_PER_PROMPT)
         self.hooks = {}
+        # Prompts retire in order and only the first MAX_LISTED_PROMPTS are frozen into the result:
+        # a later one keeps counts only, and none of its injections' records is built.
+        if index < MAX_LISTED_PROMPTS:
+            self.chars = len(entry.text)
+            self.preview = _preview(entry.text)
+            self.injections = Bounded(MAX_INJECTIONS_PER_PROMPT)
+        else:
+            self.chars = self.preview = None
+            self.injections = Bounded(0)
 
     def freeze(self):
         return Prompt(self.entry_line, self.uuid, self.source, self.form, self.chars, self.preview,
                       tuple(self.injections), self.injections.total - len(self.injections))
 
 
-class _Injected:
-    """What is remembered of one distinct injected text: where it first and last entered, and for
-    the prompts it entered at most recently, the first line it entered at for each. A constant
-    amount per distinct text, however often it is injected again."""
-
-    __slots__ = ("first_line", "last_line", "by_prompt")
-
-    def __init__(self, line):
-        self.first_line = line
-        self.last_line = line
-        self.by_prompt = OrderedDict()   # prompt index -> first line, the last few prompts only
-
-    def note(self, index, line):
-        self.last_line = line
-        if index is not None and index not in self.by_prompt:
-            self.by_prompt[index] = line
-            if len(self.by_prompt) > _PROMPTS_PER_TEXT:
-                self.by_prompt.popitem(last=False)
-
-
-# An injection can only be "for the same prompt" as an earlier one while that prompt is live.
-_PROMPTS_PER_TEXT = 16
-
-
-_SEPARATOR = "\x00"
+def _injection_record(entry, prompt, anchor, anchor_note, clusters, digest):
+    body = entry.text
+    return Injection(
+        line=entry.line, uuid=entry.uuid, parent_uuid=entry.parent_uuid, attachment_type=entry.subtype,
+        hook_event=entry.hook_event, hook_name=entry.hook_name, command=entry.hook_command,
+        prompt_line=prompt.entry_line if prompt else None, anchor=anchor, anchor_note=anchor_note,
+        cluster_ids=tuple(clusters) if clusters is not None else None, chars=len(body),
+        # Counted, not split: the lines, and those starting "- " (the first, or after a newline).
+        lines=body.count("\n") + 1, member_lines=body.count("\n- ") + body.startswith("- "),
+        persisted_preview=entry.persisted_preview, sha256=digest, preview=_preview(body),
+    )
 
 
 class StreamAuditor:
@@ -125,7 +115,6 @@ class StreamAuditor:
         self.session_id = entry.session_id
         self.first_line = entry.line
         self.sentinel = sentinel
-        self.separator_safe = not (sentinel and _SEPARATOR in sentinel)
         self.entries = 0
         self.live = {}                   # prompt index -> _PromptState, the last LIVE_PROMPTS prompts
         self.listed = []                 # frozen Prompts, the first MAX_LISTED_PROMPTS
@@ -143,12 +132,7 @@ class StreamAuditor:
         self.unanchored = Bounded(MAX_LISTED_PROMPTS)
         self.last_unanchored_line = None
         # Injected texts are kept as digests, so memory grows with distinct injected texts only.
-        self.injected = {}               # sha256 -> _Injected
-        self.probes = {}                 # first chars -> ({first KEY_CHARS: [(length, sha256)]}, [short texts])
-        # Router member lines injected since the last compaction: sha256 of the line -> its line
-        # number (a compaction drops earlier injections from the requests; until then they ride along).
-        # Bounded by the store's distinct member lines, not by the file.
-        self.context_lines = {}
+        self.injected = InjectedTexts(separator_safe=not (sentinel and SEPARATOR in sentinel))
         self.duplicates = Bounded()
         self.resent = Bounded()
         self.crossings = Bounded()
@@ -205,22 +189,28 @@ class StreamAuditor:
         elif kind in TURN_ADVANCING:
             if self.advanced_at is None and self.latest is not None:
                 self.advanced_at = (kind, entry.line)
-            if entry.uuid:
+            uuid = entry.uuid
+            if uuid:
                 recent = self.recent
-                recent[entry.uuid] = (kind, entry.line)
+                recent[uuid] = (kind, entry.line)
                 if len(recent) >= RECENT_TURN_ENTRIES:
                     self.recent_before, self.recent = recent, {}
-        elif entry.uuid and len(self.passthrough) < MAX_PASSTHROUGH:
-            self.passthrough[entry.uuid] = (entry.parent_uuid, entry.line)
+        else:
+            uuid = entry.uuid
+            if uuid and len(self.passthrough) < MAX_PASSTHROUGH:
+                self.passthrough[uuid] = (entry.parent_uuid, entry.line)
 
-        if kind == META and entry.text.lstrip().startswith(LEGACY_HOOK_TAG):
-            self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} user line (Claude Code 1.0.x's record "
-                           "of the hook's output); not audited as an injection")
         own_digest = None
         if kind == INJECTION:
             own_digest = self._injection(entry, session)
-        elif kind == SYSTEM and entry.subtype == "compact_boundary":
-            self.context_lines = {}
+        elif kind == META:
+            if entry.text.lstrip().startswith(LEGACY_HOOK_TAG):
+                self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} user line (Claude Code 1.0.x's "
+                               "record of the hook's output); not audited as an injection")
+        elif kind == SYSTEM:
+            if entry.subtype == "compact_boundary":
+                self.injected.compacted()
+            return
         elif kind == PROGRESS:
             if entry.hook_event == UPS:
                 self.hook_progress.add(Evidence(entry.line, entry.hook_name or UPS))
@@ -229,8 +219,10 @@ class StreamAuditor:
                 "hook_cancelled", "hook_non_blocking_error", "hook_blocking_error", "hook_error_during_execution"):
             why = " (timed out: its context was discarded)" if entry.raw and (entry.raw.get("attachment") or {}).get("timedOut") else ""
             self.notes.add(f"line {entry.line}: UserPromptSubmit {entry.subtype}{why}")
-        if (self.probes or self.sentinel) and kind in SEARCHED_KINDS and entry.texts:
-            self._search(entry, own_digest)
+        if (self.sentinel or self.injected.probes) and kind in SEARCHED_KINDS:
+            texts = entry.texts
+            if texts:
+                self._search(entry, texts, own_digest)
 
     def _anchor(self, entry, session):
         """(prompt index or None, "parent"/"order"/None, note)."""
@@ -252,28 +244,20 @@ class StreamAuditor:
 
     def _injection(self, entry, session):
         body = entry.text
+        line = entry.line
         index, how, note = self._anchor(entry, session)
         clusters = parse_header(body)
-        lines = body.split("\n")
         prompt = self.live.get(index) if index is not None else None
-        injection = Injection(
-            line=entry.line, uuid=entry.uuid, parent_uuid=entry.parent_uuid, attachment_type=entry.subtype,
-            hook_event=entry.hook_event, hook_name=entry.hook_name, command=entry.hook_command,
-            prompt_line=prompt.entry_line if prompt else None, anchor=how, anchor_note=note,
-            cluster_ids=tuple(clusters) if clusters is not None else None, chars=len(body), lines=len(lines),
-            member_lines=sum(1 for line in lines if line.startswith("- ")),
-            persisted_preview=entry.persisted_preview,
-            sha256=_digest(body), preview=_preview(body),
-        )
         self.injection_count += 1
-        self.largest = max(self.largest, len(body))
+        if len(body) > self.largest:
+            self.largest = len(body)
         if len(body) > SIZE_LIMIT:
-            self.oversize.add(Evidence(entry.line, f"{len(body):,} characters: Claude Code replaces hook "
-                                                   "output over 10,000 characters by a preview and a file path"))
+            self.oversize.add(Evidence(line, f"{len(body):,} characters: Claude Code replaces hook "
+                                             "output over 10,000 characters by a preview and a file path"))
         elif entry.persisted_preview:
-            self.oversize.add(Evidence(entry.line, "Claude Code replaced this output by a <persisted-output> "
-                                                   "preview: the model saw only the preview"))
-        digest = injection.sha256
+            self.oversize.add(Evidence(line, "Claude Code replaced this output by a <persisted-output> "
+                                             "preview: the model saw only the preview"))
+        digest = text_digest(body)
         earlier = self.injected.get(digest)
         resent_here = False
         if earlier is not None:
@@ -283,99 +267,57 @@ class StreamAuditor:
                 first = same_prompt if same_prompt is not None else earlier.first_line
                 why = (f"for the same prompt (line {prompt.entry_line})" if same_prompt is not None
                        else "with no new prompt")
-                self.duplicates.add(Evidence(entry.line, f"repeats the text injected at line {first} {why}"))
+                self.duplicates.offer(lambda: Evidence(line, f"repeats the text injected at line {first} {why}"))
                 if same_prompt is not None and prompt is not None:
                     # Compared by content: whatever its parentUuid says, the same text attached again
                     # without a new prompt is a re-send for (b) as well (anchorless ones are added below).
-                    self.resent.add(Evidence(entry.line, f"the text injected at line {first} attached again "
-                                                         f"{why}: a re-send"))
+                    self.resent.offer(lambda: Evidence(line, f"the text injected at line {first} attached "
+                                                             f"again {why}: a re-send"))
                     resent_here = True
             elif clusters is None:
-                self.notes.add(f"line {entry.line}: the same text as line {earlier.last_line} injected again for "
-                               f"a new prompt (line {prompt.entry_line}): allowed")
+                self.notes.offer(lambda: f"line {line}: the same text as line {earlier.last_line} injected again "
+                                         f"for a new prompt (line {prompt.entry_line}): allowed")
         if clusters is not None and prompt is not None and not resent_here:
-            self._member_lines_resent(entry, lines[1:])
+            self._member_lines_resent(line, body)
         if prompt is None:
-            self.resent.add(Evidence(entry.line, f"not attached to a new prompt: {note}"))
-            self.unanchored.add(injection)
-            self.last_unanchored_line = entry.line
+            self.resent.offer(lambda: Evidence(line, f"not attached to a new prompt: {note}"))
+            self.unanchored.offer(_injection_record, entry, prompt, how, note, clusters, digest)
+            self.last_unanchored_line = line
         else:
             hook_id = (entry.hook_name, entry.hook_command) if entry.hook_command else (
                 ("router",) if clusters is not None else None)
             if hook_id is not None and hook_id in prompt.hooks:
                 if not resent_here:
-                    self.resent.add(Evidence(entry.line, f"a second injection from {_hook_label(hook_id)} for "
-                                                         f"the prompt at line {prompt.entry_line} (first at line "
-                                                         f"{prompt.hooks[hook_id]})"))
+                    self.resent.offer(lambda: Evidence(line, f"a second injection from {_hook_label(hook_id)} "
+                                                             f"for the prompt at line {prompt.entry_line} (first "
+                                                             f"at line {prompt.hooks[hook_id]})"))
             elif hook_id is not None:
-                prompt.hooks[hook_id] = entry.line
+                prompt.hooks[hook_id] = line
             if not prompt.injections.total:
                 self.prompts_with_injections += 1
-            prompt.injections.add(injection)
-        if earlier is None:
-            earlier = self.injected[digest] = _Injected(entry.line)
-        earlier.note(index if prompt is not None else None, entry.line)
-        if earlier.first_line == entry.line and len(body) >= MIN_RESEND_CHARS:
-            # Two levels, so the cost stays linear in the text searched, not in the number of injections:
-            # one find() per distinct short probe (router injections share one), then a dict lookup of
-            # the text at each hit against the injected texts' longer prefixes.
-            if _SEPARATOR in body:
-                self.separator_safe = False
-            by_key, short = self.probes.setdefault(body[:PROBE_CHARS], ({}, []))
-            if len(body) >= KEY_CHARS:
-                group = by_key.setdefault(body[:KEY_CHARS], [])
-                if (len(body), digest) not in group:
-                    group.append((len(body), digest))
-            elif body not in short:
-                short.append(body)
+            prompt.injections.offer(_injection_record, entry, prompt, how, note, clusters, digest)
+        self.injected.remember(body, digest, line, index if prompt is not None else None)
         return digest
 
-    def _member_lines_resent(self, entry, lines):
+    def _member_lines_resent(self, line, body):
         """Flag router member lines this context already holds (see the module's check (b))."""
-        again = []
-        for line in lines:
-            if not line.startswith("- "):
-                continue
-            key = _digest(line)
-            first = self.context_lines.get(key)
-            if first is not None and first != entry.line:
-                again.append((line[2:].split(" \u2014 ", 1)[0], first))
-            else:
-                self.context_lines[key] = entry.line
+        # The header line is one of the lines, and never starts with "- ".
+        again = self.injected.members_again(body.split("\n"), line)
         if again:
             named = ", ".join(f"{slug} (line {first})" for slug, first in again[:5])
             more = f" and {len(again) - 5} more" if len(again) > 5 else ""
-            self.resent.add(Evidence(entry.line, f"{len(again)} member line(s) already injected in this context "
-                                                 f"with no compaction between: {named}{more}: a re-send"))
+            self.resent.add(Evidence(line, f"{len(again)} member line(s) already injected in this context "
+                                           f"with no compaction between: {named}{more}: a re-send"))
 
-    def _search(self, entry, own_digest):
-        texts = entry.texts
-        # One find() per probe over the texts joined, not one per text: most lines hold no probe,
-        # and the per-text loop cost more than the search. The separator cannot be part of a match
-        # unless an injected text or the sentinel holds it; then each text is searched alone.
-        if self.separator_safe:
-            haystacks = (texts[0] if len(texts) == 1 else _SEPARATOR.join(texts),)
-        else:
-            haystacks = texts
-        found = None
-        for probe, (by_key, short) in self.probes.items():
-            for text in haystacks:
-                pos = text.find(probe)
-                while pos != -1:
-                    # The injection's own text is not a re-send of itself: skip it before hashing.
-                    hits = [(length, digest) for (length, digest) in by_key.get(text[pos:pos + KEY_CHARS], ())
-                            if digest != own_digest and _digest(text[pos:pos + length]) == digest]
-                    hits += [(len(body), _digest(body)) for body in short if text.startswith(body, pos)]
-                    for _length, digest in hits:
-                        if digest != own_digest:
-                            found = found if found is not None else {}
-                            found[digest] = None
-                    pos = text.find(probe, pos + 1)
+    def _search(self, entry, texts, own_digest):
+        injected = self.injected
+        haystacks = injected.haystacks(texts)
+        found = injected.find(haystacks, own_digest) if injected.probes else None
         if found:
             for digest in found:
                 self.resent.add(Evidence(
                     entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
-                                f"{self.injected[digest].last_line}"))
+                                f"{injected[digest].last_line}"))
         sentinel = self.sentinel
         if sentinel:
             for text in haystacks:
