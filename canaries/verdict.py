@@ -1,5 +1,5 @@
 """The behavioural canary verdict (spec §6.2, §11, §13): did the router's injection, on its own,
-change the answer? Pure: transcript entries (``transcripts.reader.Entry``) and facts in, a
+change the answer? Pure: transcript entries (``transcripts.entries.Entry``) and facts in, a
 ``Verdict`` out; ``harness.verdict_cli`` reads the files.
 
 PASS needs all of: the session's first typed prompt is the case's prompt (whitespace
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from canaries.phrases import find_phrases, forbidden_hits, member_line, normalise_prompt
 from router.score import parse_header
-from transcripts import audit
-from transcripts import reader as tr
+from transcripts import audit, turns
+from transcripts import entries as tr
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
@@ -161,7 +161,7 @@ def _contamination(entries, turn, slug, watch_paths, until_line, router_entry):
     """Events before ``until_line`` through which the fact could have reached the agent: tool
     calls of the first turn (``turn.tool_uses``), and any main-stream line up to then, other than
     the router's own output and the assistant's words, that names the slug
-    (``transcripts.audit.find_text``: prompts, tool results, meta lines, attachments)."""
+    (``transcripts.turns.find_text``: prompts, tool results, meta lines, attachments)."""
     found = []
     watch = [_norm_path(p).rstrip("/") for p in watch_paths if p]
     for use in turn.tool_uses:
@@ -178,7 +178,7 @@ def _contamination(entries, turn, slug, watch_paths, until_line, router_entry):
                 any(_mentions(use.input, path) for path in watch):
             found.append(Evidence(use.line, f"{name} touches the memory store or cluster file before the reply"))
     by_line = {entry.line: entry for entry in entries}
-    for hit in audit.find_text(entries, slug):
+    for hit in turns.find_text(entries, slug):
         if hit.stream != "main" or hit.kind == tr.ASSISTANT or (until_line is not None and hit.line >= until_line):
             continue
         entry = by_line.get(hit.line)
@@ -231,7 +231,7 @@ def judge(entries, case, hot=HotStripEvidence(), watch_paths=(), subagent_entrie
     files. ``watch_paths``: the memory directory and cluster file, whose mention in a tool call
     before the reply counts as another way in."""
     entries = list(entries)
-    turn = audit.first_turn(entries)
+    turn = turns.first_turn(entries)
     slug = case.fact
     evidence = []
     details = {"first_prompt": None, "injection": None, "reply": None, "contamination": [],

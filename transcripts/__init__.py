@@ -2,6 +2,6 @@
 
 ``reader.read_session(path)`` streams classified entries; ``audit.audit_session(entries,
 sentinel)`` proves each UserPromptSubmit injection entered once, at its prompt (spec §3);
-``audit.first_turn(entries)`` gives the first prompt with its injections, reply and tool calls;
+``turns.first_turn(entries)`` gives the first prompt with its injections, reply and tool calls;
 ``locate.locate(project)`` finds the newest transcript; ``census.census_entries`` counts types.
 """

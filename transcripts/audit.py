@@ -65,7 +65,6 @@ from transcripts.auditmodel import (  # noqa: F401 - the audit's result types an
 )
 from transcripts.reader import version_tuple
 from transcripts.streams import Session
-from transcripts.turns import Occurrence, Turn, find_text, first_turn, iter_turns  # noqa: F401 - re-exported
 
 
 def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_files=()):

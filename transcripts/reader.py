@@ -9,43 +9,16 @@ written, or cut off; a warning, never fatal). Unknown ``type`` values are counte
 ``kind == "unknown"``, never rejected, so a format change after a Claude Code upgrade is noticed
 instead of breaking the audit.
 
-Each line is classified by ``transcripts.entries.make_entry`` (its docstring lists the kinds);
-the kinds and records are importable from here too.
+Each line is classified by ``transcripts.classify.make_entry``; ``transcripts.entries`` lists
+the kinds and defines the records.
 """
 
 import json
 
 from router.errors import InputError
 from router.safeio import open_regular
-from transcripts.entries import (  # noqa: F401 - the kinds and records, importable with the reader
-    ASSISTANT,
-    ATTACHMENT,
-    COMPACT_SUMMARY,
-    INJECTION,
-    INJECTION_ATTACHMENT_TYPES,
-    INTERRUPT,
-    KNOWN_ATTACHMENT_TYPES,
-    KNOWN_TYPES,
-    LEGACY_HOOK_TAG,
-    LOCAL_COMMAND,
-    MAX_STORED_DIAGNOSTICS,
-    META,
-    METADATA,
-    METADATA_TYPES,
-    PERSISTED_MARKERS,
-    PROGRESS,
-    PROMPT,
-    SYSTEM,
-    TASK_NOTIFICATION,
-    TOOL_RESULT,
-    UNKNOWN,
-    UPS,
-    USER_KINDS,
-    Diagnostic,
-    Entry,
-    ToolUse,
-    make_entry,
-)
+from transcripts.classify import make_entry
+from transcripts.entries import MAX_STORED_DIAGNOSTICS, Diagnostic
 
 
 # json.loads on a bytes line spends about a third of its time outside the C scanner (sniffing
@@ -120,54 +93,32 @@ class TranscriptReader:
                              fix="check the path; `memory-router transcript locate` finds the newest one")
         except OSError as err:
             raise InputError(f"cannot open: {err.strerror or err}", path=self.path)
-        loads = _loads_line
         scan_once = _SCAN_ONCE
         line = 0
         with handle:
             try:
                 for raw in handle:
                     line += 1
-                    if raw[0] != 123:  # not "{" (nearly every line is): a BOM, a blank line, or junk
-                        if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                            raw = raw[3:]
-                        if raw[:1] in (b"\n", b"\r", b" ", b"\t", b"") and not raw.strip():
-                            self.blank_lines += 1
-                            continue
-                    try:
-                        # _loads_line, inlined: this loop runs once per line of a file of any size.
-                        text = raw.decode("utf-8")
-                        if text.startswith("{"):
-                            try:
-                                obj, end = scan_once(text, 0)
-                            except StopIteration:
-                                obj = json.loads(text)
-                            else:
-                                if end != len(text) and text[end:].strip(" \t\n\r"):
-                                    obj = json.loads(text)
-                        else:
-                            obj = json.loads(text)
-                    except UnicodeDecodeError:
+                    # Nearly every line is one JSON object in UTF-8 and ends in a newline: decode and
+                    # scan it here (json.loads would sniff the encoding, match whitespace twice and
+                    # run two Python frames). Anything else, or anything that raises, takes
+                    # _slow_line, which reads the line from scratch as it always was.
+                    if raw[0] == 123:  # "{"
                         try:
-                            obj = loads(raw.decode("utf-8", errors="replace"))
-                        except ValueError as err:
-                            # Unusable either way: one bad line, or a tail cut inside a character.
-                            self._bad(line, raw, err)
-                            continue
-                        self.invalid_utf8_lines += 1
-                        self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
-                    except ValueError as err:
-                        self._bad(line, raw, err)
-                        continue
-                    except RecursionError:
-                        # Python's parser recurses per nesting level; no Claude Code line nests so.
-                        self._bad(line, raw, _TooDeep(raw))
-                        continue
-                    if not isinstance(obj, dict):
-                        self.bad_lines += 1
-                        self._note(line, "not_an_object", f"a JSON {type(obj).__name__}, not an object; skipped")
-                        continue
-                    self.entries += 1
-                    yield make_entry(obj, line)
+                            text = raw.decode("utf-8")
+                            obj, end = scan_once(text, 0)
+                        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                            pass
+                        else:
+                            if (end == len(text) - 1 and raw[-1] == 10) or end == len(text) or \
+                                    not text[end:].strip(" \t\n\r"):
+                                self.entries += 1
+                                yield make_entry(obj, line)
+                                continue
+                    obj = self._slow_line(raw, line)
+                    if obj is not None:
+                        self.entries += 1
+                        yield make_entry(obj, line)
             except OSError as err:
                 raise InputError(f"read failed after line {line}: {err.strerror or err}", path=self.path)
             finally:
@@ -178,6 +129,42 @@ class TranscriptReader:
             reason = f" (line {first.line}: {first.message})" if first else ""
             raise InputError(f"no line is a usable JSON object: not a Claude Code transcript{reason}", path=self.path,
                              line=first.line if first else None)
+
+    def _slow_line(self, raw, line):
+        """The parsed object of a line off the fast path, or None when it is blank (counted) or
+        unusable (counted and noted)."""
+        if raw[0] != 123:  # not "{": a BOM, a blank line, or junk
+            if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if raw[:1] in (b"\n", b"\r", b" ", b"\t", b"") and not raw.strip():
+                self.blank_lines += 1
+                return None
+        try:
+            obj = _loads_line(raw)
+        except UnicodeDecodeError:
+            try:
+                obj = _loads_line(raw.decode("utf-8", errors="replace"))
+            except ValueError as err:
+                # Unusable either way: one bad line, or a tail cut inside a character.
+                self._bad(line, raw, err)
+                return None
+            except RecursionError:
+                self._bad(line, raw, _TooDeep(raw))
+                return None
+            self.invalid_utf8_lines += 1
+            self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
+        except ValueError as err:
+            self._bad(line, raw, err)
+            return None
+        except RecursionError:
+            # Python's parser recurses per nesting level; no Claude Code line nests so.
+            self._bad(line, raw, _TooDeep(raw))
+            return None
+        if not isinstance(obj, dict):
+            self.bad_lines += 1
+            self._note(line, "not_an_object", f"a JSON {type(obj).__name__}, not an object; skipped")
+            return None
+        return obj
 
     def _bad(self, line, raw, err):
         if not raw.endswith(b"\n"):

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcripts.entries import META, PROMPT, make_entry
+from transcripts.classify import make_entry
+from transcripts.entries import META, PROMPT
 
 KEYS = ["type", "message", "content", "text", "attachment", "hookEvent", "hookName", "stdout", "uuid",
         "isSidechain", "agentId", "promptSource", "isMeta", "subtype", "data", "role", "name", "input", "id",

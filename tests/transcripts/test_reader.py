@@ -12,10 +12,12 @@ from support.fixture_transcripts import (
     SCENARIOS, VERSIONS, all_files, find_line, is_injection_attachment, real_injection_line, session_file, user_text,
 )
 from support.fixture_transcripts import raw_lines as raw_lines_of
-from transcripts.reader import (
+from transcripts.classify import make_entry
+from transcripts.entries import (
     ASSISTANT, ATTACHMENT, COMPACT_SUMMARY, INJECTION, INTERRUPT, LOCAL_COMMAND, META, METADATA, PROGRESS,
-    PROMPT, SYSTEM, TASK_NOTIFICATION, TOOL_RESULT, UNKNOWN, make_entry, read_session, version_tuple,
+    PROMPT, SYSTEM, TASK_NOTIFICATION, TOOL_RESULT, UNKNOWN,
 )
+from transcripts.reader import read_session, version_tuple
 
 
 ROUTED_A = "I ran setx FOO bar in cmd but the Bash tool still says FOO is empty, do I need to restart?"
@@ -365,7 +367,8 @@ def test_synthetic_session_uses_the_real_line_shape(session):
 
 
 def test_warnings_past_the_stored_limit_are_counted_not_lost(tmp_path):
-    from transcripts.reader import MAX_STORED_DIAGNOSTICS, read_session
+    from transcripts.entries import MAX_STORED_DIAGNOSTICS
+    from transcripts.reader import read_session
 
     path = tmp_path / "s.jsonl"
     good = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "u"})
