@@ -91,7 +91,7 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
                 feed_main = main.feed
             feed_main(entry, session)
         version = entry.version
-        if version is not last_version and version is not None:
+        if version != last_version and version is not None:
             versions[version] = None
             last_version = version
         if not saw_attachment and entry.type == "attachment":

@@ -7,6 +7,7 @@ This runs once per line of files of any size, beside a bare ``json.loads`` it mu
 and list), ``isinstance`` only for what else a caller may pass, and no helper call a common line
 does not need."""
 
+import itertools
 import json
 
 from transcripts.entries import (
@@ -135,8 +136,8 @@ def _lstripped_head(text, size=40):
     return text[:size]
 
 
-def _classify_user(obj, content):
-    if obj.get("isCompactSummary"):
+def _classify_user(get, content):
+    if get("isCompactSummary"):
         return COMPACT_SUMMARY, None
     if content.__class__ is list:
         for block in content:
@@ -144,9 +145,9 @@ def _classify_user(obj, content):
                 return TOOL_RESULT, None
     elif isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
         return TOOL_RESULT, None
-    if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
+    if get("isMeta") or get("isVisibleInTranscriptOnly"):
         return META, None
-    source = obj.get("promptSource")
+    source = get("promptSource")
     if source is not None and (source.__class__ is not str or source not in _PROMPT_SOURCES):
         # A source we have not seen: record it, but a line nobody typed must not anchor injections.
         return META, None
@@ -166,74 +167,38 @@ def _classify_user(obj, content):
     return PROMPT, form
 
 
-def _attachment_fields(att):
-    """(kind, subtype, hook_event, hook_name, command, text, texts, persisted)."""
-    if not isinstance(att, dict):
-        return ATTACHMENT, None, None, None, None, "", [], False
-    get = att.get
-    att_type = get("type")
-    if att_type.__class__ is not str and not isinstance(att_type, str):
-        att_type = None
-    hook_name = get("hookName")
-    if hook_name.__class__ is not str and not isinstance(hook_name, str):
-        hook_name = None
-    hook_event = get("hookEvent")
-    if hook_event.__class__ is not str and not isinstance(hook_event, str):
-        hook_event = None
-    if hook_event is None and hook_name:
-        hook_event = hook_name.split(":", 1)[0]
-    command = get("command")
-    if command.__class__ is not str and not isinstance(command, str):
-        command = None
-    texts = []
-    bookkeeping = _ATTACHMENT_BOOKKEEPING_KEYS
-    for key, value in att.items():
-        # Hook bookkeeping, never model-facing: above all the hook's own command line, which for
-        # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
-        # recorded on every hook_success/hook_cancelled/error line of that hook.
-        if key not in bookkeeping:
-            cls = value.__class__
-            if cls is str:
-                if value:
-                    texts.append(value)
-            elif cls is not int and cls is not bool and value is not None:
-                _strings(value, texts, 1)
-    content = get("content")
+# Each builder below reads one type of line: ``(kind, fields)``, where ``fields`` are the Entry's
+# fields from ``subtype`` to ``persisted_preview``, in order.
+_NO_FIELDS = (None, None, None, None, "", (), (), None, None, False)
+
+
+def _user(get, entry_type, line):
+    message = get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    kind, form = _classify_user(get, content)
     if content.__class__ is str:
-        text = content
-    elif isinstance(content, list):
-        text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
-    elif isinstance(content, str):
-        text = content
+        text, texts = (content, (content,)) if content else ("", ())
     else:
-        text = ""
-    persisted = bool(text) and _is_persisted_stub(text)
-    kind = ATTACHMENT
-    if hook_event == UPS and att_type in INJECTION_ATTACHMENT_TYPES:
-        if att_type == "hook_success":
-            stdout = get("stdout") if isinstance(get("stdout"), str) else ""
-            if stdout.strip() and _looks_like_json_object(stdout):
-                text = ""  # the raw JSON output; its additionalContext has its own line
-            elif text.strip() and not persisted:
-                if _looks_like_json_object(text):
-                    text = ""
-            elif stdout.strip():
-                text = stdout  # content empty or a <persisted-output> stub: stdout has the text
-        if text.strip():
-            kind = INJECTION
-    return kind, att_type, hook_event, hook_name, command, text, texts, persisted
+        parts = []
+        _block_texts(content, parts)
+        text, texts = _join(parts), tuple(parts)
+    source = get("promptSource")
+    if source.__class__ is not str and not isinstance(source, str):
+        source = None
+    return kind, (form, None, None, None, text, texts, (), source, None, False)
 
 
-def _assistant_fields(message, line):
-    """(text, texts, tool_uses, message_id)."""
+def _assistant(get, entry_type, line):
+    message = get("message")
     if not isinstance(message, dict):
-        return "", (), (), None
+        return ASSISTANT, _NO_FIELDS
     message_id = message.get("id")
     if message_id.__class__ is not str and not isinstance(message_id, str):
         message_id = None
     content = message.get("content")
     if isinstance(content, str):
-        return content, ((content,) if content else ()), (), message_id
+        return ASSISTANT, (None, None, None, None, content, (content,) if content else (), (), None, message_id,
+                           False)
     parts, texts, tool_uses = [], [], []
     if isinstance(content, list):
         for block in content:
@@ -255,11 +220,116 @@ def _assistant_fields(message, line):
                 tool_uses.append(_new_record(ToolUse, (line, block.get("id"), name if isinstance(name, str) else "?",
                                                        tool_input)))
                 _strings(tool_input, texts)
-    return _join(parts), tuple(texts), tuple(tool_uses), message_id
+    return ASSISTANT, (None, None, None, None, _join(parts), tuple(texts), tuple(tool_uses), None, message_id, False)
+
+
+def _attachment(get, entry_type, line):
+    att = get("attachment")
+    texts = []
+    if not isinstance(att, dict):
+        return ATTACHMENT, (None, None, None, None, "", _with_rendered(get, texts), (), None, None, False)
+    att_get = att.get
+    att_type = att_get("type")
+    if att_type.__class__ is not str and not isinstance(att_type, str):
+        att_type = None
+    hook_name = att_get("hookName")
+    if hook_name.__class__ is not str and not isinstance(hook_name, str):
+        hook_name = None
+    hook_event = att_get("hookEvent")
+    if hook_event.__class__ is not str and not isinstance(hook_event, str):
+        hook_event = None
+    if hook_event is None and hook_name:
+        hook_event = hook_name.split(":", 1)[0]
+    command = att_get("command")
+    if command.__class__ is not str and not isinstance(command, str):
+        command = None
+    bookkeeping = _ATTACHMENT_BOOKKEEPING_KEYS
+    for key, value in att.items():
+        # Hook bookkeeping, never model-facing: above all the hook's own command line, which for
+        # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
+        # recorded on every hook_success/hook_cancelled/error line of that hook.
+        if key not in bookkeeping:
+            cls = value.__class__
+            if cls is str:
+                if value:
+                    texts.append(value)
+            elif cls is not int and cls is not bool and value is not None:
+                _strings(value, texts, 1)
+    content = att_get("content")
+    if content.__class__ is str:
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in content)
+    elif isinstance(content, str):
+        text = content
+    else:
+        text = ""
+    persisted = bool(text) and _is_persisted_stub(text)
+    kind = ATTACHMENT
+    if hook_event == UPS and att_type in INJECTION_ATTACHMENT_TYPES:
+        if att_type == "hook_success":
+            stdout = att_get("stdout") if isinstance(att_get("stdout"), str) else ""
+            if stdout.strip() and _looks_like_json_object(stdout):
+                text = ""  # the raw JSON output; its additionalContext has its own line
+            elif text.strip() and not persisted:
+                if _looks_like_json_object(text):
+                    text = ""
+            elif stdout.strip():
+                text = stdout  # content empty or a <persisted-output> stub: stdout has the text
+        if text.strip():
+            kind = INJECTION
+    return kind, (att_type, hook_event, hook_name, command, text, _with_rendered(get, texts), (), None, None,
+                  persisted)
+
+
+def _with_rendered(get, texts):
+    """``texts`` and the strings of the line's ``rendered`` copy (what the model was sent)."""
+    rendered = get("rendered")
+    if rendered:
+        _strings(rendered, texts)
+    return tuple(texts)
+
+
+def _system(get, entry_type, line):
+    subtype = _str_or_none(get("subtype"))
+    content = get("content")
+    if content.__class__ is str and content:
+        return SYSTEM, (subtype, None, None, None, content, (content,), (), None, None, False)
+    return SYSTEM, (subtype, None, None, None, "", (), (), None, None, False)
+
+
+def _progress(get, entry_type, line):
+    subtype = event = name = command = None
+    data = get("data")
+    if isinstance(data, dict):
+        subtype = _str_or_none(data.get("type"))
+        if subtype == "hook_progress":
+            name = _str_or_none(data.get("hookName"))
+            event = _str_or_none(data.get("hookEvent")) or (name.split(":", 1)[0] if name else None)
+            command = _str_or_none(data.get("command"))
+    return PROGRESS, (subtype, event, name, command, "", (), (), None, None, False)
+
+
+def _metadata(get, entry_type, line):
+    content = get("summary") if entry_type == "summary" else get("content")
+    return METADATA, (_str_or_none(get("operation")), None, None, None, content if content.__class__ is str else "",
+                      (), (), None, None, False)
+
+
+def _unknown(get, entry_type, line):
+    return UNKNOWN, _NO_FIELDS
 
 
 def _str_or_none(value):
     return value if isinstance(value, str) else None
+
+
+_BUILDERS = {"user": _user, "assistant": _assistant, "attachment": _attachment, "system": _system,
+             "progress": _progress, **dict.fromkeys(METADATA_TYPES, _metadata)}
+# The envelope every line may carry, in Entry's order (``isSidechain`` apart): each a string or None.
+_ENVELOPE_KEYS = ("uuid", "parentUuid", "agentId", "sessionId", "version", "timestamp")
+# One set lookup of the six values' types instead of six tests: the usual line needs no cleaning.
+_STRINGS_OR_NONE = frozenset(itertools.product((str, type(None)), repeat=len(_ENVELOPE_KEYS)))
 
 
 def make_entry(obj, line):
@@ -268,64 +338,10 @@ def make_entry(obj, line):
     entry_type = get("type")
     if entry_type.__class__ is not str:
         entry_type = "<missing>"
-    subtype = event = name = command = source = message_id = None
-    text, texts, tool_uses, persisted = "", (), (), False
-    if entry_type == "assistant":
-        kind = ASSISTANT
-        text, texts, tool_uses, message_id = _assistant_fields(get("message"), line)
-    elif entry_type == "user":
-        message = get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        kind, subtype = _classify_user(obj, content)
-        if content.__class__ is str:
-            if content:
-                text, texts = content, (content,)
-        else:
-            parts = []
-            _block_texts(content, parts)
-            text, texts = _join(parts), tuple(parts)
-        source = get("promptSource")
-        if source.__class__ is not str and not isinstance(source, str):
-            source = None
-    elif entry_type == "attachment":
-        kind, subtype, event, name, command, text, texts, persisted = _attachment_fields(get("attachment"))
-        rendered = get("rendered")
-        if rendered:
-            _strings(rendered, texts)
-        texts = tuple(texts)
-    elif entry_type == "system":
-        kind = SYSTEM
-        subtype = _str_or_none(get("subtype"))
-        content = get("content")
-        if content.__class__ is str and content:
-            text, texts = content, (content,)
-    elif entry_type == "progress":
-        kind = PROGRESS
-        data = get("data")
-        if isinstance(data, dict):
-            subtype = _str_or_none(data.get("type"))
-            if subtype == "hook_progress":
-                name = _str_or_none(data.get("hookName"))
-                event = _str_or_none(data.get("hookEvent")) or (name.split(":", 1)[0] if name else None)
-                command = _str_or_none(data.get("command"))
-    elif entry_type in METADATA_TYPES:
-        kind = METADATA
-        subtype = _str_or_none(get("operation"))
-        content = get("summary") if entry_type == "summary" else get("content")
-        if content.__class__ is str:
-            text = content
-    else:
-        kind = UNKNOWN
-    uuid, parent, agent, session, version, stamp = (
-        get("uuid"), get("parentUuid"), get("agentId"), get("sessionId"), get("version"), get("timestamp"))
-    return _new_record(Entry, (
-        line, entry_type, kind,
-        uuid if uuid.__class__ is str else None,
-        parent if parent.__class__ is str else None,
-        get("isSidechain") is True,
-        agent if agent.__class__ is str else None,
-        session if session.__class__ is str else None,
-        version if version.__class__ is str else None,
-        stamp if stamp.__class__ is str else None,
-        subtype, event, name, command, text, texts, tool_uses, source, message_id, persisted, obj,
-    ))
+    kind, fields = _BUILDERS.get(entry_type, _unknown)(get, entry_type, line)
+    envelope = tuple(map(get, _ENVELOPE_KEYS))
+    if tuple(map(type, envelope)) not in _STRINGS_OR_NONE:
+        envelope = tuple(value if value.__class__ is str else None for value in envelope)
+    uuid, parent, agent, session, version, stamp = envelope
+    return _new_record(Entry, (line, entry_type, kind, uuid, parent, get("isSidechain") is True, agent, session,
+                               version, stamp, *fields, obj))

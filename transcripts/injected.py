@@ -74,13 +74,6 @@ class InjectedTexts(dict):
         elif body not in short:
             short.append(body)
 
-    def haystacks(self, texts):
-        """The strings to search for a line's ``texts``: one joined string (one find() per probe
-        instead of one per text: most lines hold no probe) unless the separator could match."""
-        if len(texts) == 1:
-            return texts
-        return (SEPARATOR.join(texts),) if self.separator_safe else texts
-
     def find(self, haystacks, own_digest):
         """The digests of earlier injected texts that occur in ``haystacks``, or None."""
         found = None

@@ -110,8 +110,7 @@ class TranscriptReader:
                         except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
                             pass
                         else:
-                            if (end == len(text) - 1 and raw[-1] == 10) or end == len(text) or \
-                                    not text[end:].strip(" \t\n\r"):
+                            if text[end:] == "\n" or not text[end:].strip(" \t\n\r"):
                                 self.entries += 1
                                 yield make_entry(obj, line)
                                 continue

@@ -179,14 +179,8 @@ class StreamAuditor:
     def feed(self, entry, session):
         self.entries += 1
         kind = entry.kind
-        if kind == PROMPT:
-            self.latest = self._new_prompt(entry)
-            self.advanced_at = None
-            self.passthrough = {}
-            if LEGACY_HOOK_TAG in entry.text:
-                self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} text inside the prompt "
-                               "(Claude Code 1.0.x); not audited as an injection")
-        elif kind in TURN_ADVANCING:
+        if kind in TURN_ADVANCING:
+            # The commonest lines (assistant, tool results); every one of them is searched.
             if self.advanced_at is None and self.latest is not None:
                 self.advanced_at = (kind, entry.line)
             uuid = entry.uuid
@@ -195,6 +189,17 @@ class StreamAuditor:
                 recent[uuid] = (kind, entry.line)
                 if len(recent) >= RECENT_TURN_ENTRIES:
                     self.recent_before, self.recent = recent, {}
+            texts = entry.texts
+            if texts and (self.sentinel or self.injected.probes):
+                self._search(entry, texts, None)
+            return
+        if kind == PROMPT:
+            self.latest = self._new_prompt(entry)
+            self.advanced_at = None
+            self.passthrough = {}
+            if LEGACY_HOOK_TAG in entry.text:
+                self.notes.add(f"line {entry.line}: legacy {LEGACY_HOOK_TAG} text inside the prompt "
+                               "(Claude Code 1.0.x); not audited as an injection")
         else:
             uuid = entry.uuid
             if uuid and len(self.passthrough) < MAX_PASSTHROUGH:
@@ -311,13 +316,20 @@ class StreamAuditor:
 
     def _search(self, entry, texts, own_digest):
         injected = self.injected
-        haystacks = injected.haystacks(texts)
-        found = injected.find(haystacks, own_digest) if injected.probes else None
-        if found:
-            for digest in found:
-                self.resent.add(Evidence(
-                    entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
-                                f"{injected[digest].last_line}"))
+        # One find() per probe over the texts joined, not one per text: most lines hold no probe.
+        # The separator cannot be part of a match unless an injected text or the sentinel holds
+        # it; then each text is searched alone.
+        if len(texts) == 1 or not injected.separator_safe:
+            haystacks = texts
+        else:
+            haystacks = (SEPARATOR.join(texts),)
+        if injected.probes:
+            found = injected.find(haystacks, own_digest)
+            if found:
+                for digest in found:
+                    self.resent.add(Evidence(
+                        entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
+                                    f"{injected[digest].last_line}"))
         sentinel = self.sentinel
         if sentinel:
             for text in haystacks:

@@ -5,7 +5,9 @@ prompts, notes and evidence, and exact counts of everything not listed."""
 import pytest
 
 from transcripts.audit import FAIL, PASS, audit_session, result_to_dict
-from transcripts.auditmodel import LIVE_PROMPTS, MAX_EVIDENCE, MAX_LISTED_PROMPTS, MAX_NOTES
+from transcripts.auditmodel import (
+    LIVE_PROMPTS, MAX_EVIDENCE, MAX_LISTED_PROMPTS, MAX_NOTES, SEARCHED_KINDS, TURN_ADVANCING,
+)
 from transcripts.reader import read_session
 from transcripts.streams import Bounded, Session
 
@@ -101,3 +103,8 @@ def test_bounded_keeps_the_first_and_counts_all(limit, offered):
     for item in range(offered):
         bucket.add(item)
     assert list(bucket) == list(range(min(limit, offered))) and bucket.total == offered
+
+
+def test_every_turn_advancing_kind_is_searched():
+    """StreamAuditor.feed searches a turn-advancing line without asking SEARCHED_KINDS."""
+    assert TURN_ADVANCING <= SEARCHED_KINDS
