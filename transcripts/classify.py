@@ -7,7 +7,6 @@ This runs once per line of files of any size, beside a bare ``json.loads`` it mu
 and list), ``isinstance`` only for what else a caller may pass, and no helper call a common line
 does not need."""
 
-import itertools
 import json
 
 from transcripts.entries import (
@@ -326,10 +325,6 @@ def _str_or_none(value):
 
 _BUILDERS = {"user": _user, "assistant": _assistant, "attachment": _attachment, "system": _system,
              "progress": _progress, **dict.fromkeys(METADATA_TYPES, _metadata)}
-# The envelope every line may carry, in Entry's order (``isSidechain`` apart): each a string or None.
-_ENVELOPE_KEYS = ("uuid", "parentUuid", "agentId", "sessionId", "version", "timestamp")
-# One set lookup of the six values' types instead of six tests: the usual line needs no cleaning.
-_STRINGS_OR_NONE = frozenset(itertools.product((str, type(None)), repeat=len(_ENVELOPE_KEYS)))
 
 
 def make_entry(obj, line):
@@ -339,9 +334,16 @@ def make_entry(obj, line):
     if entry_type.__class__ is not str:
         entry_type = "<missing>"
     kind, fields = _BUILDERS.get(entry_type, _unknown)(get, entry_type, line)
-    envelope = tuple(map(get, _ENVELOPE_KEYS))
-    if tuple(map(type, envelope)) not in _STRINGS_OR_NONE:
-        envelope = tuple(value if value.__class__ is str else None for value in envelope)
-    uuid, parent, agent, session, version, stamp = envelope
-    return _new_record(Entry, (line, entry_type, kind, uuid, parent, get("isSidechain") is True, agent, session,
-                               version, stamp, *fields, obj))
+    uuid, parent, agent, session, version, stamp = (
+        get("uuid"), get("parentUuid"), get("agentId"), get("sessionId"), get("version"), get("timestamp"))
+    return _new_record(Entry, (
+        line, entry_type, kind,
+        uuid if uuid.__class__ is str else None,
+        parent if parent.__class__ is str else None,
+        get("isSidechain") is True,
+        agent if agent.__class__ is str else None,
+        session if session.__class__ is str else None,
+        version if version.__class__ is str else None,
+        stamp if stamp.__class__ is str else None,
+        *fields, obj,
+    ))
