@@ -242,18 +242,18 @@ def _attachment(get, entry_type, line):
     command = att_get("command")
     if command.__class__ is not str and not isinstance(command, str):
         command = None
+    # Hook bookkeeping is never model-facing: above all the hook's own command line, which for the
+    # spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is recorded on every
+    # hook_success/hook_cancelled/error line of that hook. Empty strings and numbers (most values
+    # of a hook line) are passed over before the key is looked at.
     bookkeeping = _ATTACHMENT_BOOKKEEPING_KEYS
     for key, value in att.items():
-        # Hook bookkeeping, never model-facing: above all the hook's own command line, which for
-        # the spec §3 sentinel hook holds the sentinel itself (``--text SENTINEL``) and is
-        # recorded on every hook_success/hook_cancelled/error line of that hook.
-        if key not in bookkeeping:
-            cls = value.__class__
-            if cls is str:
-                if value:
-                    texts.append(value)
-            elif cls is not int and cls is not bool and value is not None:
-                _strings(value, texts, 1)
+        cls = value.__class__
+        if cls is str:
+            if value and key not in bookkeeping:
+                texts.append(value)
+        elif cls is not int and cls is not bool and value is not None and key not in bookkeeping:
+            _strings(value, texts, 1)
     content = att_get("content")
     if content.__class__ is str:
         text = content

@@ -77,9 +77,12 @@ class InjectedTexts(dict):
     def find(self, haystacks, own_digest):
         """The digests of earlier injected texts that occur in ``haystacks``, or None."""
         found = None
-        for probe, (by_key, short) in self.probes.items():
+        for probe in self.probes:
             for text in haystacks:
                 pos = text.find(probe)
+                if pos == -1:
+                    continue   # nearly every line: nothing to unpack
+                by_key, short = self.probes[probe]
                 while pos != -1:
                     # The injection's own text is not a re-send of itself: skip it before hashing.
                     for length, digest in by_key.get(text[pos:pos + KEY_CHARS], ()):

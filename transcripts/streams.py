@@ -6,7 +6,6 @@ followed, across streams too), what was re-sent, and where the sentinel was met.
 from router.score import parse_header
 from transcripts.auditmodel import (
     LIVE_PROMPTS,
-    MAX_EVIDENCE,
     MAX_INJECTIONS_PER_PROMPT,
     MAX_LISTED_PROMPTS,
     MAX_NOTES,
@@ -21,6 +20,7 @@ from transcripts.auditmodel import (
     StreamAudit,
     RECENT_TURN_ENTRIES,
 )
+from transcripts.bounded import Bounded
 from transcripts.checks import check_a, check_b, check_c, check_d, check_e
 from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, SYSTEM, UPS
 from transcripts.injected import SEPARATOR, InjectedTexts, text_digest
@@ -41,28 +41,6 @@ def _hook_label(hook_id):
         return "the memory router"
     name, command = hook_id
     return f"{name} hook `{command}`"
-
-
-class Bounded(list):
-    """Evidence kept up to ``limit`` items, with ``total`` counting every one offered, so a check
-    can say "3,412 lines repeat an injection" while holding the first MAX_EVIDENCE of them."""
-
-    def __init__(self, limit=MAX_EVIDENCE):
-        super().__init__()
-        self.limit = limit
-        self.total = 0
-
-    def add(self, item):
-        self.total += 1
-        if len(self) < self.limit:
-            self.append(item)
-
-    def offer(self, make, *args):
-        """``add(make(*args))``, building the item only while it would be kept: past the limit
-        an item is counted, and the work of making it is saved."""
-        self.total += 1
-        if len(self) < self.limit:
-            self.append(make(*args))
 
 
 class _PromptState:

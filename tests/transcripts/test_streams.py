@@ -2,14 +2,12 @@
 re-injecting the same few texts keep a constant amount of state per text, a bounded list of
 prompts, notes and evidence, and exact counts of everything not listed."""
 
-import pytest
-
 from transcripts.audit import FAIL, PASS, audit_session, result_to_dict
 from transcripts.auditmodel import (
     LIVE_PROMPTS, MAX_EVIDENCE, MAX_LISTED_PROMPTS, MAX_NOTES, SEARCHED_KINDS, TURN_ADVANCING,
 )
 from transcripts.reader import read_session
-from transcripts.streams import Bounded, Session
+from transcripts.streams import Session
 
 PROMPTS = MAX_LISTED_PROMPTS + 500   # past every bound
 
@@ -95,14 +93,6 @@ def test_a_prompt_out_of_the_live_window_no_longer_anchors_an_injection(session,
     s.injection(bodies["setx"], parent=first)   # hangs off a prompt long gone by
     result = audit_session(read_session(s.write(tmp_path / "late.jsonl")))
     assert result.check("b").status == FAIL and result.stream().unanchored_count == 1
-
-
-@pytest.mark.parametrize("limit,offered", [(3, 2), (3, 3), (3, 10)])
-def test_bounded_keeps_the_first_and_counts_all(limit, offered):
-    bucket = Bounded(limit)
-    for item in range(offered):
-        bucket.add(item)
-    assert list(bucket) == list(range(min(limit, offered))) and bucket.total == offered
 
 
 def test_every_turn_advancing_kind_is_searched():
