@@ -31,8 +31,7 @@ _SCAN_ONCE = json.decoder.JSONDecoder().scan_once
 _READ_BUFFER = 1 << 16
 
 
-def _loads_line(raw):
-    text = raw.decode("utf-8") if raw.__class__ is bytes else raw
+def _loads_line(text):
     if not text.startswith("{"):
         return json.loads(text)
     try:
@@ -142,26 +141,24 @@ class TranscriptReader:
                 self.blank_lines += 1
                 return None
         try:
-            obj = _loads_line(raw)
+            text = raw.decode("utf-8")
+            invalid_utf8 = False
         except UnicodeDecodeError:
-            try:
-                obj = _loads_line(raw.decode("utf-8", errors="replace"))
-            except ValueError as err:
-                # Unusable either way: one bad line, or a tail cut inside a character.
-                self._bad(line, raw, err)
-                return None
-            except RecursionError:
-                self._bad(line, raw, _TooDeep(raw))
-                return None
-            self.invalid_utf8_lines += 1
-            self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
+            text = raw.decode("utf-8", errors="replace")
+            invalid_utf8 = True
+        try:
+            obj = _loads_line(text)
         except ValueError as err:
+            # Unusable: one bad line, or (not valid UTF-8 either) a tail cut inside a character.
             self._bad(line, raw, err)
             return None
         except RecursionError:
             # Python's parser recurses per nesting level; no Claude Code line nests so.
             self._bad(line, raw, _TooDeep(raw))
             return None
+        if invalid_utf8:
+            self.invalid_utf8_lines += 1
+            self._note(line, "invalid_utf8", "not valid UTF-8; decoded with replacement characters")
         if not isinstance(obj, dict):
             self.bad_lines += 1
             self._note(line, "not_an_object", f"a JSON {type(obj).__name__}, not an object; skipped")
