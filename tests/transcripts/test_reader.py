@@ -389,3 +389,15 @@ def test_a_line_nested_too_deep_is_one_bad_line_with_its_column(tmp_path):
     assert kinds == [PROMPT, ASSISTANT] and reader.bad_lines == 1
     (diagnostic,) = reader.diagnostics
     assert diagnostic.line == 2 and "nested too deep" in diagnostic.message and "column 428" in diagnostic.message  # 28 + 400
+
+
+def test_a_line_not_utf8_and_nested_too_deep_is_one_bad_line_not_a_crash(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    deep = b'{"type": "user", "note": "caf\xe9", "message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path.write_bytes(b'{"type": "user", "message": {"role": "user", "content": "hi"}}\n' + deep + b"\n"
+                     + b'{"type": "assistant", "message": {"content": "ok"}}\n')
+    reader = read_session(path)
+    assert [e.kind for e in reader] == [PROMPT, ASSISTANT]
+    assert reader.bad_lines == 1 and reader.invalid_utf8_lines == 0
+    (diagnostic,) = reader.diagnostics
+    assert diagnostic.line == 2 and diagnostic.kind == "bad_line" and "nested too deep" in diagnostic.message
