@@ -34,7 +34,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
 from router.config import DEFAULTS, bundled_cluster_file  # noqa: E402
-from router.learned import learned_path, merge_learned_postings, read_learned, terms_by_slug  # noqa: E402
+from router.config import learned_path  # noqa: E402
+from router.learned import merge_learned_postings, read_learned, terms_by_slug  # noqa: E402
 from router.provider import build_table, route  # noqa: E402
 from router.score import build_routing_table  # noqa: E402
 

@@ -312,7 +312,8 @@ def _provider_check(config, table):
 def _learned_check(cluster_path):
     """With learning on, the learned-terms file the hook reads beside the cluster file."""
     from router.errors import InputError
-    from router.learned import learned_path, read_learned
+    from router.config import learned_path
+    from router.learned import read_learned
 
     path = learned_path(cluster_path)
     try:

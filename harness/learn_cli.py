@@ -98,7 +98,7 @@ def cmd_learn(args):
                                                                  "memory-router.toml at your own cluster file")
     from router.clusterfile import load_cluster_file
     from router.feedback import add_feedbacks
-    from router.learned import learned_path
+    from router.config import learned_path
 
     index = load_cluster_file(cluster_path)
     slugs = {member.slug for member in index.members}

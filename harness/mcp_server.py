@@ -103,7 +103,7 @@ class MemoryStore:
         return bool(self.config and self.config.get("learning"))
 
     def learned_path(self):
-        from router.learned import learned_path
+        from router.config import learned_path
 
         return learned_path(self.cluster_path)
 

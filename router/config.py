@@ -75,6 +75,19 @@ LEARNING_DEFAULTS = {
     "learned_cap": 24,
 }
 
+LEARNED_SUFFIX = ".learned.tsv"
+
+
+def learned_path(cluster_path):
+    """The learned-terms file of a cluster file: ``brain/x.md`` -> ``brain/x.learned.tsv``. Here,
+    not in ``router.learned``, because the hook needs the path on every prompt while learning is
+    on, and the reader (with its regular expressions and record type) only on a cache miss."""
+    base, ext = os.path.splitext(os.fspath(cluster_path))
+    if ext.lower() not in (".md", ".markdown", ".tsv"):
+        base = os.fspath(cluster_path)
+    return base + LEARNED_SUFFIX
+
+
 LEARNING_DOCS = {
     "learning": "record feedback (MCP record_feedback, memory-router learn) as learned terms in "
                 "<cluster file stem>.learned.tsv",

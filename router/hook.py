@@ -39,12 +39,6 @@ def _build_table(path, learned_file=None):
     return build_table(load_cluster_file(path), learned_terms=terms)
 
 
-def _learned_file(cluster_path):
-    from router.learned import learned_path
-
-    return learned_path(os.path.abspath(cluster_path))
-
-
 def _hook_args(argv):
     return parse_long_options(argv, ("clusters", "config"), "hook")
 
@@ -80,7 +74,7 @@ def decide(payload, options):
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     # With learning on, the learned-terms file is read with the cluster file and its stat joins
     # the cache key, so a `learn` run or a feedback takes effect on the next prompt.
-    learned_file = _learned_file(path) if config and config.get("learning") else None
+    learned_file = config_mod.learned_path(os.path.abspath(path)) if config and config.get("learning") else None
     decision = use_routing_table(
         path, lambda p: _build_table(p, learned_file),
         lambda table: route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path),

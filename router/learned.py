@@ -25,12 +25,12 @@ module only reads):
 Standard library and ``router.*`` only: the default provider reads this file on the hook path.
 """
 
-import os
 import re
 import time
 from collections import namedtuple
 
 from router import safeio
+from router.config import learned_path
 from router.errors import InputError, decode_utf8
 from router.tokens import tokenize
 
@@ -43,7 +43,6 @@ HEADER_COMMENT = (
     "# Hand tags in the cluster file always win: a word that is a tag there is never learned.\n"
     "# At most learned_cap rows per cluster (memory-router.toml); the oldest leave first.\n"
 )
-SUFFIX = ".learned.tsv"
 MAX_TERMS_PER_FEEDBACK = 16
 SOURCES = ("mcp", "learn", "hand")
 
@@ -57,14 +56,6 @@ _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 class LearnedFileError(InputError):
     """A learned-terms file that cannot be read back (exit 2, never rewritten on a guess)."""
-
-
-def learned_path(cluster_path):
-    """The learned-terms file of a cluster file: ``brain/x.md`` -> ``brain/x.learned.tsv``."""
-    base, ext = os.path.splitext(os.fspath(cluster_path))
-    if ext.lower() not in (".md", ".markdown", ".tsv"):
-        base = os.fspath(cluster_path)
-    return base + SUFFIX
 
 
 def utc_stamp(now):

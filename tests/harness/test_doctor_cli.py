@@ -195,7 +195,7 @@ def test_doctor_says_which_provider_routes_and_whether_it_loads(capsys, project,
 ])
 def test_doctor_checks_the_learned_file_while_learning_is_on(capsys, project, example_cluster_file, tmp_path,
                                                               learned_text, status, phrase):
-    from router.learned import learned_path
+    from router.config import learned_path
 
     store = tmp_path / "c.md"
     shutil.copy(example_cluster_file, store)

@@ -11,7 +11,8 @@ import pytest
 from harness.cli import main
 from router.clusterfile import load_cluster_file
 from router.config import DEFAULTS, bundled_cluster_file
-from router.learned import learned_hits, learned_path, merge_learned_postings, read_learned, terms_by_slug
+from router.config import learned_path
+from router.learned import learned_hits, merge_learned_postings, read_learned, terms_by_slug
 from router.score import build_routing_table, choose_clusters, route_prompt, score_clusters
 from router.tokens import tokenize
 

@@ -417,7 +417,8 @@ def _learning_project(tmp_path, example_cluster_file, learning):
 
 
 def _write_learned(store, cluster_id, terms):
-    from router.learned import COLUMNS, learned_path
+    from router.config import learned_path
+    from router.learned import COLUMNS
 
     rows = ["\t".join(COLUMNS)] + [f"2026-11-30T10:00:0{n}Z\t{cluster_id}\tenv_defender_excludes_dev_dir\t{term}\tlearn"
                                    for n, term in enumerate(terms)]
@@ -496,3 +497,20 @@ def test_a_task_notification_turn_is_not_routed(example_cluster_file):
     out = io.StringIO()
     run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(inner)), out)
     assert assert_injection(out.getvalue())
+
+
+def test_a_current_cache_routes_with_learning_on_without_importing_the_learned_reader(tmp_path, example_cluster_file,
+                                                                                    monkeypatch):
+    """The learned file's path is needed on every prompt, its reader only when the table is built:
+    a prompt on a current cache must not pay for importing router.learned (~2 ms)."""
+    import sys
+
+    import router.cache
+
+    monkeypatch.setattr(router.cache, "RACY_WINDOW_NS", 0)
+    project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
+    _write_learned(store, cluster_id, ["flibbertigibbet", "glacial"])
+    assert "env_defender_excludes_dev_dir" in assert_injection(_hook_in(project))  # builds and caches
+    monkeypatch.delitem(sys.modules, "router.learned", raising=False)
+    assert "env_defender_excludes_dev_dir" in assert_injection(_hook_in(project))
+    assert "router.learned" not in sys.modules

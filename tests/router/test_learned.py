@@ -4,6 +4,7 @@ it. Writing it, and the format's checks on the way, are tests/router/test_feedba
 import pytest
 
 from router import learned
+from router.config import learned_path
 from router.learned import read_learned
 from support.learned_store import index, path  # noqa: F401 - pytest fixtures, used by name
 
@@ -15,7 +16,7 @@ from support.learned_store import index, path  # noqa: F401 - pytest fixtures, u
     ("brain/v1.2.clusters.txt", "brain/v1.2.clusters.txt.learned.tsv"),
 ])
 def test_learned_file_sits_beside_the_cluster_file(cluster_file, expected):
-    assert learned.learned_path(cluster_file) == expected
+    assert learned_path(cluster_file) == expected
 
 
 def test_a_missing_file_reads_as_no_terms(path):

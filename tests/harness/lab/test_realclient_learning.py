@@ -59,7 +59,7 @@ def project_with(learning, learned_from=None):
 
 
 def learned_file(paths):
-    from router.learned import learned_path
+    from router.config import learned_path
 
     return learned_path(paths.cluster_file)
 
