@@ -43,17 +43,6 @@ def _hook_args(argv):
     return parse_long_options(argv, ("clusters", "config"), "hook")
 
 
-# Turns Claude Code makes itself and still runs UserPromptSubmit for, with a payload like a typed
-# prompt's (observed, 2.1.293 and 2.1.328: a background agent's <task-notification> when it
-# finishes). Nobody asked anything, so nothing is routed: routing the agent's report back to it
-# would inject memory at no prompt (the transcript audit's check b).
-SYSTEM_TURN_PREFIXES = ("<task-notification>",)
-
-
-def is_system_turn(prompt):
-    return prompt.lstrip().startswith(SYSTEM_TURN_PREFIXES)
-
-
 def decide(payload, options):
     """The hook's decision for one parsed payload: the object to print, or ``None``."""
     if not isinstance(payload, dict):
@@ -61,7 +50,7 @@ def decide(payload, options):
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("payload has no string 'prompt' field")
-    if not prompt.strip() or is_system_turn(prompt):
+    if not prompt.strip():
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     dirs = config_mod.project_dirs(cwd)

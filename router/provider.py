@@ -37,6 +37,12 @@ from router.providername import ProviderError, parse_provider_name
 from router.score import render_context, route_prompt
 
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")
+# Turns Claude Code makes itself and still runs UserPromptSubmit for, with a payload like a typed
+# prompt's (observed, 2.1.293 and 2.1.328: a background agent's <task-notification> when it
+# finishes). Nobody asked anything, so no provider is asked: routing the agent's report back to it
+# would inject memory at no prompt (the transcript audit's check b). Here, not in the hook, so
+# `route`, the MCP tools and the canaries say what the hook does.
+SYSTEM_TURN_PREFIXES = ("<task-notification>",)
 # The route --json keys a decision from a provider without scores gets filled in with.
 _SCORELESS = {"prompt_tokens": [], "scores": [], "floor": 0, "top_score": 0, "second_score": 0,
               "margin_over_floor": 0, "lead_over_second": 0}
@@ -243,6 +249,9 @@ def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None,
     explanation says why, and one line in ``$MEMORY_ROUTER_LOG``.
     """
     name = settings.get("provider") or DEFAULTS["provider"]
+    if prompt.lstrip().startswith(SYSTEM_TURN_PREFIXES):
+        return silent_decision(name, "a turn Claude Code made itself (a <task-notification>), not a prompt: "
+                                     "nothing is routed")
     request = {"prompt": prompt, "cwd": cwd, "session_id": session_id, "table": table,
                "cluster_file": cluster_file, "settings": settings}
     if name in _BUILTIN_FACTORIES:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from router.hook import run_hook
+from support.fixture_transcripts import task_notification_text
 
 SETX_PHRASINGS = [
     "I set an env var with setx but the Bash tool still can't see it, why?",
@@ -475,20 +476,8 @@ def test_a_damaged_learned_file_is_logged_and_the_hand_words_still_route(tmp_pat
     assert "unknown source 'nobody'" in logged and "routing without learned terms" in logged
 
 
-def _task_notification_text():
-    """The <task-notification> turn 2.1.328 recorded after a background agent finished (a real
-    transcript of our own: tests/fixtures/transcripts)."""
-    fixture = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "v2.1.328-subagent.jsonl"
-    for raw in fixture.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(raw)
-        content = entry.get("message", {}).get("content") if entry.get("type") == "user" else None
-        if isinstance(content, str) and content.startswith("<task-notification>"):
-            return content
-    raise AssertionError("the fixture has no task notification")
-
-
 def test_a_task_notification_turn_is_not_routed(example_cluster_file):
-    text = _task_notification_text()
+    text = task_notification_text()
     out = io.StringIO()
     run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(text)), out)
     assert out.getvalue() == ""

@@ -15,6 +15,7 @@ from router.config import default_settings
 from router.provider import build_table, check_decision, load_factory, route, score_confidence
 from router.providername import BUILTINS, ProviderError, parse_provider_name
 from router.score import build_routing_table, route_prompt
+from support.fixture_transcripts import task_notification_text
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
 _names = itertools.count()
@@ -221,3 +222,18 @@ def test_hook_with_builtin_provider_imports_no_threading(example_cluster_file):
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
                             text=True, check=True)
     assert result.stdout.endswith("|False")
+
+
+@pytest.mark.parametrize("provider", BUILTINS)
+def test_a_task_notification_turn_asks_no_provider(table, provider):
+    """Every surface that routes (the hook, route, MCP, canaries) goes through route(): a turn the
+    client made itself is silent there, with the reason, whatever the provider."""
+    settings = dict(default_settings(), provider=provider)
+    text = task_notification_text()
+    decision = route(text, table, settings)
+    assert decision["additional_context"] is None and decision["routed"] == []
+    assert "task-notification" in decision["explanation"] and decision["provider"] == provider
+    inner = text.replace("<task-notification>", "").replace("</task-notification>", "")
+    if provider != "null":
+        assert route(inner, table, settings)["additional_context"] is not None
+

@@ -64,3 +64,12 @@ def is_injection_attachment(obj):
 def real_injection_line(version="2.1.293"):
     """The first ``hook_additional_context`` line 2.1.293 wrote for our hook (routed prompt 1)."""
     return find_line(session_file(version, "routed-silent-routed"), is_injection_attachment)[1]
+
+
+def task_notification_text(version="2.1.328"):
+    """The <task-notification> turn the client recorded when the subagent scenario's background
+    agent finished: the prompt text its UserPromptSubmit hook received."""
+    def is_notification(obj):
+        return obj.get("type") == "user" and user_text(obj).startswith("<task-notification>")
+
+    return user_text(find_line(session_file(version, "subagent"), is_notification)[1])
