@@ -90,14 +90,6 @@ def _code_stamp():
     return tuple(stamp)
 
 
-def _companion_stamp(path):
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _stat_key(path, kind, companions=()):
     """(key, stat result) of ``path``; ``_settled(stat result)`` says whether a result built
     from what was read after this stat may be stored. ``companions``: other files the result is
@@ -107,10 +99,14 @@ def _stat_key(path, kind, companions=()):
     key = (CACHE_FORMAT, __version__, kind, path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
            st.st_ctime_ns, _code_stamp())
     for companion in companions:
-        stamp = _companion_stamp(companion)
-        key += (companion, stamp)
-        if stamp is not None and max(stamp[3], stamp[4]) > max(st.st_mtime_ns, st.st_ctime_ns):
-            st = os.stat(companion)
+        try:
+            other = os.stat(companion)
+        except OSError:
+            key += (companion, None)
+            continue
+        key += (companion, other.st_dev, other.st_ino, other.st_size, other.st_mtime_ns, other.st_ctime_ns)
+        if max(other.st_mtime_ns, other.st_ctime_ns) > max(st.st_mtime_ns, st.st_ctime_ns):
+            st = other
     return key, st
 
 

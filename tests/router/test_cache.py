@@ -4,6 +4,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -453,3 +454,24 @@ def test_cache_dir_under_an_existing_home(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert cache.cache_dir() == str(tmp_path / ".cache" / "memory-router")
+
+
+def test_a_companion_file_joins_the_table_key_absent_or_present(tmp_path):
+    """A file the table is built from besides the cluster file (the learned terms): appearing,
+    changing or going away changes the key; its stat counts for the racy-clean check when it is
+    the newer file; and a table built with companions is cached apart from one built without."""
+    store = tmp_path / "c.md"
+    store.write_text("x", encoding="utf-8")
+    os.utime(store, ns=(1, 1))
+    learned = tmp_path / "c.learned.tsv"
+    absent, st = cache._stat_key(str(store), "table-companions", (str(learned),))
+    assert absent[-2:] == (str(learned), None)
+    time.sleep(0.05)  # past the file system's coarse clock tick: the learned file is the newer one
+    learned.write_text("a", encoding="utf-8")
+    present, newest = cache._stat_key(str(store), "table-companions", (str(learned),))
+    assert present != absent and newest.st_ino == os.stat(learned).st_ino
+    learned.write_text("ab", encoding="utf-8")
+    assert cache._stat_key(str(store), "table-companions", (str(learned),))[0] != present
+    learned.unlink()
+    assert cache._stat_key(str(store), "table-companions", (str(learned),))[0] == absent
+    assert cache._table_kind(()) != cache._table_kind((str(learned),))
