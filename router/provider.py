@@ -249,7 +249,8 @@ def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None,
     explanation says why, and one line in ``$MEMORY_ROUTER_LOG``.
     """
     name = settings.get("provider") or DEFAULTS["provider"]
-    if prompt.lstrip().startswith(SYSTEM_TURN_PREFIXES):
+    # The head only: lstrip() of a pasted 5 MB prompt would copy all of it.
+    if prompt[:256].lstrip().startswith(SYSTEM_TURN_PREFIXES):
         return silent_decision(name, "a turn Claude Code made itself (a <task-notification>), not a prompt: "
                                      "nothing is routed")
     request = {"prompt": prompt, "cwd": cwd, "session_id": session_id, "table": table,
