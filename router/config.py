@@ -76,6 +76,7 @@ LEARNING_DEFAULTS = {
 }
 
 LEARNED_SUFFIX = ".learned.tsv"
+UTTERANCES_SUFFIX = ".utterances.tsv"
 
 
 def learned_path(cluster_path):
@@ -86,6 +87,16 @@ def learned_path(cluster_path):
     if ext.lower() not in (".md", ".markdown", ".tsv"):
         base = os.fspath(cluster_path)
     return base + LEARNED_SUFFIX
+
+
+def utterances_path(cluster_path):
+    """The utterances file of a cluster file: ``brain/x.md`` -> ``brain/x.utterances.tsv``
+    (docs/enrich.md). Here beside ``learned_path`` for the same reason: the hook needs the path
+    (for the cache key) on every prompt, the reader only on a cache miss."""
+    base, ext = os.path.splitext(os.fspath(cluster_path))
+    if ext.lower() not in (".md", ".markdown", ".tsv"):
+        base = os.fspath(cluster_path)
+    return base + UTTERANCES_SUFFIX
 
 
 LEARNING_DOCS = {

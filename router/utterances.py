@@ -1,0 +1,145 @@
+"""The utterances file: things a user might type when a memory is the one they need (docs/enrich.md).
+
+Written at build time by ``memory-router clusters enrich`` through the engine the user chose (their
+Claude Code CLI, the Anthropic SDK, any command), one row per (memory, utterance), in a
+tab-separated file beside the cluster file, ``<cluster file stem>.utterances.tsv``:
+
+    # (a header comment saying what the file is)
+    slug<TAB>utterance<TAB>memory_hash<TAB>engine<TAB>model<TAB>written
+    env_bash_tool<TAB>my env var is empty in the bash tool<TAB>3f2a9c0d1e7b4a55<TAB>claude<TAB>haiku<TAB>2026-12-01T21:00:00Z
+
+- ``memory_hash`` is ``memory_text_hash`` of the memory text the utterance was written from (its
+  hook line and topic-file body): enrich asks again only for memories whose hash changed. A row a
+  person adds by hand may write ``-`` there (and ``hand`` as its engine); enrich keeps such rows.
+- Utterances are words for matching only: no router ever puts them in ``additionalContext``, so
+  whatever a model wrote here cannot reach the agent as text.
+
+Standard library and ``router.*`` only: the default provider reads this file when it builds its
+routing table (a cache miss), never on a cache hit.
+"""
+
+import hashlib
+import re
+import time
+from collections import namedtuple
+
+from router import safeio
+from router.errors import InputError, decode_utf8
+
+COLUMNS = ("slug", "utterance", "memory_hash", "engine", "model", "written")
+HEADER_COMMENT = (
+    "# memory-router utterances (see docs/enrich.md). Each row: something a user might type when this\n"
+    "# memory is the one they need, written by `memory-router clusters enrich` through the engine you\n"
+    "# chose. Used for matching only: an utterance never reaches the model's context. Review freely:\n"
+    "# edit or delete a row; add your own with memory_hash '-' and engine 'hand' (enrich keeps them).\n"
+    "# The file is rewritten whole by enrich, so comments other than this header are not kept.\n"
+)
+MAX_UTTERANCE_CHARS = 200
+HAND_HASH = "-"
+HAND_ENGINE = "hand"
+
+Utterance = namedtuple("Utterance", "slug text memory_hash engine model written line")
+Utterance.__doc__ = ("One row: memory slug, the utterance, hash of the memory text it was written from, "
+                     "engine, model, when (UTC ISO 8601), file line (0 for a row not read from a file).")
+
+_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+_SLUG_RE = re.compile(r"^[a-z0-9_]+$")
+_HASH_RE = re.compile(r"^(?:[0-9a-f]{16}|-)$")
+_ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+class UtterancesFileError(InputError):
+    """An utterances file that cannot be read back (exit 2; the hook routes without it)."""
+
+
+def memory_text_hash(text):
+    """16 hex digits of the SHA-256 of a memory's text (its hook line, a newline, its body)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def utc_stamp(now=None):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+
+
+def clean_utterance(text):
+    """``text`` as one row's utterance: whitespace (tabs, newlines) folded to single spaces."""
+    return " ".join(str(text).split())
+
+
+def parse_utterances_text(text, path="<utterances>"):
+    """Rows of an utterances file's text, in file order; a bad row is an ``UtterancesFileError``
+    naming its line and column and the fix."""
+    rows = []
+    seen_header = False
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        fields = raw.split("\t")
+        if not seen_header:
+            if tuple(f.strip() for f in fields) != COLUMNS:
+                raise UtterancesFileError("expected the column row " + "\\t".join(COLUMNS), path=path,
+                                          line=lineno, column=1,
+                                          fix="restore the header row, or run memory-router clusters enrich --force")
+            seen_header = True
+            continue
+        if len(fields) != len(COLUMNS):
+            raise UtterancesFileError(f"expected {len(COLUMNS)} tab-separated fields, got {len(fields)}",
+                                      path=path, line=lineno, column=1,
+                                      fix="write " + ", ".join(COLUMNS) + " separated by tabs")
+        slug, utterance, memory_hash, engine, model, written = (f.strip() for f in fields)
+        starts = [1]
+        for field in fields[:-1]:
+            starts.append(starts[-1] + len(field) + 1)
+        problem = None
+        if not _SLUG_RE.match(slug):
+            problem, column, fix = f"invalid slug {slug!r}", starts[0], "slugs use only a-z, 0-9 and _"
+        elif not utterance:
+            problem, column, fix = "empty utterance", starts[1], "write the utterance, or delete the row"
+        elif len(utterance) > MAX_UTTERANCE_CHARS:
+            problem, column, fix = (f"utterance of {len(utterance)} characters (at most {MAX_UTTERANCE_CHARS})",
+                                    starts[1], "shorten it")
+        elif not _HASH_RE.match(memory_hash):
+            problem, column, fix = (f"memory_hash {memory_hash!r} is not 16 hex digits or '-'", starts[2],
+                                    "write '-' for a row written by hand")
+        elif not _ENGINE_RE.match(engine):
+            problem, column, fix = f"invalid engine {engine!r}", starts[3], "write 'hand' for a row written by hand"
+        elif not model:
+            problem, column, fix = "empty model", starts[4], "write '-' when there is no model"
+        elif not _STAMP_RE.match(written):
+            problem, column, fix = (f"written {written!r} is not a UTC time like 2026-12-01T21:00:00Z", starts[5],
+                                    "write the time as shown")
+        if problem:
+            raise UtterancesFileError(problem, path=path, line=lineno, column=column, fix=fix)
+        rows.append(Utterance(slug, utterance, memory_hash, engine, model, written, lineno))
+    return rows
+
+
+def read_utterances(path):
+    """The rows of the utterances file at ``path``, in file order; ``[]`` when there is none."""
+    try:
+        with safeio.open_regular(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise UtterancesFileError(f"cannot read utterances file: {err.strerror or err}", path=path,
+                                  fix="fix its permissions, or delete it and run memory-router clusters enrich") from None
+    return parse_utterances_text(decode_utf8(data, path, "utterances file", UtterancesFileError), path)
+
+
+def utterances_by_slug(rows):
+    """``{slug: (utterance, ...)}`` in file order, duplicates dropped: what a router matches on."""
+    found = {}
+    for row in rows:
+        texts = found.setdefault(row.slug, [])
+        if row.text not in texts:
+            texts.append(row.text)
+    return {slug: tuple(texts) for slug, texts in found.items()}
+
+
+def render_utterances(rows):
+    """The file text for ``rows`` (header comment, column row, one line per row)."""
+    lines = [HEADER_COMMENT.rstrip("\n"), "\t".join(COLUMNS)]
+    lines += ["\t".join((r.slug, clean_utterance(r.text), r.memory_hash, r.engine, r.model, r.written))
+              for r in rows]
+    return "\n".join(lines) + "\n"
