@@ -1,0 +1,1 @@
+"""The clusters command: build, check and convert cluster files."""
