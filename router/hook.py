@@ -105,6 +105,12 @@ def session_start(payload):
         return None
     if not isinstance(session_id, str) or not session_id:
         raise ValueError(f"SessionStart ({source}) payload has no session_id; no session record was reset")
+    def log(message):
+        log_diagnostic("session-start", message)
+
+    if record_path(session_id) is None:
+        log(f"session {session_id}: no cache directory, so no session record to reset or send again")
+        return None
     text = None
     if source == "compact":
         record, why = read_trusted_record(session_id)
@@ -118,11 +124,12 @@ def session_start(payload):
                     if write_record(record_path(session_id), held):
                         return hook_output(text, "SessionStart")
                 except OSError as err:
-                    log_diagnostic("session-start", f"session {session_id}: record not written ({err}); "
-                                                    "forgotten instead, so the next prompt sends again")
+                    log(f"session {session_id}: record not written ({err}); forgotten instead, so the next "
+                        "prompt sends again")
         elif why:
-            log_diagnostic("session-start", f"session {session_id}: {why}; nothing sent again after compaction")
-    reset_session(session_id)
+            log(f"session {session_id}: {why}; nothing sent again after compaction")
+    # Never raises: a record that cannot be removed must not lose the text (router.session).
+    reset_session(session_id, log=log)
     return hook_output(text, "SessionStart") if text else None
 
 

@@ -118,12 +118,23 @@ def after_compaction(record, max_chars, now, transcript=None, transcript_size=0)
     return None, None
 
 
-def reset_session(session_id, directory=None):
-    """Forget what ``session_id`` holds (after compaction or /clear). True if a record was removed."""
+def reset_session(session_id, directory=None, log=None):
+    """Forget what ``session_id`` holds (after compaction or /clear). True if a record was removed.
+
+    A record that cannot be removed (a read-only sessions directory) is left and reported through
+    ``log(message)``; never raised, so what the SessionStart hook sends again is not lost with it.
+    The next prompt then finds the compaction's boundary in the transcript and drops the record."""
+    path = record_path(session_id, directory)
+    if path is None:
+        return False
     try:
-        os.unlink(record_path(session_id, directory))
+        os.unlink(path)
         return True
     except FileNotFoundError:
+        return False
+    except OSError as err:
+        if log is not None:
+            log(f"session {session_id}: record not removed ({type(err).__name__}: {err})")
         return False
 
 
@@ -141,9 +152,14 @@ def hook_stage(payload, decision, prompt, settings, cluster_path, log):
     transcript = transcript if isinstance(transcript, str) and transcript else None
     if not isinstance(session_id, str) or not session_id:
         return plan_injection(decision, prompt, settings)
+    path = record_path(session_id)
+    if path is None:
+        # No cache directory (no usable HOME, no cache variable): route, record nothing.
+        log(f"session {session_id}: no cache directory to keep a session record in; every prompt is sent "
+            "its lines as in a new session")
+        return plan_injection(decision, prompt, settings)
     now = time.time()
     store = store_identity(cluster_path)
-    path = record_path(session_id)
     data, why = read_record(path)
     record = None
     if data is not None:

@@ -102,19 +102,27 @@ def record_injection(record, lines, now, transcript=None, transcript_size=0):
 
 
 def sessions_dir():
+    """``<cache dir>/sessions``, or ``None`` when there is no cache directory (no usable HOME and no
+    cache variable, ``router.cache.cache_dir``): then no session is recorded, and every prompt is
+    routed as in a new session."""
     from router.cache import cache_dir
 
-    return os.path.join(cache_dir(), "sessions")
+    base = cache_dir()
+    return os.path.join(base, "sessions") if base else None
 
 
 def record_path(session_id, directory=None):
     """The record file of ``session_id``: the id itself when it is a plain file name, else a
-    checksum of it (the record names its session, so a collision reads as a foreign record)."""
+    checksum of it (the record names its session, so a collision reads as a foreign record).
+    ``None`` when ``directory`` is not given and there is no sessions directory."""
+    directory = directory or sessions_dir()
+    if directory is None:
+        return None
     if (not session_id or len(session_id) > 128 or session_id[0] == "."
             or not set(session_id) <= _SAFE_ID_CHARS):
         data = session_id.encode("utf-8", "surrogatepass")
         session_id = f"x-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
-    return os.path.join(directory or sessions_dir(), session_id + ".json")
+    return os.path.join(directory, session_id + ".json")
 
 
 def read_record(path):
@@ -211,8 +219,10 @@ def prune_sessions(directory, keep=None, now=None, max_sessions=MAX_SESSIONS, ma
 
 def read_trusted_record(session_id, directory=None):
     """``(record, None)`` for ``session_id`` when its record is whole and its cluster file is
-    unchanged, else ``(None, why)`` (``why`` is ``None`` when there is no record)."""
+    unchanged, else ``(None, why)`` (``why`` is ``None`` when there is no record, or nowhere to keep one)."""
     path = record_path(session_id, directory)
+    if path is None:
+        return None, None
     data, why = read_record(path)
     if data is None:
         return None, why

@@ -25,9 +25,11 @@ _ATTACHMENT_MARK = b'"hook_additional_context"'
 
 
 def transcript_size(path):
+    """The transcript's size in bytes; 0 when it cannot be stat'ed (a NUL in the payload's path
+    raises ValueError, not OSError: it must not cost the prompt its injection)."""
     try:
         return os.stat(path).st_size
-    except OSError:
+    except (OSError, ValueError):
         return 0
 
 
@@ -46,7 +48,7 @@ def scan_transcript(path, offset, limit=TRANSCRIPT_SCAN_BYTES, boundaries_allowe
         fd = open_regular_fd(path)
     except FileNotFoundError:
         return (None if offset == 0 else "transcript is gone"), 0, False
-    except OSError as err:
+    except (OSError, ValueError) as err:
         return f"transcript unreadable: {type(err).__name__}", 0, False
     try:
         size = os.fstat(fd).st_size

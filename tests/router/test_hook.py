@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from router.hook import run_hook
+from router.hook import run_hook, run_session_start
 from support.fixture_transcripts import task_notification_text
 
 SETX_PHRASINGS = [
@@ -503,3 +503,109 @@ def test_a_current_cache_routes_with_learning_on_without_importing_the_learned_r
     monkeypatch.delitem(sys.modules, "router.learned", raising=False)
     assert "env_defender_excludes_dev_dir" in assert_injection(_hook_in(project))
     assert "router.learned" not in sys.modules
+
+
+# --------------------------------------------------------------------------- issue 24: no HOME, read-only sessions
+
+
+def _no_usable_home(monkeypatch, home):
+    """No cache variable and a HOME that names no usable directory; ``unset`` also gives the
+    password database's fallback a home that does not exist (a service account's /nonexistent)."""
+    monkeypatch.delenv("MEMORY_ROUTER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    if home is None:
+        monkeypatch.delenv("HOME", raising=False)
+        monkeypatch.setattr(os.path, "expanduser", lambda path: path.replace("~", "/nonexistent", 1))
+    else:
+        monkeypatch.setenv("HOME", home)
+    from router.cache import cache_dir
+
+    assert cache_dir() is None
+
+
+@pytest.mark.parametrize("home", [None, "", "/"], ids=["unset", "empty", "root"])
+def test_issue24_item14_no_cache_directory_still_routes_a_session_prompt(monkeypatch, example_cluster_file,
+                                                                         tmp_path, home):
+    """Item 14: every real prompt carries a session_id; with nowhere to keep its record the hook
+    must route it and record nothing (it joined None and injected nothing)."""
+    _no_usable_home(monkeypatch, home)
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
+    prompt = payload(SETX_PHRASINGS[0])
+    for _ in range(2):  # nothing is recorded, so the repeat is sent too
+        out = io.StringIO()
+        assert run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(prompt), out) == 0
+        assert "env_bash_tool_env_var_caching" in assert_injection(out.getvalue())
+    logged = log.read_text(encoding="utf-8")
+    assert "no cache directory" in logged and "Error" not in logged
+    start = json.dumps({"session_id": json.loads(prompt)["session_id"], "hook_event_name": "SessionStart",
+                        "source": "compact"}).encode()
+    out = io.StringIO()
+    assert run_session_start([], io.BytesIO(start), out) == 0 and out.getvalue() == ""
+    assert "Error" not in log.read_text(encoding="utf-8")
+
+
+def _refuse_writes_under(monkeypatch, directory):
+    """What a read-only directory does to a process that may write elsewhere (the tests run as
+    root, whom a chmod does not stop): creating, replacing or removing a file in it is EACCES."""
+    directory = os.path.abspath(directory)
+    real_open, real_replace, real_unlink = os.open, os.replace, os.unlink
+
+    def inside(path):
+        return os.path.dirname(os.path.abspath(os.fsdecode(path))) == directory
+
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", os.fsdecode(path))
+
+    def guarded_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and inside(path):
+            refuse(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    def guarded_replace(src, dst, *args, **kwargs):
+        if inside(src) or inside(dst):
+            refuse(dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    def guarded_unlink(path, *args, **kwargs):
+        if inside(path):
+            refuse(path)
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", guarded_open)
+    monkeypatch.setattr(os, "replace", guarded_replace)
+    monkeypatch.setattr(os, "unlink", guarded_unlink)
+    monkeypatch.setattr(os, "remove", guarded_unlink)
+
+
+def test_issue24_item15_compact_with_a_read_only_sessions_dir_still_sends_again(monkeypatch, example_cluster_file,
+                                                                                tmp_path):
+    """Item 15: the record write fails, then the reset fails too; what the last prompt relied on
+    must still be sent again (a PermissionError escaped after the failed write)."""
+    from router.sessionrecord import sessions_dir
+
+    prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
+    for _ in range(2):  # sent, then held: the second prompt relies on the session holding it
+        run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(prompt), io.StringIO())
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
+    _refuse_writes_under(monkeypatch, sessions_dir())
+    start = json.dumps({"session_id": json.loads(prompt)["session_id"], "hook_event_name": "SessionStart",
+                        "source": "compact"}).encode()
+    out = io.StringIO()
+    assert run_session_start([], io.BytesIO(start), out) == 0
+    sent = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert sent["hookEventName"] == "SessionStart"
+    assert "- env_bash_tool_env_var_caching \u2014 " in sent["additionalContext"]
+    logged = log.read_text(encoding="utf-8")
+    assert "record not written" in logged and "record not removed (PermissionError" in logged
+
+
+def test_a_nul_in_the_transcript_path_still_routes(example_cluster_file):
+    """A path with a NUL raises ValueError from os.stat, not OSError: it cost every prompt its
+    injection. The first prompt is sent; the second cannot scan that transcript, so it is sent again."""
+    prompt = payload(SETX_PHRASINGS[0], transcript_path="/tmp/a\x00b.jsonl")
+    for _ in range(2):
+        out = io.StringIO()
+        run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(prompt), out)
+        assert "env_bash_tool_env_var_caching" in assert_injection(out.getvalue())
