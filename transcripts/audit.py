@@ -7,7 +7,8 @@ are separate files and so separate audits. For every stream: the prompts in orde
 prompt the injections attached to it, with the cluster ids the router's header names
 (``router.score.parse_header``), line count and characters. Then five checks, each ``pass``,
 ``fail``, ``n/a`` (nothing to check) or ``unknown`` (this transcript cannot show it), with the
-file line numbers that are the evidence:
+file line numbers that are the evidence. (a)-(e) are about the client and the transcript; (f) is
+about the router:
 
 (a) each injection appears in exactly one attachment entry: the same text attached twice for the
     same prompt, or attached again with no new prompt, fails;
@@ -16,20 +17,21 @@ file line numbers that are the evidence:
     chain to follow, it must come after the latest prompt and before that turn's first assistant
     or tool-result line), at most one per hook per prompt, and never the same text twice for one
     prompt, wherever its chain points; and no later user, assistant or
-    attachment line contains an injected text (compared by content, not position). Claude Code
-    re-sends every earlier injection with every later call until the context is compacted, so a
-    router member line (``- slug — hook``) injected again for a later prompt with no
-    ``compact_boundary`` between is a re-send too (the router sends a session each line once per
-    context); after a compaction it is not. Other hooks' texts injected again for a new prompt
-    are legitimate;
+    attachment line contains an injected text (compared by content, not position). A hook's text
+    injected again for a new prompt is the hook's doing, not a re-send: see (f) for the router's;
 (c) with a sentinel, it appears in exactly one entry, and that entry is an injection at a
     prompt (in a sidechain: at most once, anywhere; absent there is ``n/a``);
 (d) no injection is over 10,000 characters, or was replaced by Claude Code's preview stub;
 (e) sidechains are audited on their own: no injection's ``parentUuid`` chain crosses into
-    another stream, and sidechain injections are never counted in the main session.
+    another stream, and sidechain injections are never counted in the main session;
+(f) the router repeats no member line in one context: Claude Code re-sends every earlier
+    injection with every later call until the context is compacted, and the session-aware router
+    (issue 13) sends a session each member line (``- slug — hook``) once per context; a router
+    injection at a prompt that holds a member line (or a whole router text) already injected with
+    no ``compact_boundary`` between fails. After a compaction it is sent again legitimately.
 
 A transcript written before Claude Code recorded hook output as attachment lines (2.1.39 and
-older: progress lines naming the hook at most) cannot show injections: (a), (b) and (d) are then
+older: progress lines naming the hook at most) cannot show injections: (a), (b), (d) and (f) are then
 ``unknown``, never ``pass``, as is (c) when the sentinel is absent or found once outside an
 injection (a sentinel found more than once still fails), and the audit says so.
 

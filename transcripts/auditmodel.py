@@ -45,6 +45,9 @@ CHECK_NAMES = {
     "c": "sentinel appears exactly once, at its prompt",
     "d": "no injection over 10,000 characters",
     "e": "sidechains audited on their own",
+    # Not the client's doing: the session-aware router (issue 13) sends a session each member line
+    # once per context, so a line it sends again before a compaction is the router repeating itself.
+    "f": "the router repeats no member line in one context",
 }
 
 SEARCHED_KINDS = USER_KINDS | {ASSISTANT, ATTACHMENT, INJECTION}

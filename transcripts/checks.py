@@ -1,5 +1,6 @@
-"""The five checks of the injection audit (spec §3, defined in ``transcripts.audit``'s docstring),
-each judged from one stream's assembled state (``transcripts.streams.StreamAuditor``)."""
+"""The checks of the injection audit (spec §3's five, and (f) about the router itself; defined in
+``transcripts.audit``'s docstring), each judged from one stream's assembled state
+(``transcripts.streams.StreamAuditor``)."""
 
 from transcripts.auditmodel import CHECK_NAMES, FAIL, MAX_EVIDENCE, NA, PASS, UNKNOWN, Check, Evidence
 from transcripts.entries import INJECTION
@@ -100,6 +101,22 @@ def check_e(stream, others):
         return Check("e", CHECK_NAMES["e"], PASS,
                      "audited apart from " + "; ".join(others) + "; their injections are not counted here")
     return Check("e", CHECK_NAMES["e"], NA, "no sidechain or subagent transcript")
+
+
+def check_f(stream, recorded, note):
+    """(f): a router member line sent again in one context (no ``compact_boundary`` between) is the
+    router repeating itself. Apart from (b), which is about the client re-sending one injection."""
+    if not recorded:
+        return unknown(stream, "f", note)
+    if stream.repeated:
+        evidence = tuple(sorted(stream.repeated, key=lambda e: e.line))
+        return Check("f", CHECK_NAMES["f"], FAIL,
+                     f"the router sent member lines this context already held, at line(s) "
+                     f"{evidence_lines(evidence)}{_listed(stream.repeated)}", evidence)
+    if stream.router_injections == 0:
+        return Check("f", CHECK_NAMES["f"], NA, "no router injection at a prompt in this stream")
+    return Check("f", CHECK_NAMES["f"], PASS,
+                 f"{stream.router_injections} router injection(s); no member line sent twice in one context")
 
 
 def _listed(bucket):

@@ -1,6 +1,7 @@
 """The texts one stream has had injected so far, found again by content in later lines (the
 re-send half of check (b)): each distinct text by its digest, with a probe index that keeps the
-search linear in the text searched, and the router member lines the current context holds."""
+search linear in the text searched, and the router member lines the current context holds (check
+(f), the router repeating itself)."""
 
 import hashlib
 from collections import OrderedDict
@@ -23,11 +24,12 @@ class InjectedText:
     the prompts it entered at most recently, the first line it entered at for each. A constant
     amount per distinct text, however often it is injected again."""
 
-    __slots__ = ("first_line", "last_line", "by_prompt")
+    __slots__ = ("first_line", "last_line", "by_prompt", "router")
 
-    def __init__(self, line):
+    def __init__(self, line, router=False):
         self.first_line = line
         self.last_line = line
+        self.router = router             # a router injection's text (its header parsed)
         self.by_prompt = OrderedDict()   # prompt index -> first line, the last few prompts only
 
     def note(self, index, line):
@@ -51,11 +53,12 @@ class InjectedTexts(dict):
         # Keyed by the line itself: a member line is short, and bounded by the store's distinct lines.
         self.context_lines = {}
 
-    def remember(self, body, digest, line, index):
-        """Record ``body`` (``digest``) injected at ``line`` for prompt ``index`` (None: no prompt)."""
+    def remember(self, body, digest, line, index, router=False):
+        """Record ``body`` (``digest``) injected at ``line`` for prompt ``index`` (None: no prompt);
+        ``router``: the text has the router's header."""
         record = self.get(digest)
         if record is None:
-            record = self[digest] = InjectedText(line)
+            record = self[digest] = InjectedText(line, router)
             if len(body) >= MIN_RESEND_CHARS:
                 self._index(body, digest)
         record.note(index, line)

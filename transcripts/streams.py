@@ -21,7 +21,7 @@ from transcripts.auditmodel import (
     RECENT_TURN_ENTRIES,
 )
 from transcripts.bounded import Bounded
-from transcripts.checks import check_a, check_b, check_c, check_d, check_e
+from transcripts.checks import check_a, check_b, check_c, check_d, check_e, check_f
 from transcripts.entries import ATTACHMENT, INJECTION, LEGACY_HOOK_TAG, META, PROGRESS, PROMPT, SYSTEM, UPS
 from transcripts.injected import SEPARATOR, InjectedTexts, text_digest
 
@@ -113,6 +113,10 @@ class StreamAuditor:
         self.injected = InjectedTexts(separator_safe=not (sentinel and SEPARATOR in sentinel))
         self.duplicates = Bounded()
         self.resent = Bounded()
+        # Check (f): router member lines sent again in one context, and the router injections seen.
+        self.repeated = Bounded()
+        self.router_injections = 0
+        self.last_router_line = None
         self.crossings = Bounded()
         self.sentinel_hits = Bounded()
         self.hook_progress = Bounded()
@@ -260,8 +264,11 @@ class StreamAuditor:
             elif clusters is None:
                 self.notes.offer(lambda: f"line {line}: the same text as line {earlier.last_line} injected again "
                                          f"for a new prompt (line {prompt.entry_line}): allowed")
-        if clusters is not None and prompt is not None and not resent_here:
-            self._member_lines_resent(line, body)
+        if clusters is not None and prompt is not None:
+            self.router_injections += 1
+            self.last_router_line = line
+            if not resent_here:
+                self._member_lines_again(line, body)
         if prompt is None:
             self.resent.offer(lambda: Evidence(line, f"not attached to a new prompt: {note}"))
             self.unanchored.offer(_injection_record, entry, prompt, how, note, clusters, digest)
@@ -279,18 +286,19 @@ class StreamAuditor:
             if not prompt.injections.total:
                 self.prompts_with_injections += 1
             prompt.injections.offer(_injection_record, entry, prompt, how, note, clusters, digest)
-        self.injected.remember(body, digest, line, index if prompt is not None else None)
+        self.injected.remember(body, digest, line, index if prompt is not None else None,
+                               router=clusters is not None)
         return digest
 
-    def _member_lines_resent(self, line, body):
-        """Flag router member lines this context already holds (see the module's check (b))."""
+    def _member_lines_again(self, line, body):
+        """Flag router member lines this context already holds: check (f), the router repeating itself."""
         # The header line is one of the lines, and never starts with "- ".
         again = self.injected.members_again(body.split("\n"), line)
         if again:
             named = ", ".join(f"{slug} (line {first})" for slug, first in again[:5])
             more = f" and {len(again) - 5} more" if len(again) > 5 else ""
-            self.resent.add(Evidence(line, f"{len(again)} member line(s) already injected in this context "
-                                           f"with no compaction between: {named}{more}: a re-send"))
+            self.repeated.add(Evidence(line, f"{len(again)} member line(s) already injected in this context "
+                                             f"with no compaction between: {named}{more}: the router repeated itself"))
 
     def _search(self, entry, texts, own_digest):
         injected = self.injected
@@ -304,7 +312,14 @@ class StreamAuditor:
         if injected.probes:
             found = injected.find(haystacks, own_digest)
             if found:
+                # A router injection at a prompt is the hook's own output: an earlier router text
+                # inside it is the router repeating itself (f), not the client re-sending (b).
+                own_router_line = entry.kind == INJECTION and entry.line == self.last_router_line
                 for digest in found:
+                    if own_router_line and injected[digest].router:
+                        self.repeated.add(Evidence(entry.line, f"this router injection repeats the router text "
+                                                               f"injected at line {injected[digest].last_line}"))
+                        continue
                     self.resent.add(Evidence(
                         entry.line, f"this {entry.kind.replace('_', ' ')} line repeats the text injected at line "
                                     f"{injected[digest].last_line}"))
@@ -332,6 +347,7 @@ class StreamAuditor:
             check_c(self, recorded, note),
             check_d(self, count, recorded, note),
             check_e(self, others),
+            check_f(self, recorded, note),
         ]
         notes = list(self.notes)
         if self.notes.total > len(self.notes):

@@ -61,7 +61,7 @@ def test_one_injection_on_one_prompt_passes(tmp_path, session, bodies):
     assistant_turn(s)
     result = run(s, tmp_path)
     assert result.capability == RECORDED and result.status == PASS
-    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA}
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA, "f": PASS}
     (prompt,) = result.stream().prompts
     assert (prompt.line, prompt.source, prompt.form) == (prompt_line, "typed", "text")
     (inj,) = prompt.injections
@@ -82,7 +82,7 @@ def test_several_prompts_with_injections_on_some_pass(tmp_path, session, bodies)
     assistant_turn(s)
     result = run(s, tmp_path)
     assert result.status == PASS
-    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA}
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA, "f": PASS}
     prompts = result.stream().prompts
     assert [(p.line, [i.line for i in p.injections]) for p in prompts] == [(p1, [i1]), (p2, []), (p3, [i3])]
     assert prompts[2].injections[0].cluster_ids == ("cloudflare", "deploy")
@@ -101,20 +101,25 @@ def compaction(builder):
     builder._add(summary)
 
 
-def test_member_lines_injected_again_in_one_context_are_a_re_send(tmp_path, session, bodies):
+def test_issue24_item23_member_lines_routed_at_two_prompts_are_the_router_repeating_itself(tmp_path, session, bodies):
+    """Item 23: the same member lines routed at two different prompts are not the client re-sending
+    one injection (b passes); they are the router repeating itself, check (f)."""
     s = session()
     _p1, i1 = prompt_with_context(s, "setx question", bodies["setx"])
     assistant_turn(s)
     _p2, i2 = prompt_with_context(s, "and again: why is my setx var missing in bash?", bodies["setx"])
     assistant_turn(s)
     result = run(s, tmp_path)
-    assert statuses(result)["a"] == PASS and statuses(result)["b"] == FAIL
-    (evidence,) = result.check("b").evidence
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA, "f": FAIL}
+    assert result.status == FAIL
+    (evidence,) = result.check("f").evidence
     assert evidence.line == i2 and "2 member line(s) already injected in this context" in evidence.note
-    assert f"setx-bash-visibility (line {i1})" in evidence.note
+    assert f"setx-bash-visibility (line {i1})" in evidence.note and "the router repeated itself" in evidence.note
+    assert result.check("f").name == "the router repeats no member line in one context"
 
 
-def test_one_line_of_a_cluster_sent_again_is_a_re_send_even_among_new_ones(tmp_path, session, bodies):
+def test_one_line_of_a_cluster_sent_again_is_the_router_repeating_itself_even_among_new_ones(tmp_path, session,
+                                                                                           bodies):
     from support.transcript_sessions import router_body
 
     s = session()
@@ -124,8 +129,44 @@ def test_one_line_of_a_cluster_sent_again_is_a_re_send_even_among_new_ones(tmp_p
                                        ("msys-paths", "MSYS rewrites /c/ paths in arguments")])
     _p2, i2 = prompt_with_context(s, "why does git bash mangle my paths?", again)
     result = run(s, tmp_path)
-    assert statuses(result)["b"] == FAIL and evidence_lines(result, "b") == [i2]
-    assert "1 member line(s)" in result.check("b").evidence[0].note and "path-order" in result.check("b").evidence[0].note
+    assert (statuses(result)["b"], statuses(result)["f"]) == (PASS, FAIL) and evidence_lines(result, "f") == [i2]
+    assert "1 member line(s)" in result.check("f").evidence[0].note and "path-order" in result.check("f").evidence[0].note
+
+
+def test_a_router_text_inside_a_later_router_injection_is_the_router_repeating_itself(tmp_path, session):
+    """An earlier router text found whole inside a later router injection at a new prompt is the
+    hook's own output again: (f), not (b)."""
+    from support.transcript_sessions import router_body
+
+    s = session()
+    first = router_body(["env-vars"], [("setx-bash-visibility", "setx writes the registry; a reboot didn't fix it")])
+    _p1, i1 = prompt_with_context(s, "setx question", first)
+    assistant_turn(s)
+    _p2, i2 = prompt_with_context(s, "setx and msys?", first + "\n- msys-paths \u2014 MSYS rewrites /c/ paths")
+    result = run(s, tmp_path)
+    assert (statuses(result)["b"], statuses(result)["f"]) == (PASS, FAIL)
+    notes = [e.note for e in result.check("f").evidence if e.line == i2]
+    assert any(f"repeats the router text injected at line {i1}" in note for note in notes)
+
+
+def test_a_client_re_sending_a_router_injection_still_fails_b_not_f(tmp_path, session, bodies):
+    """(b) stays about the client: the router's text repeated in a later user line is a re-send,
+    and the router did not repeat itself."""
+    s = session()
+    prompt_with_context(s, "setx question", bodies["setx"])
+    assistant_turn(s)
+    s.prompt("quoting the context back: " + bodies["setx"])
+    line = s.line
+    result = run(s, tmp_path)
+    assert (statuses(result)["b"], statuses(result)["f"]) == (FAIL, PASS)
+    assert line in evidence_lines(result, "b")
+
+
+def test_no_router_injection_leaves_f_not_applicable(tmp_path, session):
+    s = session()
+    prompt_with_context(s, "first", "git status: clean working tree on branch main, nothing to commit")
+    result = run(s, tmp_path)
+    assert statuses(result)["f"] == NA
 
 
 def test_the_same_lines_after_a_compaction_pass(tmp_path, session, bodies):
@@ -136,7 +177,7 @@ def test_the_same_lines_after_a_compaction_pass(tmp_path, session, bodies):
     prompt_with_context(s, "and again: why is my setx var missing in bash?", bodies["setx"])
     assistant_turn(s)
     result = run(s, tmp_path)
-    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA}
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA, "f": PASS}
 
 
 def test_a_deduplicated_session_passes(tmp_path, session):
@@ -156,7 +197,7 @@ def test_a_deduplicated_session_passes(tmp_path, session):
     prompt_with_context(s, "and why are my /c/ paths rewritten?", second, env=False)
     assistant_turn(s)
     result = run(s, tmp_path)
-    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA}
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": NA, "f": PASS}
     assert "2 injection(s) on 2 prompt(s)" in result.check("b").message
 
 
@@ -179,7 +220,7 @@ def test_the_real_2_1_293_line_after_its_prompt_passes(tmp_path, session):
     s.raw(json.dumps(real, ensure_ascii=False))
     result = run(s, tmp_path, sentinel="env_bash_tool_env_var_caching")   # the member line the router showed
     assert result.status == PASS
-    assert statuses(result) == {"a": PASS, "b": PASS, "c": PASS, "d": PASS, "e": NA}
+    assert statuses(result) == {"a": PASS, "b": PASS, "c": PASS, "d": PASS, "e": NA, "f": PASS}
     assert result.stream().prompts[0].injections[0].cluster_ids == ("layer1_project_memory_router",)
 
 
@@ -484,13 +525,13 @@ def test_injection_only_in_a_subagent_file_is_reported_separately(tmp_path, sess
 
     main_result = audit_path(main_path, subagent_files=[agent_path])
     assert main_result.stream().injections == ()
-    assert statuses(main_result) == {"a": NA, "b": NA, "c": NA, "d": NA, "e": PASS}
+    assert statuses(main_result) == {"a": NA, "b": NA, "c": NA, "d": NA, "e": PASS, "f": NA}
     assert "1 subagent file(s)" in main_result.check("e").message
 
     agent_result = audit_path(agent_path)
     assert agent_result.role == "subagent" and [s.stream for s in agent_result.streams] == ["sidechain:a77"]
     assert len(agent_result.stream("sidechain:a77").injections) == 1
-    assert statuses(agent_result, "sidechain:a77") == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": PASS}
+    assert statuses(agent_result, "sidechain:a77") == {"a": PASS, "b": PASS, "c": NA, "d": PASS, "e": PASS, "f": PASS}
 
 
 def test_sidechain_lines_in_the_main_file_are_their_own_stream(tmp_path, session, bodies):
@@ -547,6 +588,7 @@ def test_pre_attachment_fixtures_cannot_show_injections(transcript_fixtures, fix
     assert "cannot show injections" in result.capability_note
     checks = statuses(result)
     assert checks["a"] == UNKNOWN and checks["b"] == UNKNOWN and checks["d"] == UNKNOWN and checks["c"] == UNKNOWN
+    assert checks["f"] == UNKNOWN
     assert result.status == UNKNOWN   # exit 0, but nothing claimed as passed, overall or per check
     assert PASS not in (checks["a"], checks["b"], checks["c"], checks["d"])
 
@@ -603,7 +645,7 @@ def test_result_to_dict_is_json_serialisable(tmp_path, session, bodies):
     data = result_to_dict(audit_session(read_session(s.write(tmp_path / "s.jsonl")), SENTINEL, path="x.jsonl"))
     text = json.dumps(data)
     assert json.loads(text)["streams"][0]["prompts"][0]["injections"][0]["cluster_ids"] == ["env-vars"]
-    assert [c["id"] for c in data["streams"][0]["checks"]] == ["a", "b", "c", "d", "e"]
+    assert [c["id"] for c in data["streams"][0]["checks"]] == ["a", "b", "c", "d", "e", "f"]
 
 
 @pytest.mark.parametrize("body, flagged", [
