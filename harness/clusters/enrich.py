@@ -1,0 +1,210 @@
+"""``memory-router clusters enrich``: utterances for each memory, written by the engine the user
+chose, one request per cluster (docs/enrich.md). The model of the command: the plan is
+``harness.clusters.enrich_plan``, the protocol ``enrich_protocol``, the engines ``engines``; this
+module estimates, asks (with retries), checks each answer and writes the file after every
+finished cluster, so an interrupted run keeps what finished and the next run resumes there.
+
+Nothing here prints or reads argv: the face (``harness.clusters.enrich_cli``) passes values in and
+gets events (``on_event``) and an ``EnrichResult`` back.
+"""
+
+import difflib
+import os
+import time
+from collections import namedtuple
+
+from harness.clusters.engines import EngineError
+from harness.clusters.enrich_plan import merge_rows, new_rows
+from harness.clusters.enrich_protocol import (
+    SYSTEM_PROMPT,
+    asked_slugs,
+    check_enrich_answer,
+    enrich_request,
+    prompt_text,
+    request_problems,
+)
+from router.utterances import render_utterances, utc_stamp
+
+RETRIES = 3                    # a transient failure is tried again this many times
+BACKOFF_SECONDS = 2.0          # then 4, 8: exponential, capped
+MAX_BACKOFF_SECONDS = 60.0
+CHARS_PER_UTTERANCE = 70       # an answer's size for the estimate: a short line plus its JSON quoting
+CHARS_PER_MEMORY = 40          # the slug key and brackets
+
+Estimate = namedtuple("Estimate", "requests input_tokens output_tokens")
+Outcome = namedtuple("Outcome", "cluster_id slugs written notes error attempts")
+Outcome.__doc__ = ("One cluster's result: the slugs asked, how many rows were written, notes on what was "
+                   "dropped and why, the error (None when it succeeded) and the attempts made.")
+Event = namedtuple("Event", "kind index total cluster_id detail")
+Event.__doc__ = "Progress: kind is start, retry or done; detail is the Outcome (done) or the error (retry)."
+
+
+def estimate_tokens(text):
+    """One token per 4 bytes of UTF-8, rounded up: an estimate, not a count."""
+    return -(-len(text.encode("utf-8")) // 4)
+
+
+def estimate(requests, engine):
+    """``Estimate`` of sending ``requests`` (protocol dicts) through ``engine``."""
+    input_tokens = output_tokens = 0
+    for request in requests:
+        input_tokens += estimate_tokens(SYSTEM_PROMPT + prompt_text(request)) + engine.overhead_tokens
+        memories = len(request.get("memories") or ())
+        per = int(request.get("per_memory") or 0)
+        output_tokens += estimate_tokens("x" * (memories * (CHARS_PER_MEMORY + per * CHARS_PER_UTTERANCE) + 40))
+    return Estimate(len(requests), input_tokens, output_tokens)
+
+
+def job_requests(jobs, per_memory):
+    """One ``memory-router.enrich/1`` request per job, checked against the protocol before sending."""
+    requests = []
+    for job in jobs:
+        request = enrich_request(job.cluster, job.memories, per_memory, job.neighbours)
+        problems = request_problems(request)
+        if problems:  # a bug here, not the user's input: never send a request that breaks the protocol
+            raise AssertionError(f"enrich request for {job.cluster.cluster_id} breaks the protocol: {problems}")
+        requests.append(request)
+    return requests
+
+
+def ask_with_retries(engine, request, retries=RETRIES, backoff=BACKOFF_SECONDS, sleep=time.sleep,
+                     on_retry=None):
+    """``(answer, attempts)``; a transient ``EngineError`` is retried after ``backoff``, then twice
+    that, ... (or what the server's Retry-After says), at most ``retries`` times."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return engine.ask(request), attempt
+        except EngineError as err:
+            if not err.transient or attempt > retries:
+                err.attempts = attempt
+                raise
+            delay = err.retry_after if err.retry_after is not None else backoff * 2 ** (attempt - 1)
+            delay = min(MAX_BACKOFF_SECONDS, delay)
+            if on_retry is not None:
+                on_retry(attempt, delay, err)
+            sleep(delay)
+
+
+class UtterancesWriter:
+    """The utterances file, rewritten whole and atomically (temp file, fsync, rename) after each
+    finished cluster. The file as it was when the run began is archived beside it before the
+    first overwrite; a file changed by someone else meanwhile is never overwritten (the run stops
+    with a ``RefusedError``). ``dry_run`` keeps the text in memory and writes nothing."""
+
+    def __init__(self, path, dry_run=False):
+        from harness.fileops import Snapshot
+
+        self.path = os.fspath(path)
+        self.dry_run = dry_run
+        self.snapshot = Snapshot(self.path, "utterances file")
+        self.original = self.snapshot.data
+        self.existed = self.snapshot.exists
+        self.text = self.original.decode("utf-8", "replace")
+        self.archived = None
+        self.writes = 0
+
+    def write(self, rows):
+        text = render_utterances(rows)
+        if text == self.text:
+            return False
+        self.text = text
+        if self.dry_run:
+            return False
+        from harness.archives import write_archive
+        from harness.fileops import Snapshot
+
+        data = text.encode("utf-8")
+        if self.existed and self.archived is None and self.writes == 0:
+            self.snapshot.require_unchanged()
+            directory = os.path.dirname(os.path.abspath(self.path))
+            stem = os.path.basename(self.path)[: -len(".tsv")] if self.path.endswith(".tsv") else \
+                os.path.basename(self.path)
+            self.archived = write_archive(directory, stem + ".archive", ".tsv", self.original)
+        self.snapshot.replace(data, note=f"; the archive {self.archived} is kept" if self.archived else "")
+        self.writes += 1
+        self.snapshot = Snapshot(self.path, "utterances file")
+        return True
+
+    def diff(self):
+        """The unified diff from the file as the run found it to what it holds (or would) now."""
+        before = self.original.decode("utf-8", "replace").splitlines(keepends=True)
+        after = self.text.splitlines(keepends=True)
+        old_name = self.path if self.existed else "/dev/null"
+        return "".join(difflib.unified_diff(before, after, old_name, self.path))
+
+
+EnrichResult = namedtuple("EnrichResult", "outcomes rows written archived")
+
+
+def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sleep, now=time.time,
+               retries=RETRIES, backoff=BACKOFF_SECONDS):
+    """Ask ``engine`` for each job of ``plan``, write after each cluster that succeeded, and
+    return the ``EnrichResult``. A cluster whose request failed (after retries) or whose answer
+    was refused writes nothing and leaves its memories' rows as they were; the run goes on with
+    the next, unless the error is fatal (then the remaining clusters are reported as not asked).
+    Rows of memories that left the store go with the first write (or at the end when no cluster
+    was asked)."""
+    emit = on_event or (lambda event: None)
+    requests = job_requests(plan.jobs, per_memory)
+    rows = list(plan.rows)
+    order = list(plan.store)
+    outcomes, stop = [], None
+    total = len(plan.jobs)
+    for index, (job, request) in enumerate(zip(plan.jobs, requests)):
+        cluster_id = job.cluster.cluster_id
+        slugs = asked_slugs(request)
+        if stop is not None:
+            outcome = Outcome(cluster_id, slugs, 0, [], f"not asked: {stop}", 0)
+            outcomes.append(outcome)
+            emit(Event("done", index, total, cluster_id, outcome))
+            continue
+        emit(Event("start", index, total, cluster_id, None))
+
+        def on_retry(attempt, delay, err, cluster_id=cluster_id, index=index):
+            emit(Event("retry", index, total, cluster_id, f"{err.message}; trying again in {delay:g} s"))
+
+        try:
+            answer, attempts = ask_with_retries(engine, request, retries, backoff, sleep, on_retry)
+        except EngineError as err:
+            outcome = Outcome(cluster_id, slugs, 0, [], err.message, getattr(err, "attempts", 1))
+            if err.fatal:
+                stop = f"an earlier cluster failed with an error no retry can mend ({err.message})"
+        else:
+            check = check_enrich_answer(answer, slugs, per_memory)
+            if check.refused:
+                outcome = Outcome(cluster_id, slugs, 0, check.notes, f"answer refused: {check.refused}", attempts)
+            else:
+                stamp = utc_stamp(now())
+                memories = {m.slug: m for m in job.memories}
+                replacements = {slug: new_rows(memories[slug], texts, engine.name, engine.model, stamp)
+                                for slug, texts in check.utterances.items()}
+                rows = merge_rows(rows, replacements, order)
+                writer.write(rows)
+                outcome = Outcome(cluster_id, slugs, sum(len(r) for r in replacements.values()), check.notes,
+                                  None, attempts)
+        outcomes.append(outcome)
+        emit(Event("done", index, total, cluster_id, outcome))
+    if not plan.jobs and plan.dropped:
+        rows = merge_rows(rows, {}, order)
+        writer.write(rows)
+    return EnrichResult(outcomes, rows, writer.writes > 0, writer.archived)
+
+
+def failed(outcomes):
+    return [o for o in outcomes if o.error]
+
+
+def summary_line(outcome):
+    """One line per cluster: what was kept or why nothing was, and what was dropped and why."""
+    if outcome.error:
+        text = f"{outcome.cluster_id}: FAILED, nothing written for {len(outcome.slugs)} memories: {outcome.error}"
+    else:
+        text = f"{outcome.cluster_id}: {outcome.written} utterances for {len(outcome.slugs)} memories"
+    if outcome.notes:
+        text += "; " + "; ".join(outcome.notes)
+    if outcome.attempts > 1:
+        text += f" (after {outcome.attempts} attempts)"
+    return text
+
