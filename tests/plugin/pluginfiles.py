@@ -15,3 +15,26 @@ def git(*args, cwd=None):
     done = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=cwd, capture_output=True, text=True)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done.stdout
+
+
+MARKETPLACE = "memory-router"
+PLUGIN_ID = f"memory-router@{MARKETPLACE}"
+
+
+def memory_router_exe():
+    """The installed console script beside this interpreter (else on PATH)."""
+    import os
+    import shutil
+    import sys
+
+    return shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
+
+
+def install_plugin(claude, env, cwd, scope="user"):
+    """``claude plugin marketplace add <this checkout>`` then ``claude plugin install``, as a user
+    types them, in the client environment ``env`` (its HOME is where the records go)."""
+    for argv in (["plugin", "marketplace", "add", str(REPO_ROOT)],
+                 ["plugin", "install", PLUGIN_ID, "--scope", scope]):
+        done = subprocess.run([claude, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
