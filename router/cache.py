@@ -35,6 +35,7 @@ import time
 import zlib
 
 from router import __version__
+from router.config import utterances_path
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
@@ -53,7 +54,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
     "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
     "providername.py", "weighted.py", "weightedtable.py", "stem.py", "learned.py",
-    os.path.join("data", "stopwords.txt")))
+    "utterances.py", "uttertable.py", "utterscore.py", os.path.join("data", "stopwords.txt")))
 
 
 def cache_dir():
@@ -336,13 +337,14 @@ def load_routing_table(path, build, companions=()):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
     current, else ``build(path)`` (whose result is then cached). Both answer the same lookups.
     ``companions``: other files ``build`` reads (a changed one means a rebuild); a table built
-    with companions is cached apart from one built without.
+    with companions is cached apart from one built without. The utterances file beside ``path``
+    is always one of them (``_companions``).
 
     A shard is checked only when a lookup first reads it, so a lookup on a cached table can
     raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding."""
     path = os.path.abspath(path)
     kind = _table_kind(companions)
-    key, st = _stat_key(path, kind, companions)
+    key, st = _stat_key(path, kind, _companions(path, companions))
     if _caching_off():
         return build(path)
     entry = _entry_path(path, kind)
@@ -367,6 +369,13 @@ def _table_kind(companions):
     return "table-companions" if companions else "table"
 
 
+def _companions(path, companions):
+    """What a table of the cluster file at ``path`` is built from besides it: the caller's
+    ``companions`` and, always, the utterances file beside it (``router.weightedtable`` reads it
+    whenever it builds a table), so writing, editing or deleting that file means a rebuild."""
+    return tuple(companions) + (utterances_path(path),)
+
+
 def use_routing_table(path, build, use, companions=()):
     """``use(table)`` for the cluster file at ``path``. When a shard read on the way fails its
     checksum, the table is rebuilt from the file, the entry rewritten, and ``use`` called again
@@ -377,5 +386,5 @@ def use_routing_table(path, build, use, companions=()):
     except CorruptCacheError:
         path = os.path.abspath(path)
         kind = _table_kind(companions)
-        key, st = _stat_key(path, kind, companions)
+        key, st = _stat_key(path, kind, _companions(path, companions))
         return use(_build_and_store(path, build, key, st, _entry_path(path, kind)))

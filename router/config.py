@@ -34,6 +34,12 @@ DEFAULTS = {
     "rare_word_rule": True,
     "word_priors": False,
     "word_prior_knee": 3.5,
+    "utterances": True,
+    "utterance_weight": 1.0,
+    "utterance_cap": 0.0,
+    "utterance_member_floor": 0.0,
+    "utterance_line_share": 0.5,
+    "utterance_line_limit": 4,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -67,6 +73,16 @@ DOCS = {
     "word_priors": "weighted provider: discount common English words (needs the optional wordfreq package at "
                    "build time; its data is CC BY-SA 4.0)",
     "word_prior_knee": "weighted provider, word_priors: words commoner than this Zipf frequency lose weight",
+    "utterances": "weighted provider: route on the utterances file beside the cluster file "
+                  "(<cluster file stem>.utterances.tsv, written by clusters enrich) when there is one",
+    "utterance_weight": "weighted provider, utterances: multiplier of an utterance word's weight (its idf among "
+                        "the members' utterances)",
+    "utterance_cap": "weighted provider, utterances: most weight one member gains from its utterances (0: no cap)",
+    "utterance_member_floor": "weighted provider, utterances: a cluster is chosen only when one member's own words "
+                              "and utterances weigh this much (0: off)",
+    "utterance_line_share": "weighted provider, utterances: a member line is sent only with this share of the best "
+                            "member's evidence",
+    "utterance_line_limit": "weighted provider, utterances: most member lines sent per prompt (0: line_cap)",
 }
 
 # The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.
@@ -228,6 +244,11 @@ RANGES = {
     "weighted_spread": (0.0, 1.0, "it is a share of the words outside the best line"),
     "intent_gate_focus": (1, None, "a count of the prompt's words on one member line"),
     "word_prior_knee": (0.0, 8.0, "a Zipf frequency lies between 0 and 8"),
+    "utterance_weight": (0.0, None, "a multiplier of an utterance word's weight"),
+    "utterance_cap": (0.0, None, "a weight in IDF units (0: no cap)"),
+    "utterance_member_floor": (0.0, None, "a weight in IDF units (0: off)"),
+    "utterance_line_share": (0.0, 1.0, "it is a share of the best member's evidence"),
+    "utterance_line_limit": (0, None, "0 means up to line_cap"),
 }
 
 

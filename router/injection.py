@@ -36,13 +36,14 @@ def rank_lines(prompt_tokens, lines):
     """``lines`` (dicts with ``slug`` and ``hook``) best first by evidence for the prompt.
 
     Evidence of a line = sum over the prompt's tokens among the line's words (slug words, hook
-    tokens and the learned words a provider says the prompt reached it by, ``learned_hits``) of
+    tokens and the learned and utterance words a provider says the prompt reached it by,
+    ``learned_hits`` and ``utterance_hits``) of
     1 / (how many of the candidate lines hold that token): a word every line of the cluster
     shares says little about which line the prompt needs. Ties keep the decision's order
     (cluster rank, then file order). Returns a list of (evidence, original index, line).
     """
     words = [slug_words(line["slug"]) | tokenize(line["hook"]) | set(line.get("learned_hits", ()))
-             for line in lines]
+             | set(line.get("utterance_hits", ())) for line in lines]
     frequency = {}
     for line_words in words:
         for token in line_words & prompt_tokens:
@@ -76,6 +77,12 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
     if not clusters or not lines:
         return {"clusters": clusters, "chosen": [], "lines": [], "held": [], "left_out": 0, "text": None}
     tokens = tokenize(prompt_for_scoring(prompt, settings.get("max_prompt_chars", 0)))
+    reached = decision.get("utterance_hits")
+    if reached:
+        # The provider's word of which prompt words met each member's utterances (by slug: the
+        # route --json shape); the lines themselves carry only the cluster file's text.
+        lines = [dict(line, utterance_hits=reached[line["slug"]]) if line["slug"] in reached else line
+                 for line in lines]
     ranked = rank_lines(tokens, lines)
     if share and ranked[0][0] > 0:
         ranked = [row for row in ranked if row[0] >= share * ranked[0][0]]

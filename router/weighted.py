@@ -179,8 +179,16 @@ def score_weighted(found, settings):
     (position, score, tag_words, member_words); line weights and line words map
     (position, member_index) to the prompt weight and the prompt words that member line holds;
     the rare word is (word, weight, position, member_index) or None."""
+    parts = score_parts(found, settings)
+    return rank_parts(parts, settings), parts["line_weight"], parts["line_words"], parts["rare"]
+
+
+def score_parts(found, settings):
+    """What a cluster's score is made of, per prompt: ``cluster_part`` (tag and label weight),
+    ``member_only`` (weight of the prompt's member words that are not tag words), ``tag_words``
+    and ``member_words`` per position; ``line_weight`` and ``line_words`` per (position,
+    member_index); and the ``rare`` word (see ``score_weighted``)."""
     tag_boost = settings["weighted_tag_boost"]
-    spread = settings["weighted_spread"]
     cluster_part = {}
     tag_words = {}
     member_words = {}
@@ -215,21 +223,41 @@ def score_weighted(found, settings):
     # once in the store is not by itself a fact being asked about.
     if rare is not None and len(line_words[(rare[2], rare[3])]) < 2:
         rare = None
+    return {"cluster_part": cluster_part, "member_only": member_only, "tag_words": tag_words,
+            "member_words": member_words, "line_weight": line_weight, "line_words": line_words, "rare": rare}
+
+
+def member_part(parts, position, best_member):
+    """The member share of a cluster's score: its best line counts in full only for the words
+    that are not tag words (those are already in the cluster part), so it is capped by the
+    member-only total."""
+    return min(best_member.get(position, 0.0), parts["member_only"].get(position, 0.0))
+
+
+def best_lines(line_weight):
+    """{position: the highest line weight among its member lines}."""
     best_member = {}
     for (position, _member_index), weight in line_weight.items():
         if weight > best_member.get(position, 0.0):
             best_member[position] = weight
+    return best_member
+
+
+def rank_parts(parts, settings):
+    """The ranked rows (position, score, tag_words, member_words) of ``score_parts``' parts."""
+    spread = settings["weighted_spread"]
+    cluster_part = parts["cluster_part"]
+    member_only = parts["member_only"]
+    best_member = best_lines(parts["line_weight"])
     rows = []
     for position in set(cluster_part) | set(member_only):
-        # The best line counts in full only for the words that are not tag words (those are
-        # already in the cluster part), so it is capped by the member-only total.
-        best = min(best_member.get(position, 0.0), member_only.get(position, 0.0))
+        best = member_part(parts, position, best_member)
         rest = member_only.get(position, 0.0) - best
         score = cluster_part.get(position, 0.0) + best + spread * rest
-        rows.append((position, round(score, 4), sorted(tag_words.get(position, ())),
-                     sorted(member_words.get(position, ()))))
+        rows.append((position, round(score, 4), sorted(parts["tag_words"].get(position, ())),
+                     sorted(parts["member_words"].get(position, ()))))
     rows.sort(key=lambda row: (-row[1], -len(row[2]), row[0]))
-    return rows, line_weight, line_words, rare
+    return rows
 
 
 def focus(position, line_words):
@@ -266,6 +294,11 @@ def _select_lines(table, chosen, member_weight, line_cap):
 
 def route_weighted(prompt, table, settings):
     """Route one prompt; returns the provider decision with the ``route --json`` keys."""
+    utterances = table.get("utterance_meta")
+    if utterances is not None and utterances["members"] and settings.get("utterances", True):
+        from router.utterscore import route_with_utterances
+
+        return route_with_utterances(prompt, table, settings)
     text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
     words = _stems(tokenize(text))
     found = _lookup(words, table, settings)

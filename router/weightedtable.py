@@ -9,8 +9,10 @@ from router.stem import stem
 from router.tokens import slug_words, tokenize
 from router.weighted import _STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, _deletes
 
+BESIDE = "beside"
 
-def extend_table(table, index, learned_terms=None, word_frequency=None):
+
+def extend_table(table, index, learned_terms=None, word_frequency=None, utterances=BESIDE):
     """Add the weighted provider's postings to a spec §10 routing table (in place; returned).
 
     ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
@@ -22,6 +24,11 @@ def extend_table(table, index, learned_terms=None, word_frequency=None):
     for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
     general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
     among the store's words with that stem.
+
+    ``utterances``: ``{slug: (utterance, ...)}`` to route on (``router.uttertable``), or the default
+    ``BESIDE``: those of the utterances file beside the index's cluster file, when there is one (a
+    damaged one is logged once and left out: the table is then the cluster file's alone). ``None``
+    or ``{}``: none. Without utterances the table is exactly what it was before they existed.
     """
     learned_terms = learned_terms or {}
     postings = {}
@@ -70,6 +77,7 @@ def extend_table(table, index, learned_terms=None, word_frequency=None):
     table["weighted_meta"] = {"documents": documents}
     if learned_lines:
         table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
+    _add_utterances(table, index, utterances)
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table
@@ -79,3 +87,22 @@ def idf(df, documents):
     from math import log  # build time only: routing reads the stored idf
 
     return log(1 + (documents - df + 0.5) / (df + 0.5))
+
+
+def _add_utterances(table, index, utterances):
+    source = problem = None
+    if utterances == BESIDE:
+        path = getattr(index, "path", None)
+        if not path or str(path).startswith("<"):
+            return
+        from router.uttertable import read_beside
+
+        utterances, source, problem = read_beside(path)
+        if problem:
+            from router.hookio import log_diagnostic
+
+            log_diagnostic("utterances", f"{problem}; routing on the cluster file alone until it is fixed")
+    if utterances or problem:
+        from router.uttertable import add_utterance_postings
+
+        add_utterance_postings(table, index, utterances or {}, source, problem)

@@ -1,0 +1,114 @@
+"""Blind utterance files (``slug<TAB>utterance``, benchmarks/enrichment/) turned into what the
+router reads: utterance rows, ``{slug: texts}``, or an utterances file beside a copy of a store.
+
+    python benchmarks/utterancefiles.py BLIND.tsv CLUSTER_FILE [--out FILE] [--engine blind] [--model fixture]
+
+writes the utterances file (``router.utterances`` format) for CLUSTER_FILE's members to FILE
+(default: beside CLUSTER_FILE, ``<stem>.utterances.tsv``). Each row's ``memory_hash`` is
+``memory_text_hash`` of the memory's text: its hook line, and, when the store has a topic file
+for it (``--memory-dir``), a newline and that file's body.
+
+The blind files are data written by a model that saw only the cluster file (their README says
+how); a figure measured with them says so.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from router.clusterfile import load_cluster_file  # noqa: E402
+from router.config import utterances_path  # noqa: E402
+from router.utterances import Utterance, clean_utterance, memory_text_hash, render_utterances  # noqa: E402
+
+ENRICHMENT = os.path.join(HERE, "enrichment")
+# A fixed time, so a file written from the same blind file is the same bytes.
+WRITTEN = "2026-12-01T00:00:00Z"
+
+
+class BlindFileError(ValueError):
+    """A blind file line that is not ``slug<TAB>utterance``."""
+
+
+def read_blind(path):
+    """``{slug: (utterance, ...)}`` of a blind file, in file order."""
+    found = {}
+    with open(path, encoding="utf-8") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            line = raw.rstrip("\n")
+            if not line.strip():
+                continue
+            slug, sep, text = line.partition("\t")
+            if not sep or not slug or not text.strip():
+                raise BlindFileError(f"{path}:{lineno}: expected slug<TAB>utterance")
+            found.setdefault(slug, []).append(clean_utterance(text))
+    return {slug: tuple(texts) for slug, texts in found.items()}
+
+
+def _body(memory_dir, slug):
+    if not memory_dir:
+        return None
+    path = os.path.join(memory_dir, slug + ".md")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            text = text[end + 4:]
+    return text.strip()
+
+
+def utterance_rows(blind, index, engine="blind", model="fixture", memory_dir=None):
+    """``router.utterances.Utterance`` rows for the members of ``index`` that ``blind`` has
+    (``{slug: texts}``), in cluster-file order; slugs not in the store are left out."""
+    rows = []
+    for cluster in index.clusters:
+        for member in cluster.members:
+            texts = blind.get(member.slug, ())
+            if not texts:
+                continue
+            body = _body(memory_dir, member.slug)
+            digest = memory_text_hash(member.hook if body is None else member.hook + "\n" + body)
+            rows += [Utterance(member.slug, text, digest, engine, model, WRITTEN, 0) for text in texts]
+    return rows
+
+
+def write_utterances_file(blind_path, cluster_path, out=None, engine="blind", model="fixture", memory_dir=None):
+    """Write the utterances file for ``cluster_path`` from ``blind_path``; returns its path."""
+    index = load_cluster_file(cluster_path)
+    rows = utterance_rows(read_blind(blind_path), index, engine, model, memory_dir)
+    out = out or utterances_path(cluster_path)
+    with open(out, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(render_utterances(rows))
+    return out
+
+
+def store_copy_with_utterances(cluster_path, blind_path, directory, memory_dir=None):
+    """A copy of ``cluster_path`` in ``directory`` with its utterances file beside it (from
+    ``blind_path``); returns the copy's path. The original store is never written to."""
+    target = os.path.join(directory, os.path.basename(cluster_path))
+    shutil.copyfile(cluster_path, target)
+    write_utterances_file(blind_path, target, memory_dir=memory_dir)
+    return target
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("blind", help="slug<TAB>utterance file")
+    parser.add_argument("cluster_file")
+    parser.add_argument("--out", help="where to write (default: beside the cluster file)")
+    parser.add_argument("--memory-dir", help="topic files, for the memory hash (default: none, hook line only)")
+    parser.add_argument("--engine", default="blind")
+    parser.add_argument("--model", default="fixture")
+    args = parser.parse_args(argv)
+    print(write_utterances_file(args.blind, args.cluster_file, args.out, args.engine, args.model, args.memory_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

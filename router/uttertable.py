@@ -1,0 +1,137 @@
+"""Build time of routing on utterances: the postings the ``weighted`` provider adds for the
+utterances file beside a cluster file (``router.utterances``, docs/enrich.md).
+
+An utterance is something a user might type when a memory is the one they need, written at build
+time by the user's own model. Its words are evidence *for that member* (never for its cluster as
+a whole), kept apart from the member's own words so that:
+
+- a table built without utterances is exactly today's (no key of this module appears), and
+  ``utterances = false`` in the config turns routing on them off at route time with the table
+  unchanged;
+- they are weighed by their own rarity: ``utterance_postings`` maps a stem to
+  ``(weight, position, member_index, ...)`` over the members whose utterances hold it, the weight
+  being the idf of the stem among members' utterance bags (one document per member with
+  utterances). A stem held by more than ``MAX_DF_SHARE`` of the bags (and at least
+  ``MIN_DF_FOR_DROP`` of them) says nothing about which memory a prompt needs and is not
+  indexed, which also keeps a 10,000-member store's postings small;
+- ``utterance_meta`` says where they came from (the file, rows, members), which clusters have a
+  member without utterances (``unenriched``: the near-miss gate leaves those alone), and, for a damaged
+  file, what was wrong (``route --json`` shows it; the hook logs it once, when the table is
+  built, and routes on the cluster file alone).
+
+Utterances never become text the router sends: only stems and positions are stored here, and
+the injected lines are always the cluster file's own.
+
+Standard library and ``router.*`` only, imported only when a table is built (a cache miss).
+"""
+
+import os
+
+from router.stem import stem
+from router.tokens import tokenize
+from router.weighted import _STOP_STEMS
+
+# A bag is one member's utterances; a stem in more than this share of the bags is noise.
+MAX_DF_SHARE = 0.25
+MIN_DF_FOR_DROP = 8
+# An utterances file larger than this is not read by the router (a 10,000-member store with 10
+# utterances each is about 8 MB).
+MAX_UTTERANCES_FILE_BYTES = 32 * 1024 * 1024
+
+
+def stems_of_text(text):
+    """The routing stems of one utterance (the weighted provider's rule for memory words)."""
+    out = set()
+    for token in tokenize(text):
+        key = token if "_" in token else stem(token)
+        if key not in _STOP_STEMS:
+            out.add(key)
+    return out
+
+
+def read_beside(cluster_path):
+    """``(utterances by slug, file, problem)`` for the utterances file beside ``cluster_path``:
+    ``({}, file, None)`` when there is none, ``({}, file, "why")`` when it cannot be used (damaged,
+    unreadable, too large): the router then routes on the cluster file alone."""
+    from router.config import utterances_path
+    from router.errors import InputError
+    from router.utterances import read_utterances, utterances_by_slug
+
+    path = utterances_path(cluster_path)
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return {}, path, None
+    except OSError as err:
+        return {}, path, f"cannot read utterances file {path}: {err.strerror or err}"
+    if size > MAX_UTTERANCES_FILE_BYTES:
+        return {}, path, (f"utterances file {path} is {size} bytes, over the router's limit of "
+                          f"{MAX_UTTERANCES_FILE_BYTES}")
+    try:
+        return utterances_by_slug(read_utterances(path)), path, None
+    except InputError as err:
+        return {}, path, err.format()
+
+
+def add_utterance_postings(table, index, utterances, source=None, problem=None):
+    """Add ``utterance_postings`` and ``utterance_meta`` to ``table`` (in place; returned) for
+    ``utterances`` (``{slug: (text, ...)}``; slugs not in ``index`` are ignored). Nothing is added
+    when no member of the index has an utterance and there is no ``problem`` to report.
+
+    ``utterance_postings``: stem -> (idf, position, member_index, utterance_number, ...), one
+    triple per utterance holding the stem; the idf is over all utterances (one document each)."""
+    docs = []
+    members = 0
+    unenriched = []
+    for position, cluster in enumerate(index.clusters):
+        for member_index, member in enumerate(cluster.members):
+            texts = utterances.get(member.slug)
+            if not texts:
+                if not unenriched or unenriched[-1] != position:
+                    unenriched.append(position)
+                continue
+            members += 1
+            for number, text in enumerate(texts):
+                words = stems_of_text(text)
+                if words:
+                    docs.append((position, member_index, number, words))
+    if not docs and problem is None:
+        return table
+    frequency = {}
+    bags = {}
+    for position, member_index, _number, words in docs:
+        bags.setdefault((position, member_index), set()).update(words)
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    bag_frequency = {}
+    for words in bags.values():
+        for word in words:
+            bag_frequency[word] = bag_frequency.get(word, 0) + 1
+    documents = len(docs)
+    ceiling = max(MIN_DF_FOR_DROP, MAX_DF_SHARE * documents)
+    postings = {}
+    for position, member_index, number, words in docs:
+        for word in words:
+            if frequency[word] <= ceiling:
+                postings.setdefault(word, []).extend((position, member_index, number))
+    from router.weightedtable import idf
+
+    # Merged: a member's document is its line plus its utterances (what learned terms do).
+    term_postings = table["term_postings"]
+    merged_docs = table["weighted_meta"]["documents"]
+    merged_df = {}
+    for word, entry in term_postings.items():
+        flat = entry[1:]
+        merged_df[word] = set(zip(flat[0::2], flat[1::2]))
+    for key, words in bags.items():
+        for word in words:
+            merged_df.setdefault(word, set()).add(key)
+    table["utterance_reweight_postings"] = {word: (round(idf(len(keys), merged_docs), 4),)
+                                            for word, keys in merged_df.items()}
+    table["utterance_postings"] = {word: (round(idf(bag_frequency[word], len(bags)), 4),
+                                          round(idf(len(flat) // 3, documents), 4)) + tuple(flat)
+                                   for word, flat in postings.items()}
+    table["utterance_meta"] = {"file": source, "members": members, "rows": documents, "problem": problem,
+                               "unenriched": tuple(unenriched),
+                               "dropped_common": sum(1 for count in frequency.values() if count > ceiling)}
+    return table
