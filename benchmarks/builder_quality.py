@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from canaries.metrics import suite_metrics  # noqa: E402
 from canaries.runner import run_suite  # noqa: E402
 from canaries.suite import bundled_suites, load_suite  # noqa: E402
-from harness import builder  # noqa: E402
+from harness.clusters import builder  # noqa: E402
 from harness.memorydir import read_flat_index  # noqa: E402
 from harness.cli import main as cli_main  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402

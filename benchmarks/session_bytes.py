@@ -34,7 +34,7 @@ MODES = (("flat", False), ("slim", True), ("none", False))
 
 def suite_prompts(count):
     from canaries.suite import load_suite_unchecked
-    from harness.lab_cli import bundled_suite
+    from harness.lab.cli import bundled_suite
 
     prompts = list(load_suite_unchecked(bundled_suite()).prompts)[:count]
     if len(prompts) < count:

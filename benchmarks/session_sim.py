@@ -46,8 +46,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from canaries.metrics import fact_recall  # noqa: E402
 from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from canaries.runner import run_suite  # noqa: E402
-from harness.slim import assemble_slim_index, build_hot_strip, render_layer0_router  # noqa: E402
-from harness.tokens import loaded_portion  # noqa: E402
+from harness.slim.index import assemble_slim_index, build_hot_strip, render_layer0_router  # noqa: E402
+from harness.tokens.counts import loaded_portion  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402

@@ -10,20 +10,20 @@ message and its exit code here, and only here.
 import sys
 
 COMMAND_MODULES = (
-    "harness.route_cli",         # route
-    "harness.clusters_cli",      # clusters check/convert (build: harness.builder_cli)
-    "harness.canary_cli",        # canary run (eval/fit: harness.canary_fit_cli, verdict: harness.verdict_cli)
-    "harness.transcript_cli",    # transcript audit/locate/census
-    "harness.slim_cli",          # slim render/rollback
-    "harness.tokens_cli",        # tokens report
-    "harness.install_cli",       # install, uninstall
-    "harness.doctor_cli",        # doctor
-    "harness.mcp_cli",           # mcp (the MCP server)
-    "harness.sentinel_cli",      # sentinel install/uninstall/check/hook
-    "harness.checklist_cli",     # checklist
-    "harness.gate_cli",          # gate check (the gate hook itself is dispatched in main)
-    "harness.lab_cli",           # lab run/report/serve/client
-    "harness.learn_cli",         # learn (learned terms from session transcripts)
+    "harness.route",         # route
+    "harness.clusters.cli",      # clusters check/convert (build: harness.clusters.build)
+    "harness.canary.cli",        # canary run (eval/fit: harness.canary.fit, verdict: harness.canary.verdict)
+    "harness.transcript",    # transcript audit/locate/census
+    "harness.slim.cli",          # slim render/rollback
+    "harness.tokens.cli",        # tokens report
+    "harness.install.cli",       # install, uninstall
+    "harness.doctor.cli",        # doctor
+    "harness.mcp.cli",           # mcp (the MCP server)
+    "harness.sentinel.cli",      # sentinel install/uninstall/check/hook
+    "harness.canary.checklist",     # checklist
+    "harness.gate",          # gate check (the gate hook itself is dispatched in main)
+    "harness.lab.cli",           # lab run/report/serve/client
+    "harness.learn",         # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:
@@ -109,7 +109,7 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
-        from harness.cliconfig import require_valid_config
+        from harness.context import require_valid_config
 
         require_valid_config(args)
         return int(handler(args) or 0)

@@ -4,7 +4,7 @@ checklist and verdict, so each finds them the same way."""
 
 import os
 
-from harness import install as inst
+from harness.install import settings as inst
 from router.errors import InputError
 
 

@@ -12,7 +12,8 @@ import pytest
 # Fixtures shared by several test modules (a canary store and suite writer; sessions in the
 # 2.1.293 transcript shape; a project with a .claude/ folder), loaded as plugins so all see them.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-pytest_plugins = ["support.canary_store", "support.transcript_sessions", "support.settings_project"]
+pytest_plugins = ["support.canary_store", "support.transcript_sessions", "support.settings_project",
+                  "support.mcp_session"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Real Claude Code transcripts written by the real clients under the lab (tests/fixtures/README.md).

@@ -49,7 +49,7 @@ def code_copy(tmp_path):
 
 
 @pytest.mark.parametrize("module,line,broken", [
-    ("router/tokens.py", "import harness.report", "router imports no other project package"),
+    ("router/tokens.py", "import harness.output", "router imports no other project package"),
     ("router/score.py", "from canaries import metrics", "a layer imports only the layers below it"),
     ("transcripts/census.py", "import canaries.suite", "a layer imports only the layers below it"),
     ("canaries/runner.py", "from harness import fileops", "canaries and transcripts never import harness"),

@@ -121,7 +121,7 @@ def _kb(value):
 
 
 def print_report(report, show_calls=True):
-    from harness.report import console, table
+    from harness.output import console, table
 
     out = console()
     out.print(f"[bold]lab report[/bold]: {report['run_dir']} ({report['label']})")
@@ -226,7 +226,7 @@ def tokens_section(run_dir):
 
 
 def print_tokens_section(section):
-    from harness.report import console, table
+    from harness.output import console, table
 
     rows = [(s["memory"] + (" + router" if s["hook"] else ""), s["prompts"], s["calls"], f"{s['request_bytes']:,}",
              f"{s['memory_md_bytes_per_call']:,}", f"{s['memory_bytes']:,}", _kb(s["last_call_memory_bytes"]))

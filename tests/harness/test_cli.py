@@ -117,24 +117,24 @@ def test_doctor_reports_a_fifo_settings_file_instead_of_hanging(run_cli, tmp_pat
     (OSError(40, "Too many levels of symbolic links", "/some/loop"), "/some/loop: Too many levels"),
 ])
 def test_an_unexpected_recursion_or_os_error_is_one_line_and_exit_2(monkeypatch, capsys, raised, words):
-    import harness.route_cli
+    import harness.route
 
     def handler(_args):
         raise raised
 
-    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    monkeypatch.setattr(harness.route, "cmd_route", handler)
     assert main(["route", "anything"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("memory-router: error: ") and words in err and err.count("\n") == 1
 
 
 def test_a_broken_pipe_is_still_a_quiet_exit_0(monkeypatch, capsys):
-    import harness.route_cli
+    import harness.route
 
     def handler(_args):
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(harness.route_cli, "cmd_route", handler)
+    monkeypatch.setattr(harness.route, "cmd_route", handler)
     assert main(["route", "anything"]) == 0
     assert capsys.readouterr().err == ""
 

@@ -1,5 +1,5 @@
-"""Claude Code settings data shared by the tests of the settings transforms (harness.install),
-the hook commands (harness.hookcommand) and minimal JSON edits (harness.jsonedit)."""
+"""Claude Code settings data shared by the tests of the settings transforms (harness.install.settings),
+the hook commands (harness.install.hookcommand) and minimal JSON edits (harness.install.jsonedit)."""
 
 import json
 

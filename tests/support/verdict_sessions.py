@@ -1,5 +1,5 @@
 """Sessions built in the 2.1.293 shape for the behavioural verdict's tests (canaries.verdict and
-its command, harness.verdict_cli).
+its command, harness.canary.verdict).
 
 The attachment lines are copies of a real 2.1.293 UserPromptSubmit line (the first
 ``hook_additional_context`` line of tests/fixtures/transcripts/v2.1.293-routed-silent-routed.jsonl,

@@ -16,7 +16,7 @@ import pytest
 from harness.lab import measure
 from harness.lab.runner import run_session
 from harness.lab.script import Script
-from harness.mcp_install import SERVER_KEY
+from harness.install.mcpjson import SERVER_KEY
 
 pytestmark = pytest.mark.realclient
 

@@ -1,0 +1,208 @@
+"""``memory-router checklist``: the fresh-session behavioural canary checklist (spec §6.2, §11).
+
+The checks and the Markdown are pure (``harness.canary.checks``); this module gathers their inputs from
+disk: the project's settings (``harness.doctor.checks.scan_settings``), its config, MEMORY.md, the
+cluster file the installed hook reads, and a scan of the project for the fact's slug.
+"""
+
+import os
+import sys
+
+from harness.install import hookcommand
+from harness.install import settings as inst
+from harness.doctor.checks import scan_settings
+from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
+from router.errors import InputError
+from router.safeio import read_regular_bytes
+
+LEAK_SCAN_MAX_FILES = 20000
+LEAK_SCAN_MAX_BYTES = 2_000_000
+LEAK_SCAN_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                                 ".mypy_cache", ".pytest_cache", ".tox", "build", "dist", ".cache"})
+
+
+def cluster_file_family(path):
+    """The cluster file at ``path``, its other form (``clusters build`` writes the .md and the .tsv)
+    and the archives ``build``/``convert`` keep beside them: all memory-router's, all naming slugs."""
+    if not path:
+        return []
+    import glob
+
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    return [path, stem + ".md", stem + ".tsv", *glob.glob(glob.escape(stem) + ".archive-*"),
+            *glob.glob(glob.escape(stem) + "-[0-9]*")]
+
+
+def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
+    """``(files naming slug, files scanned, capped)`` under ``root``: text files up to 2 MB,
+    skipping VCS/venv/cache directories and ``skip_paths`` (the memory dir, the cluster file)."""
+    needle = slug.lower().encode()
+    skip = {os.path.abspath(p) for p in skip_paths if p}
+    hits, scanned = [], 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in LEAK_SCAN_SKIP_DIRS
+                             and os.path.abspath(os.path.join(dirpath, d)) not in skip)
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if os.path.abspath(path) in skip:
+                continue
+            if scanned >= max_files:
+                return hits, scanned, True
+            try:
+                if os.path.getsize(path) > LEAK_SCAN_MAX_BYTES:
+                    continue
+                data = read_regular_bytes(path)
+            except OSError:
+                continue
+            scanned += 1
+            if b"\0" in data[:4096]:
+                continue
+            if needle in data.lower():
+                hits.append(os.path.relpath(path, root))
+    return hits, scanned, False
+
+
+def _load_behavioural_suite(path, clusters=None):
+    from canaries.suite import load_suite
+
+    suite = load_suite(path, cluster_path=clusters)
+    if not suite.behavioural:
+        raise InputError("the suite has no behavioural: cases", path=path,
+                         fix="add a behavioural: section (id, prompt, fact, expect_any, forbid)")
+    return suite
+
+
+def default_suite_path():
+    from canaries.suite import bundled_suite_dir
+
+    return os.path.join(bundled_suite_dir(), "spec.yaml")
+
+
+def pick_cases(suite, case_id):
+    if case_id is None:
+        return list(suite.behavioural)
+    try:
+        return [suite.behavioural_case(case_id)]
+    except KeyError:
+        known = ", ".join(c.id for c in suite.behavioural)
+        raise InputError(f"no behavioural case {case_id!r}", path=suite.path, fix=f"use one of: {known}") from None
+
+
+def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_override=None, scan=True):
+    """The automatic preconditions of one case, gathered from disk. Returns ``(checks, context)``."""
+    from canaries.memoryindex import memory_index_facts
+    from harness.canary import checks as cl
+    from harness.memorydir import hot_slugs
+    from router import config as config_mod
+    from router.clusterfile import load_cluster_file
+    from router.errors import MemoryRouterError
+    from router.provider import build_table
+    from router.session import route_fresh
+
+    config = project_config(project_dir)
+    memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
+    memory_path, memory_text = read_memory_index(memory_dir)
+    facts = memory_index_facts(memory_text, case.fact) if memory_text is not None else None
+
+    locations = scan_settings(project_dir)
+    entries = [(i["label"], i["path"], e) for i in locations for e in i["router"]]
+    settings_problems = [f"{i['label']} settings: {i['error']}" for i in locations if i["error"]]
+    router_command = entries[0][2].command if entries else None
+
+    # The cluster file the installed hook reads if there is one, else the suite's.
+    cluster_path = cluster_override
+    hook_blind = False
+    if cluster_path is None and router_command is not None:
+        cluster_path = config_mod.resolve_cluster_path(hookcommand.command_option(router_command, "clusters"), config,
+                                                       [project_dir])
+        hook_blind = cluster_path is None
+    cluster_path = cluster_path or suite.cluster_path
+    decision, hook_text = None, None
+    try:
+        settings = config_mod.settings_of(config)
+        index = load_cluster_file(cluster_path)
+        decision = route_fresh(case.prompt, build_table(index), settings, log_as="checklist")
+        member = next((m for m in index.members if m.slug == case.fact), None)
+        hook_text = member.hook if member else None
+    except MemoryRouterError:
+        decision = None  # check_routes then says the routing could not be checked
+    if hook_text and memory_text is not None:
+        facts = memory_index_facts(memory_text, case.fact, hook_text)
+
+    checks = [
+        cl.check_slim(memory_path, facts),
+        cl.check_not_hot(case.fact, memory_path, facts, tuple((config or {}).get("hot_strip") or ()),
+                         tuple(hot_slugs(memory_dir))),
+        cl.Check(cl.NOT_MET, f"The router injects `{case.fact}` for this prompt",
+                 "the installed hook finds no cluster file (no --clusters, $MEMORY_ROUTER_CLUSTERS, config "
+                 "'clusters' or brain/memory-layer1-clusters.md), so it injects nothing")
+        if hook_blind else cl.check_routes(case.fact, decision, cluster_path),
+        cl.check_hook_installed(entries, settings_problems),
+        cl.check_hooks_enabled([f"{i['label']} ({i['path']})" for i in locations if i["disable_all_hooks"]]),
+        cl.check_load_limit(memory_path, facts),
+    ]
+    if scan:
+        # memory-router's own files name slugs by design; the verdict watches tool calls on them.
+        # The project's own cluster file too, even before the hook that reads it is installed.
+        project_clusters = config_mod.resolve_cluster_path(None, config, [project_dir])
+        own = (memory_dir, *cluster_file_family(cluster_path), *cluster_file_family(project_clusters),
+               (config or {}).get("source"), suite.path,
+               inst.state_dir_for(inst.project_settings_path(project_dir)))
+        hits, scanned, capped = scan_for_slug(project_dir, case.fact, skip_paths=own)
+        checks.append(cl.check_no_repo_leak(case.fact, hits, scanned, capped, project_dir))
+    context = {"suite": suite.path, "project_dir": project_dir, "memory_dir": memory_dir,
+               "cluster_file": cluster_path, "commands": None}
+    return checks, context
+
+
+def cmd_checklist(args):
+    from harness.canary import checks as cl
+
+    project_dir = project_dir_of(args)
+    suite_path = args.suite or default_suite_path()
+    suite = _load_behavioural_suite(suite_path, args.clusters)
+    cases = pick_cases(suite, args.case)
+    suite_opt = None if os.path.abspath(suite_path) == os.path.abspath(default_suite_path()) else os.path.abspath(suite_path)
+    documents, summaries, ready = [], [], True
+    for case in cases:
+        checks, context = checklist_checks(case, suite, project_dir, args.memory_dir, args.clusters,
+                                           scan=not args.no_scan)
+        context["commands"] = cl.verdict_commands(case.id, project_dir, suite=suite_opt)
+        documents.append(cl.render_checklist(case, checks, context))
+        summary = cl.checklist_summary(case, checks)
+        summary.update({k: context[k] for k in ("suite", "project_dir", "memory_dir", "cluster_file", "commands")})
+        summaries.append(summary)
+        ready = ready and summary["ready"]
+    if args.json:
+        from harness.output import print_json
+
+        print_json({"ready": ready, "cases": summaries})
+    else:
+        sys.stdout.write("\n".join(documents))
+    return 0 if ready else 1
+
+
+def register(subparsers):
+    import argparse
+
+    raw = argparse.RawDescriptionHelpFormatter
+    checklist = subparsers.add_parser(
+        "checklist", help="the fresh-session behavioural canary checklist (Markdown)",
+        description="Prints, for each behavioural case of SUITE (default: the bundled canaries/spec.yaml), a "
+                    "Markdown checklist: the preconditions, checked now where possible ([x] met, [ ] not met, "
+                    "[?] unknown): Phase 2 slim in place, the fact's slug not always loaded, the router injecting "
+                    "it for the prompt, the hook installed and enabled, no project file naming the slug; then "
+                    "the exact first prompt, and the commands that find the transcript and record the verdict.",
+        epilog="exit codes: 0 every automatic precondition met or unknown; 1 one is not met; 2 invalid suite",
+        formatter_class=raw)
+    checklist.add_argument("suite", nargs="?", metavar="SUITE",
+                           help="suite file with behavioural: cases (default: the bundled canaries/spec.yaml)")
+    checklist.add_argument("--case", metavar="ID", help="only this behavioural case")
+    checklist.add_argument("--memory-dir", metavar="DIR",
+                           help="memory directory (default: memory_dir in the config, else Claude Code's default)")
+    checklist.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
+    checklist.add_argument("--clusters", metavar="FILE", help="cluster file (default: the installed hook's, else "
+                                                              "the suite's)")
+    checklist.add_argument("--no-scan", action="store_true", help="skip scanning the project for the fact's slug")
+    checklist.add_argument("--json", action="store_true", help="machine-readable output")
+    checklist.set_defaults(handler=cmd_checklist)

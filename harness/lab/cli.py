@@ -1,0 +1,256 @@
+"""``memory-router lab``: run the real Claude Code offline and measure what it sends.
+
+``lab run`` runs a session (per memory mode) against the loopback stand-in and prints the report;
+``lab report`` reads a run directory again; ``lab serve`` runs the stand-in alone; ``lab client``
+finds or installs the client. The logic lives in ``harness.lab``; this module is argparse and
+output only.
+"""
+
+import os
+import sys
+
+from router.errors import InputError
+
+DEFAULT_MEMORY = "slim"
+DEFAULT_LIMIT = 0
+
+
+def bundled_suite():
+    import canaries
+
+    return os.path.join(os.path.dirname(canaries.__file__), "example.yaml")
+
+
+def read_prompts_file(path):
+    """One prompt per line; blank lines and lines starting with ``#`` are skipped."""
+    from router.errors import read_utf8
+
+    text = read_utf8(path, "prompts file", "pass a text file with one prompt per line")
+    prompts = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if not prompts:
+        raise InputError("the prompts file holds no prompt", path=path, fix="write one prompt per line")
+    return prompts
+
+
+def resolve_prompts(args):
+    if args.prompt:
+        prompts = list(args.prompt)
+    elif args.prompts:
+        prompts = read_prompts_file(args.prompts)
+    else:
+        from canaries.suite import load_suite_unchecked
+
+        prompts = list(load_suite_unchecked(args.suite or bundled_suite()).prompts)
+    if args.limit:
+        prompts = prompts[: args.limit]
+    return prompts
+
+
+def parse_memory_modes(value):
+    from harness.lab.rundir import MEMORY_MODES
+
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MEMORY_MODES]
+    if not modes or bad:
+        raise InputError(f"--memory {value!r}: unknown mode(s) {bad or 'none given'}",
+                         fix=f"use a comma-separated list of {', '.join(MEMORY_MODES)}")
+    if len(set(modes)) != len(modes):
+        raise InputError(f"--memory {value!r} names a mode twice", fix="name each mode once")
+    return modes
+
+
+def hook_for(mode, choice):
+    if choice == "on":
+        return True
+    if choice == "off":
+        return False
+    return mode == "slim"
+
+
+def _warn(message):
+    print(f"memory-router: warning: {message}", file=sys.stderr)
+
+
+def cmd_lab_run(args):
+    from harness.lab import client as lab_client
+    from harness.lab.runner import run_session
+    from harness.lab.script import Script
+
+    modes = parse_memory_modes(args.memory)
+    prompts = resolve_prompts(args)
+    script = Script.load(args.script) if args.script else Script.default()
+    claude, how = lab_client.find_claude(args.claude)
+    warning = lab_client.version_warning(lab_client.client_version(claude))
+    if warning:
+        _warn(warning)
+    run_dir = os.path.abspath(args.run_dir)
+    if os.path.exists(run_dir) and os.listdir(run_dir):
+        raise InputError("the run directory is not empty", path=run_dir,
+                         fix="pass a new directory; a run never overwrites another")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=args.json, disable=args.json) as progress:
+        for mode in modes:
+            task = progress.add_task(f"{mode:>4}", total=len(prompts))
+            target = run_dir if len(modes) == 1 else os.path.join(run_dir, mode)
+
+            def on_prompt(index, total, prompt, task=task):
+                progress.update(task, completed=index)
+
+            result = run_session(target, prompts, mode, script, claude, clusters=args.clusters,
+                                 flat_index=args.flat_index, config=args.config, hook=hook_for(mode, args.hook),
+                                 on_prompt=on_prompt, timeout=args.timeout, session=args.session)
+            progress.update(task, completed=len(prompts))
+            if not result.ok:
+                failed = [o.index + 1 for o in result.outcomes if o.exit_code != 0]
+                _warn(f"{mode}: the client failed on prompt(s) {failed}; see {result.run_dir}/run.json")
+    return _report(run_dir, args)
+
+
+def _report(run_dir, args):
+    from harness.lab.report import build_report, print_report, report_exit_code, series_for_plot
+    from harness.output import print_json
+
+    report = build_report(run_dir)
+    if args.plot:
+        from harness.lab.plot import plot_memory_per_call
+
+        report["plot"] = plot_memory_per_call(series_for_plot(report), args.plot)
+    if args.json:
+        print_json(report)
+    else:
+        print_report(report, show_calls=not args.no_calls)
+        if args.plot:
+            print(f"plot: {report['plot']}")
+    return report_exit_code(report)
+
+
+def cmd_lab_report(args):
+    return _report(args.run_dir, args)
+
+
+def cmd_lab_serve(args):
+    import time
+
+    from harness.lab.script import Script
+    from harness.lab.server import LabServer
+
+    script = Script.load(args.script) if args.script else Script.default()
+    with LabServer(script, args.log) as server:
+        print(f"listening on {server.url}; logging requests to {os.path.abspath(args.log)}", flush=True)
+        print(f"export ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=lab "
+              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def cmd_lab_client(args):
+    from harness.lab import client as lab_client
+    from harness.output import print_json
+
+    if args.action == "install":
+        path = lab_client.install_client(args.version)
+        how = "lab cache"
+    else:
+        path, how = lab_client.find_claude(args.claude, version=args.version)
+    version = lab_client.client_version(path)
+    info = {"path": path, "found_by": how, "version": version, "tested_version": lab_client.TESTED_VERSION,
+            "warning": lab_client.version_warning(version)}
+    if args.json:
+        print_json(info)
+    else:
+        print(f"{path} ({how}): Claude Code {version or 'unknown version'}")
+        if info["warning"]:
+            _warn(info["warning"])
+    return 0
+
+
+def register(subparsers):
+    from harness.lab.client import TESTED_VERSION, cache_root
+
+    lab = subparsers.add_parser("lab", help="run the real Claude Code offline and measure what it sends",
+                                description="Runs the real Claude Code CLI against a loopback stand-in for the "
+                                            "Messages API (127.0.0.1 only, never the network) and measures the "
+                                            f"requests it sends. Tested with Claude Code {TESTED_VERSION}.")
+    sub = lab.add_subparsers(dest="lab_command", metavar="ACTION", required=True)
+
+    def client_option(parser):
+        parser.add_argument("--claude", metavar="PATH",
+                            help="the claude executable (default: $MEMORY_ROUTER_CLAUDE, then "
+                                 f"{cache_root()}/{TESTED_VERSION}/node_modules/.bin/claude, then claude on PATH)")
+
+    def report_options(parser):
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        parser.add_argument("--plot", metavar="FILE", help="also write memory bytes per call as FILE (.png or "
+                                                           ".svg; needs the optional extra: pip install '.[lab]')")
+        parser.add_argument("--no-calls", action="store_true", help="leave out the per-call table")
+
+    run = sub.add_parser(
+        "run", help="run a session per memory mode and report what the requests carried",
+        description="Makes RUN_DIR (new or empty) with, per memory mode, a private HOME and project directory, "
+                    "a cluster file, this project's hook (memory-router install) and a MEMORY.md (flat: the flat "
+                    "index; slim: rendered by memory-router slim render; none: no MEMORY.md); runs claude -p on "
+                    "the first prompt and claude -p --resume on each later one; keeps the transcripts and every "
+                    "request body (requests.jsonl); then prints the report (see lab report). Exit 1 when the "
+                    "transcript audit and the requests disagree.")
+    run.add_argument("run_dir", metavar="RUN_DIR", help="directory for the run's files: transcripts, request log, run.json")
+    source = run.add_mutually_exclusive_group()
+    source.add_argument("--suite", metavar="FILE", help="take the prompts of a canary suite, in order "
+                                                        "(default: the bundled example suite)")
+    source.add_argument("--prompts", metavar="FILE", help="a text file, one prompt per line (# comments)")
+    source.add_argument("--prompt", metavar="TEXT", action="append", help="a prompt (repeat for several)")
+    run.add_argument("--limit", metavar="N", type=int, default=DEFAULT_LIMIT,
+                     help=f"only the first N prompts (default: {DEFAULT_LIMIT} = all)")
+    run.add_argument("--memory", metavar="MODES", default=DEFAULT_MEMORY,
+                     help=f"comma-separated: flat, slim, none; several run one session each in RUN_DIR/<mode> "
+                          f"(default: {DEFAULT_MEMORY})")
+    run.add_argument("--hook", choices=("auto", "on", "off"), default="auto",
+                     help="install the router hook: auto = only for slim (default: auto)")
+    run.add_argument("--script", metavar="FILE", help="what the stand-in answers (JSON or YAML rules; default: "
+                                                      "plain text, summaries for compaction)")
+    run.add_argument("--clusters", metavar="FILE", help="cluster file (default: the bundled example store)")
+    run.add_argument("--flat-index", metavar="FILE", help="flat MEMORY.md (default: the bundled example's)")
+    run.add_argument("--config", metavar="FILE", help="config for slim render's hot strip "
+                                                      "(default: the bundled example's memory-router.toml)")
+    run.add_argument("--session", choices=("resume", "stream"), default="resume",
+                     help="resume: claude -p per prompt, --resume from the second (history is what the transcript "
+                          "kept); stream: one claude -p --input-format stream-json process (history is what the "
+                          "process kept, as in an interactive session; no slash commands) (default: resume)")
+    run.add_argument("--timeout", metavar="SECONDS", type=float, default=180,
+                     help="per prompt (default: 180)")
+    client_option(run)
+    report_options(run)
+    run.set_defaults(handler=cmd_lab_run)
+
+    report = sub.add_parser(
+        "report", help="measure a run directory again",
+        description="Per API call: request bytes, memory bytes (the MEMORY.md section and every routed context "
+                    "found in the request by content), routed contexts new at this call vs re-sent history. Per "
+                    "session: totals, compactions, contexts leaked into subagent requests, and the transcript "
+                    "audit's verdict beside what the requests show. With flat and slim sessions: cumulative "
+                    "memory bytes side by side and the prompt where slim + router passes flat. Exit 1 when the "
+                    "audit and the requests disagree.")
+    report.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by lab run")
+    report_options(report)
+    report.set_defaults(handler=cmd_lab_report)
+
+    serve = sub.add_parser("serve", help="run the loopback stand-in alone until Ctrl-C",
+                           description="Listens on 127.0.0.1 (a free port), answers the Messages API from "
+                                       "--script and logs every request body to --log.")
+    serve.add_argument("--log", metavar="FILE", required=True, help="the request log (JSON Lines, appended)")
+    serve.add_argument("--script", metavar="FILE", help="JSON or YAML rules (default: plain text replies)")
+    serve.set_defaults(handler=cmd_lab_serve)
+
+    client = sub.add_parser("client", help="find the Claude Code client, or install a version into the lab cache",
+                            description="which: the client the lab would run and its version; install: npm-install a "
+                                        "version into the lab cache (~/.cache/memory-router-lab/claude-code/VERSION).")
+    client.add_argument("action", choices=("which", "install"), help="which: show the client; install: install it")
+    client.add_argument("--version", default=TESTED_VERSION, help=f"client version (default: {TESTED_VERSION})")
+    client.add_argument("--json", action="store_true", help="machine-readable output")
+    client_option(client)
+    client.set_defaults(handler=cmd_lab_client)

@@ -1,0 +1,196 @@
+"""``memory-router learn TRANSCRIPT|DIR ...``: learned terms from the user's own sessions.
+
+Where the agent read a memory file, or named a memory's slug, that the router had not injected
+for that prompt (``transcripts.evidence``), the prompt's words become learned terms of that
+memory through ``router.learned`` (one write, the same caps and hand-tag rule as every other
+feedback), in the reviewable file beside the cluster file. ``--dry-run`` prints the file's
+unified diff and writes nothing.
+
+Writing needs ``learning = true`` in the config, as the MCP ``record_feedback`` tool does: that
+one switch says whether learned terms exist and are read at all (with it off, ``search_memory``
+and the default provider ignore the file), so a ``learn`` that wrote with learning off would
+leave terms that silently do nothing until someone turned it on for another reason. A dry run
+needs nothing: it is how to see what turning learning on would learn.
+"""
+
+import calendar
+import difflib
+import os
+import sys
+import time
+
+from harness.context import add_clusters_option, resolve_cli_clusters
+from router import config as config_mod
+from router.configfile import load_config
+from router.errors import InputError, RefusedError
+
+
+def transcript_files(paths):
+    """TRANSCRIPT|DIR arguments -> session transcripts (a directory: every session under it;
+    subagent files are read with their session, never as sessions of their own)."""
+    from transcripts.evidence import session_transcripts
+
+    files = []
+    for arg in paths:
+        if os.path.isdir(arg):
+            found = session_transcripts(arg)
+            if not found:
+                raise InputError("no session transcript (*.jsonl) under this directory", path=arg,
+                                 fix="pass a Claude Code project directory (~/.claude/projects/<key>) or a .jsonl file")
+            files.extend(found)
+        elif os.path.exists(arg):
+            files.append(arg)
+        else:
+            raise InputError("no such transcript file or directory", path=arg,
+                             fix="check the path; `memory-router transcript locate` finds the newest session")
+    seen = set()
+    return [f for f in files if not (os.path.abspath(f) in seen or seen.add(os.path.abspath(f)))]
+
+
+def epoch_of(stamp):
+    """Seconds since the epoch of a transcript timestamp (``2026-11-30T17:16:32.108Z``), else ``None``."""
+    if not isinstance(stamp, str) or len(stamp) < 19:
+        return None
+    try:
+        return calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def unified_diff(before, after, path):
+    return "".join(difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+                                        fromfile=path if before is not None else "/dev/null", tofile=path))
+
+
+def gather(files, slugs):
+    """``(sessions, feedbacks)``: each session's evidence (only the prompts that met a memory are
+    kept, so a directory of long sessions stays small) and the feedbacks to apply, oldest first."""
+    from transcripts.evidence import session_evidence
+
+    sessions, found = [], []
+    for path in files:
+        session = session_evidence(path, slugs)
+        kept = tuple(p for p in session.prompts if p.evidence or p.ignored)
+        sessions.append((session._replace(prompts=kept), len(session.prompts)))
+        for prompt in kept:
+            for sighting in prompt.evidence:
+                found.append((prompt.timestamp or "", prompt, sighting))
+    found.sort(key=lambda item: item[0])  # stable: one session's evidence keeps its order
+    return sessions, [(prompt, sighting) for _stamp, prompt, sighting in found]
+
+
+def cmd_learn(args):
+    config = load_config(args.config)
+    learning = bool(config and config.get("learning"))
+    cap = config["learned_cap"] if config else config_mod.LEARNING_DEFAULTS["learned_cap"]
+    files = transcript_files(args.paths)
+    cluster_path = resolve_cli_clusters(args.clusters, config, quiet=args.json)
+    bundled = os.path.abspath(cluster_path) == os.path.abspath(config_mod.bundled_cluster_file())
+    if not args.dry_run:
+        where = (config or {}).get("source") or "memory-router.toml"
+        if not learning:
+            raise RefusedError("learning is off, so nothing is learned; nothing was written",
+                               fix=f"set learning = true in {where} (docs/learning.md), or pass --dry-run to "
+                                   "see what would be learned")
+        if bundled:
+            raise RefusedError("the cluster file is the bundled example store; learned terms are never written "
+                               "into the installed package", fix="point --clusters or clusters in "
+                                                                 "memory-router.toml at your own cluster file")
+    from router.clusterfile import load_cluster_file
+    from router.feedback import add_feedbacks
+    from router.config import learned_path
+
+    index = load_cluster_file(cluster_path)
+    slugs = {member.slug for member in index.members}
+    sessions, found = gather(files, slugs)
+    target = learned_path(cluster_path)
+    feedbacks = [(prompt.prompt, sighting.slug, True, epoch_of(prompt.timestamp)) for prompt, sighting in found]
+    result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn", dry_run=args.dry_run)
+    diff = unified_diff(result["before"], result["after"], target) if result["after"] is not None else ""
+    learned = [{"path": prompt.path, "line": prompt.line, "prompt": prompt.prompt, "slug": sighting.slug,
+                "how": sighting.how, "seen_at": {"path": sighting.path, "line": sighting.line},
+                "added": report["added"], "refreshed": report["refreshed"], "skipped": report["skipped"],
+                "evicted": report["evicted"]}
+               for (prompt, sighting), report in zip(found, result["reports"])]
+    if args.json:
+        from harness.output import print_json
+
+        print_json({
+            "cluster_file": os.path.abspath(cluster_path), "learned_file": result["path"], "dry_run": args.dry_run,
+            "learning": learning, "learned_cap": cap, "written": result["written"],
+            "sessions": [dict(s.as_dict(), prompt_count=count) for s, count in sessions],
+            "learned": learned, "diff": diff,
+        })
+        return 0
+    _print_human(args, sessions, learned, result, diff, learning)
+    return 0
+
+
+def _short(text, width=70):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "\u2026"
+
+
+def _print_human(args, sessions, learned, result, diff, learning):
+    from harness.output import console, table
+
+    out = console()
+    for session, count in sessions:
+        evidence = session.evidence_count
+        out.print(f"{session.path}: {count} prompt{'s' if count != 1 else ''}, {evidence} piece{'s' if evidence != 1 else ''} of evidence",
+                  markup=False)
+        if not session.injections_visible:
+            out.print(f"  nothing learned from it: {session.visibility}", markup=False)
+        for prompt in session.prompts:
+            for slug, why in prompt.ignored:
+                reason = "it was injected for this prompt" if why == "injected" else "it was already in context"
+                out.print(f"  line {prompt.line}: {slug} not evidence ({reason})", markup=False)
+    if learned:
+        rows = [(f"{os.path.basename(item['path'])}:{item['line']}", _short(item["prompt"], 50), item["slug"],
+                 item["how"], ", ".join(item["added"] + item["refreshed"]) or "-",
+                 ", ".join(sum(item["skipped"].values(), [])) or "-")
+                for item in learned]
+        out.print(table("Evidence: memories the agent needed that the router did not inject",
+                        ["prompt at", "prompt", "memory", "how", "terms", "skipped"], rows))
+    else:
+        out.print("no evidence: every memory the agent read or named had been injected (or none was)")
+    evicted = sum(len(item["evicted"]) for item in learned)
+    if evicted:
+        out.print(f"{evicted} older learned term(s) leave to keep each cluster under its cap")
+    if args.dry_run:
+        out.print(f"dry run: {result['path']} is unchanged" + ("" if learning else
+                  " (learning is off: set learning = true to write)"), markup=False)
+        # The diff goes out as plain text, unwrapped, so it can be read (or applied) as a patch.
+        out.file.flush()
+        sys.stdout.write(diff or "(no change)\n")
+    elif result["written"]:
+        out.print(f"wrote {result['path']}", markup=False)
+    else:
+        out.print(f"nothing to change in {result['path']}", markup=False)
+
+
+def register(subparsers):
+    import argparse
+
+    learn = subparsers.add_parser(
+        "learn", help="learn terms from sessions where the agent read a memory the router had not injected",
+        description="Reads session transcripts (a .jsonl file, or a directory: every session under it, each with "
+                    "its subagent transcripts). For each typed prompt, a memory file the agent Read (or fetched "
+                    "with the MCP get_memory tool), or a memory slug it named in its reply, that the router had "
+                    "not injected for that prompt and that was not already in context is evidence: the prompt's "
+                    "words become learned terms of that memory, in <cluster file stem>.learned.tsv beside the "
+                    "cluster file (docs/learning.md). Hand tags always win; at most learned_cap terms per "
+                    "cluster, the oldest leave first. Writing needs learning = true; --dry-run shows the diff and "
+                    "writes nothing.",
+        epilog="learning defaults (memory-router.toml or [tool.memory-router]):\n"
+               + "\n".join(f"  {key} = {str(value).lower()}: {config_mod.LEARNING_DOCS[key]}"
+                           for key, value in config_mod.LEARNING_DEFAULTS.items())
+               + "\n\nexit codes: 0 learned (or nothing to learn, or a dry run); 1 refused (learning is off, or "
+                 "the cluster file is the bundled example store); 2 a transcript, cluster, config or "
+                 "learned-terms file cannot be read",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    learn.add_argument("paths", nargs="+", metavar="TRANSCRIPT|DIR", help="session transcript(s) or directories")
+    add_clusters_option(learn)
+    learn.add_argument("--dry-run", action="store_true", help="show the learned file's diff; write nothing")
+    learn.add_argument("--json", action="store_true", help="machine-readable output")
+    learn.set_defaults(handler=cmd_learn)

@@ -1,0 +1,1 @@
+"""The mcp command: the memory store served over MCP (stdio)."""

@@ -1,0 +1,62 @@
+"""``memory-router route``: explain how one prompt is scored and what the hook would inject."""
+
+import os
+
+from harness.context import add_clusters_option, context_from_args
+from router.hookio import hook_output
+
+
+def route_json(ctx, decision):
+    """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
+    the exact hook output. The MCP ``route`` tool returns the same object."""
+    result = dict(decision)
+    result["cluster_file"] = os.path.abspath(ctx.cluster_path)
+    result["settings"] = ctx.settings
+    text = decision["additional_context"]
+    result["hook_output"] = hook_output(text) if text is not None else None
+    return result
+
+
+def cmd_route(args):
+    from harness.output import console, print_json, table
+
+    ctx = context_from_args(args, quiet=args.json)
+    decision = ctx.route(args.prompt)
+    if args.json:
+        print_json(route_json(ctx, decision))
+        return 0
+    out = console()
+    rows = [
+        (d["cluster_id"], d["score"], ", ".join(d["tag_hits"]) or "-", ", ".join(d["member_hits"]) or "-",
+         "routed" if d["cluster_id"] in decision["routed"] else "")
+        for d in decision["scores"]
+    ]
+    out.print(table(f"Scores (floor {decision['floor']}, {len(ctx.index)} clusters, "
+                    f"{len(decision['scores'])} scored above 0)",
+                    ["cluster", "score", "tag hits", "member hits", ""], rows))
+    out.print(f"provider: {decision['provider']}; confidence {decision['confidence']:.2f}; "
+              f"{decision['explanation']}", markup=False)
+    out.print(f"prompt tokens: {', '.join(decision['prompt_tokens']) or '(none)'}")
+    out.print(f"top {decision['top_score']}, second {decision['second_score']}, "
+              f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")
+    if decision["additional_context"] is None:
+        out.print("routed: nothing (the hook would print nothing)")
+    else:
+        out.print(f"routed: {', '.join(decision['routed'])}")
+        out.print("additionalContext the hook would emit:", style="bold")
+        # Plain print, never the console: rich word-wraps to the terminal (80 columns when piped),
+        # and this text must be the exact bytes the hook would send.
+        print(decision["additional_context"], flush=True)
+    return 0
+
+
+def register(subparsers):
+    route = subparsers.add_parser(
+        "route", help="explain how one prompt is scored and what the hook would inject",
+        description="Scores PROMPT against every cluster: each cluster's score with its matched tag and "
+                    "member tokens, the floor, the margins, the chosen clusters and the exact "
+                    "additionalContext the hook would emit. --json gives the stable shape in the README.")
+    route.add_argument("prompt", metavar="PROMPT", help="the prompt text, quoted as one argument")
+    add_clusters_option(route)
+    route.add_argument("--json", action="store_true", help="machine-readable output")
+    route.set_defaults(handler=cmd_route)

@@ -1,0 +1,220 @@
+"""install --mcp / uninstall --mcp on the project's .mcp.json."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from harness.install import settings as inst
+from harness.install import mcpjson as mcp_install
+from support.settings_project import cli, mcp_file
+from router.config import bundled_cluster_file
+
+FOREIGN = (
+    b'{\n'
+    b'    "mcpServers": {\n'
+    b'        "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],\n'
+    b'                   "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},\n'
+    b'        "docs": {\n'
+    b'            "type": "http",\n'
+    b'            "url": "https://example.invalid/mcp"\n'
+    b'        }\n'
+    b'    }\n'
+    b'}\n'
+)
+
+ORIGINALS = {
+    "foreign-servers-hand-formatted": FOREIGN,
+    "foreign-servers-crlf": FOREIGN.replace(b"\n", b"\r\n"),
+    "foreign-servers-bom-tabs": b"\xef\xbb\xbf" + json.dumps(json.loads(FOREIGN), indent="\t").encode(),
+    "one-line": b'{"mcpServers": {"db": {"command": "db-mcp"}}, "x": [1, 2]}',
+    "empty-servers": b'{\n  "mcpServers": {}\n}\n',
+    "empty-object": b"{}\n",
+    "empty-file": b"",
+}
+
+
+@pytest.fixture
+def project(bare_project):
+    """The shared ``project`` has a .claude/ folder; these tests start before there is one."""
+    return bare_project
+
+
+def backups(project):
+    folder = project / ".claude" / "memory-router" / "backups"
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def servers(data):
+    return mcp_install.parse_mcp_json(data, "x").get("mcpServers", {})
+
+
+@pytest.mark.parametrize("name", sorted(ORIGINALS))
+def test_install_then_uninstall_restores_exact_bytes(capsys, project, name):
+    original = ORIGINALS[name]
+    mcp_file(project).write_bytes(original)
+    code, out, _ = cli(capsys, "install", "--mcp", "--project", project)
+    assert code == 0 and "installed the memory-router MCP server" in out
+    installed = mcp_file(project).read_bytes()
+    entry = servers(installed)["memory-router"]
+    assert os.path.isabs(entry["command"]) and entry["args"] == ["mcp"] and entry["type"] == "stdio"
+    before = servers(original)
+    assert {k: v for k, v in servers(installed).items() if k != "memory-router"} == before
+    assert [b.read_bytes() for b in backups(project)] == ([original] if original else [b""])
+
+    code, out, _ = cli(capsys, "uninstall", "--mcp", "--project", project)
+    assert code == 0 and "restored, byte for byte" in out
+    assert mcp_file(project).read_bytes() == original
+
+
+def test_foreign_servers_keep_their_bytes_in_the_installed_file(capsys, project):
+    mcp_file(project).write_bytes(FOREIGN)
+    assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0
+    installed = mcp_file(project).read_text(encoding="utf-8")
+    for line in FOREIGN.decode().splitlines()[:-3]:  # all but the closing braces, where ours is appended
+        assert line in installed.splitlines()
+
+
+def test_install_into_a_missing_file_and_uninstall_deletes_it(capsys, project):
+    assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0
+    assert mcp_file(project).is_file() and backups(project) == []
+    assert list(servers(mcp_file(project).read_bytes())) == ["memory-router"]
+    code, out, _ = cli(capsys, "uninstall", "--mcp", "--project", project)
+    assert code == 0 and "deleted" in out
+    assert not mcp_file(project).exists()
+    assert len(backups(project)) == 1
+
+
+def test_install_mcp_leaves_settings_json_alone(capsys, project):
+    assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_second_install_changes_nothing(capsys, project):
+    mcp_file(project).write_bytes(FOREIGN)
+    cli(capsys, "install", "--mcp", "--project", project)
+    first = mcp_file(project).read_bytes()
+    mtime = mcp_file(project).stat().st_mtime_ns
+    code, out, _ = cli(capsys, "install", "--mcp", "--project", project)
+    assert code == 0 and "already in" in out and "nothing changed" in out
+    assert mcp_file(project).read_bytes() == first and mcp_file(project).stat().st_mtime_ns == mtime
+    assert len(backups(project)) == 1
+
+
+def test_an_updated_entry_still_uninstalls_to_the_original_bytes(capsys, project, tmp_path):
+    clusters = tmp_path / "clusters.md"
+    shutil.copy(bundled_cluster_file(), clusters)
+    mcp_file(project).write_bytes(FOREIGN)
+    cli(capsys, "install", "--mcp", "--project", project)
+    code, out, _ = cli(capsys, "install", "--mcp", "--project", project, "--clusters", clusters)
+    assert code == 0 and "updated" in out
+    assert servers(mcp_file(project).read_bytes())["memory-router"]["args"] == ["mcp", "--clusters", str(clusters)]
+    assert cli(capsys, "uninstall", "--mcp", "--project", project)[0] == 0
+    assert mcp_file(project).read_bytes() == FOREIGN
+
+
+def test_uninstall_after_a_hand_edit_removes_only_ours_and_keeps_the_edit(capsys, project):
+    mcp_file(project).write_bytes(FOREIGN)
+    cli(capsys, "install", "--mcp", "--project", project)
+    doc = json.loads(mcp_file(project).read_bytes())
+    doc["mcpServers"]["added-later"] = {"command": "later-mcp"}
+    mcp_file(project).write_text(json.dumps(doc, indent=4) + "\n", encoding="utf-8")
+    code, out, _ = cli(capsys, "uninstall", "--mcp", "--project", project)
+    assert code == 0 and "every other server kept" in out
+    after = servers(mcp_file(project).read_bytes())
+    assert list(after) == ["github", "docs", "added-later"]
+
+
+@pytest.mark.parametrize("broken, where", [
+    (b'{\n  "mcpServers": {\n    "x": {"command": "y",}\n  }\n}\n', ":3:26: invalid JSON"),
+    (b'{"mcpServers": []}', ':1: "mcpServers" must be an object'),
+    (b'{"mcpServers": {"x": "npx y"}}', ':1: "mcpServers.x" must be an object'),
+    (b'["mcpServers"]', ":1:1: .mcp.json must be a JSON object"),
+    (b'{"a": "\xff"}', ":1: .mcp.json is not valid UTF-8"),
+])
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_a_broken_file_is_left_untouched_with_exit_2(capsys, project, broken, where, command):
+    mcp_file(project).write_bytes(broken)
+    code, _, err = cli(capsys, command, "--mcp", "--project", project)
+    assert code == 2
+    assert f"{mcp_file(project)}{where}" in err
+    assert "nothing was changed" in err and "Traceback" not in err
+    assert mcp_file(project).read_bytes() == broken
+    assert backups(project) == []
+
+
+@pytest.mark.parametrize("existing, message", [
+    ({"memory-router": {"command": "node", "args": ["my-own-memory-router.js"]}},
+     "mcpServers.memory-router is an entry memory-router did not write"),
+    ({"memory": {"command": "/opt/venv/bin/memory-router", "args": ["mcp"]}},
+     "mcpServers.memory already runs memory-router mcp"),
+    ({"mem": {"command": "python3", "args": ["-P", "-m", "router", "mcp"]}},
+     "mcpServers.mem already runs memory-router mcp"),
+])
+def test_install_refuses_next_to_an_entry_it_did_not_write(capsys, project, existing, message):
+    data = json.dumps({"mcpServers": existing}).encode()
+    mcp_file(project).write_bytes(data)
+    code, _, err = cli(capsys, "install", "--mcp", "--project", project)
+    assert code == 1 and message in err and "Nothing was written" in err
+    assert mcp_file(project).read_bytes() == data
+
+
+def test_uninstall_leaves_a_foreign_entry_of_our_name(capsys, project):
+    data = b'{"mcpServers": {"memory-router": {"command": "node", "args": ["x.js"]}}}'
+    mcp_file(project).write_bytes(data)
+    code, out, _ = cli(capsys, "uninstall", "--mcp", "--project", project)
+    assert code == 0 and "not in" in out and "not ours; left as is" in out
+    assert mcp_file(project).read_bytes() == data
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(capsys, project):
+    mcp_file(project).write_bytes(FOREIGN)
+    code, out, err = cli(capsys, "install", "--mcp", "--project", project, "--dry-run")
+    assert code == 0 and '+        "memory-router": {' in out and "dry run" in err
+    assert mcp_file(project).read_bytes() == FOREIGN and backups(project) == []
+
+
+def test_a_symlinked_mcp_json_stays_a_link(capsys, project, tmp_path):
+    target = tmp_path / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    target.write_bytes(FOREIGN)
+    mcp_file(project).symlink_to(target)
+    assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0
+    assert mcp_file(project).is_symlink() and "memory-router" in servers(target.read_bytes())
+    assert cli(capsys, "uninstall", "--mcp", "--project", project)[0] == 0
+    assert mcp_file(project).is_symlink() and target.read_bytes() == FOREIGN
+
+
+@pytest.mark.parametrize("args, message", [
+    (["install", "--mcp", "--user"], "--mcp writes the project's .mcp.json"),
+    (["uninstall", "--mcp", "--user"], "--mcp writes the project's .mcp.json"),
+    (["install", "--mcp", "--project", "/no/such/dir"], "project directory does not exist"),
+    (["install", "--mcp", "--clusters", "/no/such/clusters.md"], "--clusters file does not exist"),
+])
+def test_bad_options_exit_2(capsys, args, message):
+    code, _, err = cli(capsys, *args)
+    assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("entry, ours", [
+    ({"command": "/v/bin/memory-router", "args": ["mcp"]}, True),
+    ({"command": "C:\\v\\Scripts\\memory-router.exe", "args": ["mcp", "--clusters", "c.md"]}, True),
+    ({"command": "/usr/bin/python3", "args": ["-P", "-m", "router", "mcp"]}, True),
+    ({"command": "/v/bin/memory-router", "args": ["hook"]}, False),
+    ({"command": "/v/bin/memory-router"}, False),
+    ({"command": "npx", "args": ["memory-router", "mcp"]}, False),
+    ({"command": "/usr/bin/python3", "args": ["-m", "router", "route"]}, False),
+    ({"url": "https://x"}, False),
+    ("memory-router mcp", False),
+])
+def test_runs_our_server(entry, ours):
+    assert mcp_install.runs_our_server(entry) is ours
+
+
+def test_install_record_is_kept_beside_the_settings_installers(capsys, project):
+    cli(capsys, "install", "--mcp", "--project", project)
+    record = json.loads((project / ".claude" / "memory-router" / "mcp.json").read_text(encoding="utf-8"))
+    assert record["role"] == "mcp" and record["settings"] == str(mcp_file(project))
+    assert record["original_existed"] is False
+    assert inst.state_dir_for(inst.project_settings_path(project)) == str(project / ".claude" / "memory-router")
