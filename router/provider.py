@@ -21,19 +21,20 @@ and the decision is a plain dict:
 
 Built-ins (``BUILTINS``): ``null`` never injects; ``spec`` is spec §10's scorer
 (``router.score``, unchanged: the reference); ``weighted`` is the default (``router.weighted``).
-Anything else is ``package.module:factory``, imported on demand. A custom provider runs in a
-daemon thread under ``provider_timeout_ms`` (import, factory and call together); an import
-error, an exception, a malformed decision or an overrun ends in silence and one line in
-``$MEMORY_ROUTER_LOG`` (the hook never waits past the budget). Its lines go through the same
-line cap and size cap as the built-ins'.
+Anything else is ``package.module:factory``, run in a child interpreter under
+``provider_timeout_ms`` (start-up, import, factory and call together; ``router.providerproc``),
+so it cannot write to the hook's stdout, exit the hook or keep it past the budget. Its request's
+table holds ``clusters`` only, and its decision comes back as JSON. An import error, an
+exception, a malformed decision, an exit or an overrun ends in silence and one line in
+``$MEMORY_ROUTER_LOG``. Its lines go through the same line cap and size cap as the built-ins'.
 
-Standard library only: this is on the hook's path. ``threading`` (~1 ms to import) is imported
-only when a custom provider runs.
+Standard library only: this is on the hook's path. ``router.providerproc`` (and ``subprocess``
+with it) is imported only when a custom provider runs.
 """
 
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
-from router.providername import ProviderError, parse_provider_name
+from router.providername import ProviderError
 from router.score import render_context, route_prompt
 
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")
@@ -114,19 +115,9 @@ def load_factory(name):
     """
     if name in _BUILTIN_FACTORIES:
         return _BUILTIN_FACTORIES[name]
-    module_name, attribute = parse_provider_name(name)
-    import importlib
+    from router.providerproc import load_custom_factory
 
-    try:
-        module = importlib.import_module(module_name)
-    except BaseException as err:  # noqa: BLE001 - a provider's import must not take the hook down
-        if isinstance(err, KeyboardInterrupt):
-            raise
-        raise ProviderError(f"provider {name}: import failed: {type(err).__name__}: {err}") from None
-    factory = getattr(module, attribute, None)
-    if not callable(factory):
-        raise ProviderError(f"provider {name}: {module_name} has no callable {attribute!r}")
-    return factory
+    return load_custom_factory(name)
 
 
 def make_provider(name, settings):
@@ -216,30 +207,6 @@ def _complete(decision, settings, provider, render):
     return out
 
 
-def _run_with_budget(name, request, budget_s):
-    import threading
-
-    box = {}
-
-    def work():
-        try:
-            box["decision"] = make_provider(name, request["settings"])(request)
-        except BaseException as err:  # noqa: BLE001 - reported by the caller
-            box["error"] = err
-
-    worker = threading.Thread(target=work, name="memory-router-provider", daemon=True)
-    worker.start()
-    worker.join(budget_s)
-    if worker.is_alive():
-        raise ProviderError(f"provider {name} took longer than its budget of {budget_s * 1000:.0f} ms")
-    if "error" in box:
-        err = box["error"]
-        if isinstance(err, ProviderError):
-            raise err
-        raise ProviderError(f"provider {name} raised {type(err).__name__}: {err}")
-    return box.get("decision")
-
-
 def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None, log_as="hook"):
     """Route one prompt through the configured provider; never raises for a provider's fault.
 
@@ -259,8 +226,10 @@ def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None,
         decision = _BUILTIN_FACTORIES[name](settings)(request)
         check_decision(decision)
         return _complete(decision, settings, name, render=False)
+    from router.providerproc import run_provider
+
     try:
-        decision = _run_with_budget(name, request, settings["provider_timeout_ms"] / 1000)
+        decision = run_provider(name, request, settings["provider_timeout_ms"] / 1000)
         try:
             check_decision(decision)
         except ProviderError as err:

@@ -4,9 +4,12 @@ can fail (each must end in silence and exactly one log line, never an exception 
 import itertools
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -39,8 +42,10 @@ def table(example_cluster_file):
 
 @pytest.fixture
 def write_provider(tmp_path, monkeypatch):
-    """Write a provider module under a fresh name; returns 'module:make'."""
+    """Write a provider module under a fresh name; returns 'module:make'. On PYTHONPATH, as a user
+    installs one: a custom provider runs in a child interpreter (router/providerproc.py)."""
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
 
     def write(source):
         name = f"provider_under_test_{next(_names)}"
@@ -195,7 +200,7 @@ def test_hook_with_custom_provider_injects(run_cli, example_cluster_file, write_
     name = write_provider(GOOD_PROVIDER)
     (tmp_path / "memory-router.toml").write_text(f'provider = "{name}"\n', encoding="utf-8")
     result = run_cli("hook", "--clusters", str(example_cluster_file), "--config", str(tmp_path / "memory-router.toml"),
-                     input=_payload(SETX), env={"PYTHONPATH": str(tmp_path)})
+                     input=_payload(SETX))
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     # The custom provider's decision, then the session stage's line selection (router.session).
     assert context.startswith("Routed memory cluster: layer1_project_memory_router (")
@@ -210,18 +215,20 @@ def test_hook_does_not_wait_for_a_hanging_provider(run_cli, example_cluster_file
     config.write_text(f'provider = "{name}"\nprovider_timeout_ms = 100\n', encoding="utf-8")
     log = tmp_path / "hook.log"
     result = run_cli("hook", "--clusters", str(example_cluster_file), "--config", str(config), input=_payload(SETX),
-                     env={"PYTHONPATH": str(tmp_path), "MEMORY_ROUTER_LOG": str(log)}, timeout=30)
+                     env={"MEMORY_ROUTER_LOG": str(log)}, timeout=30)
     assert (result.returncode, result.stdout) == (0, b"")
     assert "took longer than its budget of 100 ms" in log.read_text(encoding="utf-8")
 
 
 def test_hook_with_builtin_provider_imports_no_threading(example_cluster_file):
+    """The built-ins stay in-process: no thread, no child interpreter, not even the module that runs one."""
     code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
-            "from harness.cli import main; main(); sys.stdout.write('|' + str('threading' in sys.modules))")
+            "from harness.cli import main; main(); sys.stdout.write('|' + repr(sorted("
+            "{'threading', 'subprocess', 'selectors', 'router.providerproc'} & set(sys.modules))))")
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
                             text=True, check=True)
-    assert result.stdout.endswith("|False")
+    assert "additionalContext" in result.stdout and result.stdout.endswith("|[]")
 
 
 @pytest.mark.parametrize("provider", BUILTINS)
@@ -237,3 +244,120 @@ def test_a_task_notification_turn_asks_no_provider(table, provider):
     if provider != "null":
         assert route(inner, table, settings)["additional_context"] is not None
 
+
+# --------------------------------------------------------------------------- issue 24: a provider cannot reach the hook
+# Through the installed hook: a custom provider now runs in a child interpreter
+# (router/providerproc.py; its protocol is tested in tests/router/test_providerproc.py). The
+# subprocess timeouts are hang detectors, not speed targets (benchmarks/hook_latency.py).
+
+# Returns the first cluster's first line; the three holes run at import, in the factory, in the call.
+CHILD_PROVIDER = """
+import os, sys
+{at_import}
+def make(settings):
+    {in_factory}
+    def provider(request):
+        {in_call}
+        cluster_id, _tags, _label, members = request["table"]["clusters"][0]
+        slug, _type, hook = members[0]
+        return {{"clusters": [cluster_id], "lines": [{{"cluster_id": cluster_id, "slug": slug, "hook": hook}}],
+                 "confidence": 0.9, "explanation": "first line"}}
+    return provider
+"""
+
+
+def _provider_with(write_provider, at_import="pass", in_factory="pass", in_call="pass"):
+    return write_provider(CHILD_PROVIDER.format(at_import=at_import, in_factory=in_factory, in_call=in_call))
+
+
+def _hook(run_cli, cluster_file, name, tmp_path, budget_ms=5000, timeout=30):
+    """The installed hook with provider ``name``; returns (CompletedProcess, log text)."""
+    config = tmp_path / "memory-router.toml"
+    config.write_text(f'provider = "{name}"\nprovider_timeout_ms = {budget_ms}\n', encoding="utf-8")
+    log = tmp_path / "hook.log"
+    payload = json.dumps({"session_id": f"s-{next(_names)}", "cwd": str(tmp_path),
+                          "hook_event_name": "UserPromptSubmit", "prompt": SETX}).encode()
+    result = run_cli("hook", "--clusters", str(cluster_file), "--config", str(config), input=payload,
+                     env={"MEMORY_ROUTER_LOG": str(log)}, timeout=timeout)
+    return result, log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def _gone(pid):
+    """True once ``pid`` no longer runs (absent, or a zombie nobody reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pid, seconds=10):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# --------------------------------------------------------------------------- items 16-18, through the hook
+
+
+def test_issue24_item16_a_provider_holding_the_gil_is_killed_at_the_budget(run_cli, example_cluster_file,
+                                                                           write_provider, tmp_path):
+    """Item 16: one long C call (a catastrophic regex) holds the GIL, so no thread-based budget
+    could interrupt it; the hook waited for Claude Code's timeout."""
+    name = _provider_with(write_provider, in_call="import re; re.match(r'(a+)+$', 'a' * 64 + 'b')")
+    result, logged = _hook(run_cli, example_cluster_file, name, tmp_path, budget_ms=300)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert "took longer than its budget of 300 ms" in logged
+
+
+def test_issue24_item17_a_provider_printing_cannot_touch_the_hooks_output(run_cli, example_cluster_file,
+                                                                         write_provider, tmp_path):
+    """Item 17: print() (and a raw write to fd 1) landed on the hook's stdout: the output was no
+    longer JSON and the debug text became context."""
+    noisy = "print('DEBUG-IMPORT'); os.write(1, b'RAW-FD1\\n')"
+    name = _provider_with(write_provider, at_import=noisy, in_factory="print('DEBUG-FACTORY')",
+                          in_call="print('DEBUG-CALL'); sys.stdout.flush()")
+    result, logged = _hook(run_cli, example_cluster_file, name, tmp_path)
+    assert result.returncode == 0 and b"DEBUG" not in result.stdout and b"RAW" not in result.stdout
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("Routed memory cluster: layer1_project_memory_router")
+    assert logged == ""
+
+
+def test_issue24_item18_a_provider_calling_os_exit_does_not_set_the_hooks_status(run_cli, example_cluster_file,
+                                                                                write_provider, tmp_path):
+    """Item 18: os._exit(2) in a provider exited the hook with 2, and Claude Code erased the prompt."""
+    name = _provider_with(write_provider, in_call="os._exit(2)")
+    result, logged = _hook(run_cli, example_cluster_file, name, tmp_path)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert "its process exited with status 2 before answering" in logged
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.parametrize("escapes", [False, True], ids=["child-of-provider", "setsid-daemon"])
+def test_issue24_item18_a_forking_provider_cannot_hold_the_hooks_stdout(run_cli, example_cluster_file,
+                                                                       write_provider, tmp_path, escapes):
+    """Item 18: a provider's forked child kept the hook's stdout open for as long as it lived, so
+    Claude Code waited for it. Now the hook answers at once; the forked child is killed with the
+    provider's process group, unless it left the group (setsid), and then it holds nothing of the hook's."""
+    pid_file = tmp_path / "grandchild.pid"
+    fork = ("if os.fork() == 0:\n"
+            f"            {'os.setsid()' if escapes else 'pass'}\n"
+            f"            open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+            "            import time; time.sleep(60); os._exit(0)\n"
+            "        import time\n"
+            f"        while not os.path.exists({str(pid_file)!r}): time.sleep(0.01)")
+    name = _provider_with(write_provider, in_call=fork)
+    try:
+        result, logged = _hook(run_cli, example_cluster_file, name, tmp_path, timeout=20)
+        assert result.returncode == 0 and logged == ""
+        assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"].startswith("Routed memory cluster")
+        if not escapes:
+            assert _wait_gone(int(pid_file.read_text())), "the provider's forked child outlived the prompt"
+    finally:
+        grandchild = int(pid_file.read_text()) if pid_file.exists() else None
+        if grandchild is not None and not _gone(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
