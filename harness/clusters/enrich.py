@@ -138,6 +138,41 @@ class UtterancesWriter:
 EnrichResult = namedtuple("EnrichResult", "outcomes rows written archived")
 
 
+def read_bodies(directory):
+    """``{slug: body}`` of the topic files in a memory directory (``{}`` without one)."""
+    if not directory:
+        return {}
+    from harness.memorydir import read_memory_files
+    from router.errors import InputError
+
+    if not os.path.isdir(directory):
+        raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                         else "is a file, not a memory directory", path=directory,
+                         fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
+    return {found.slug: found.body for found in read_memory_files(directory)}
+
+
+def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=None):
+    """``(plan, writer)`` for the cluster file at ``cluster_path`` (or ``index``, its content when
+    the caller has it) and its utterances file: a damaged utterances file is an
+    ``UtterancesFileError`` (exit 2) and is never rewritten."""
+    from harness.clusters.enrich_plan import plan_enrich
+    from router.clusterfile import load_cluster_file
+    from router.config import utterances_path
+    from router.errors import decode_utf8
+    from router.utterances import UtterancesFileError, parse_utterances_text
+
+    index = index if index is not None else load_cluster_file(cluster_path)
+    path = utterances_path(cluster_path)
+    writer = UtterancesWriter(path, dry_run)
+    rows = []
+    if writer.existed:
+        text = decode_utf8(writer.original, path, "utterances file", UtterancesFileError,
+                           fix="save it as UTF-8, or delete it and run memory-router clusters enrich")
+        rows = parse_utterances_text(text, path)
+    return plan_enrich(index, read_bodies(memory_dir), rows, force), writer
+
+
 def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sleep, now=time.time,
                retries=RETRIES, backoff=BACKOFF_SECONDS):
     """Ask ``engine`` for each job of ``plan``, write after each cluster that succeeded, and
