@@ -38,3 +38,20 @@ def install_plugin(claude, env, cwd, scope="user"):
         done = subprocess.run([claude, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
+
+
+def clone_head(dest, overlay=()):
+    """A clone of this checkout's HEAD at ``dest``, with the working tree's copies of ``overlay``
+    (paths relative to the root) committed on top: what a user installs from, without whatever
+    else is uncommitted here."""
+    import shutil
+
+    if not (REPO_ROOT / ".git").exists():
+        raise AssertionError(f"{REPO_ROOT} is not a git checkout")
+    git("clone", "--quiet", "--shared", str(REPO_ROOT), str(dest))
+    for name in overlay:
+        shutil.copyfile(REPO_ROOT / name, dest / name)
+    if git("status", "--porcelain", cwd=dest).strip():
+        git("add", "--", *overlay, cwd=dest)
+        git("commit", "--quiet", "-m", "the working tree's " + ", ".join(overlay), cwd=dest)
+    return dest

@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from plugin.pluginfiles import REPO_ROOT, git
+from plugin.pluginfiles import REPO_ROOT, clone_head, git
 
 HOOK_NAMES = {"memory-router-clusters-check": "memory-router clusters check",
               "memory-router-canaries": "memory-router canary run",
@@ -62,12 +62,7 @@ def hooks_repo(tmp_path_factory):
     if not (REPO_ROOT / ".git").exists():
         pytest.fail(f"{REPO_ROOT} is not a git checkout: pre-commit installs hooks from a git repository",
                     pytrace=False)
-    dest = tmp_path_factory.mktemp("hooks") / "memory-router"
-    git("clone", "--quiet", "--shared", str(REPO_ROOT), str(dest))
-    shutil.copyfile(REPO_ROOT / ".pre-commit-hooks.yaml", dest / ".pre-commit-hooks.yaml")
-    if git("status", "--porcelain", cwd=dest).strip():
-        git("commit", "--quiet", "-am", "the working tree's .pre-commit-hooks.yaml", cwd=dest)
-    return dest
+    return clone_head(tmp_path_factory.mktemp("hooks") / "memory-router", overlay=[".pre-commit-hooks.yaml"])
 
 
 def fixture_repo(root, *, cluster_file, case, note):
