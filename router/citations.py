@@ -1,19 +1,23 @@
 """The citation gate's rules: read a write's text, find the decision ids and memory slugs it
 cites, and decide whether the write may go ahead (docs/citation-gate.md).
 
-Pure functions over plain dicts, lists and tuples, standard library only; file access is limited
-to the ledger reads in ``find_ledgers``/``load_ledgers``. ``router.gate`` (the PreToolUse hook)
-and ``harness.gate_cli`` (``memory-router gate check``) both decide through ``decide`` and skip
-through ``skip_reason``, so the hook and the manual check cannot disagree about what a valid
-citation is or which files are exempt.
+Pure functions over plain dicts, lists and tuples, standard library only; what a text cites is
+read by ``router.citation_text``, the ledgers by ``router.citation_ledger`` (the only file
+access). ``router.gate`` (the PreToolUse hook) and ``harness.gate_cli`` (``memory-router gate
+check``) both decide through ``decide`` and skip through ``skip_reason``, so the hook and the
+manual check cannot disagree about what a valid citation is or which files are exempt.
+
+The rule: block only what is certainly a citation of an id (or memory) the ledger (or store)
+lacks; where it is ambiguous, warn. The output is capped, whatever the text cites.
 """
 
 import difflib
 import json
 import os
-import re
 
-from router import safeio
+from router.citation_ledger import (decode, find_ledgers, fits_shape, highest_id, id_shapes,  # noqa: F401
+                                    ledger_boundary, load_ledgers, parse_ledger)
+from router.citation_text import fold, id_regex, owner_ruling_dates, scan  # noqa: F401
 
 BYPASS_MARKER = "citation-check: allow-unknown-ids"
 
@@ -24,33 +28,48 @@ BYPASS_MARKER = "citation-check: allow-unknown-ids"
 TEXT_FIELDS = ("content", "new_string", "new_source")
 EDIT_TEXT_FIELDS = ("new_string",)
 PATH_FIELDS = ("file_path", "notebook_path")
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
-_DATE = r"\d{4}-\d{2}-\d{2}"
-OWNER_RULING_RE = re.compile(r"\bowner[ \t]+ruling[ \t,:]*(?:(?:of|on|dated)[ \t]+)?(" + _DATE + r")", re.I)
-_MEMORY_RE = re.compile(
-    r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*`?(?P<slug>[a-z][a-z0-9_.-]*[a-z0-9])", re.I | re.A)
-# A Markdown heading or list marker before a ledger entry's id, and emphasis around it.
-_ENTRY_LEAD = r"[ \t]{0,3}(?:#{1,6}[ \t]+|(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:\*\*|`)?"
-_ENTRY_LEAD_RE = re.compile(_ENTRY_LEAD)
-_ENTRY_SEP_RE = re.compile(r"(?:\*\*|`)?[ \t]*(?:[:|.\u2013\u2014-]+[ \t]*)?")
-_FENCE_RE = re.compile(r"[ \t]{0,3}(```|~~~)")
-# An id written without its separator or with the wrong one (D030, D_030, D 030, D–030).
-_NEAR_ID_RE = re.compile(r"([A-Za-z]+)[-_ \u2013\u2014]?(\d+)(?![\w])")
-_OPENING_WORD_RE = re.compile(r"[^A-Za-z0-9]*([A-Za-z0-9]+)")
-# What may follow an entry's id: a separator, emphasis, whitespace or the end of the line (not
-# ``'s``: a line opening with a possessive is prose about the entry, not the entry).
-_ENTRY_END = r"(?:\*\*|`)?(?:[\s:|.\u2013\u2014]|$)"
-# A first token that is an id glued to other word characters, hyphens or heading marks.
-_WORDISH_RE = re.compile(r"[\w#-]+")
+# The output's caps: a write citing 20,000 absent ids, or a ledger with 5,000 malformed lines,
+# must not turn into a megabyte of hook output.
+MAX_BLOCKS = 5
+MAX_WARNINGS = 12
+MAX_LISTED = 10
+MAX_PROBLEMS_PER_LEDGER = 3
+MAX_SHOWN_CHARS = 60
 
 
 # --- payloads ---------------------------------------------------------------------------------
 
+def _strings(value):
+    """Every string in a JSON value, keys and values, in document order; a number or boolean as
+    its JSON text. Walked, not serialised: a ``\\t`` or ``\\n`` before an id stays a real tab or
+    line break, where a JSON escape would glue ``t`` or ``n`` to the id and hide it."""
+    found = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            for key, inner in reversed(list(item.items())):
+                pending.append(inner)
+                pending.append(key)
+        elif isinstance(item, (list, tuple)):
+            pending.extend(reversed(item))
+        elif isinstance(item, (bool, int, float)):
+            found.append(json.dumps(item))
+        elif item is not None:
+            found.append(str(item))
+    return found
+
+
 def _as_text(value):
-    """A field's text: a string as is; anything else serialised, so no shape can hide text."""
+    """A field's text: a string as is; anything else its strings, one a line, so no shape can
+    hide text."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True, default=str)
+    return "\n".join(_strings(value))
 
 
 def _edit_texts(edits, where):
@@ -73,7 +92,8 @@ def payload_texts(payload):
 
     Reads every known shape at once and audits each source, so a payload carrying both a
     ``content`` field and an ``edits`` array cannot hide the array. A payload that is not a JSON
-    object, or carries none of these fields, gives no texts."""
+    object, or carries none of these fields, gives no texts (``unreadable`` says whether that
+    leaves a write unchecked)."""
     if not isinstance(payload, dict):
         return None, []
     tool_input = payload.get("tool_input")
@@ -95,171 +115,30 @@ def payload_texts(payload):
     return path, texts
 
 
-# --- citations ---------------------------------------------------------------------------------
-
-def citation_regex(pattern):
-    """The citation regex for an id pattern: case-insensitive, never inside a hyphenated
-    identifier (``abc-D-030-x``) or a longer word (``D-030s``); a possessive ``D-030's`` counts.
-    (``re`` caches compiled patterns, so building it per call costs a dict lookup.)"""
-    return re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.I)
+def _json_kind(value):
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")
 
 
-def _loose_regex(pattern):
-    """The id pattern anywhere, any case: for spotting ids glued to other text."""
-    return re.compile(pattern, re.I)
-
-
-def _entry_regex(pattern):
-    """A ledger line opening an entry: lead, the id, then a separator, whitespace or the end."""
-    return re.compile(_ENTRY_LEAD + r"(?P<id>(?:" + pattern + r"))(?=" + _ENTRY_END + ")", re.I)
-
-
-def cited_ids(text, pattern):
-    """Decision ids cited in ``text``, upper-cased, in first-seen order."""
-    found = []
-    for match in citation_regex(pattern).finditer(text):
-        entry_id = match.group(0).upper()
-        if entry_id not in found:
-            found.append(entry_id)
-    return found
-
-
-def cited_memories(text):
-    """Memory slugs cited as ``memory: <slug>`` or ``native memory: <slug>`` (any case, in or out
-    of parentheses), normalised like memory file names, in first-seen order.
-
-    A slug must start with a letter and contain ``_`` or ``-``: ``Memory: 4GB`` or ``memory: low``
-    is prose, not a citation."""
-    found = []
-    for match in _MEMORY_RE.finditer(text):
-        raw = match.group("slug")
-        if "_" not in raw and "-" not in raw:
-            continue
-        slug = re.sub(r"[^a-z0-9_]+", "_", raw.lower())  # starts and ends alphanumeric already
-        if slug not in found:
-            found.append(slug)
-    return found
-
-
-def owner_ruling_dates(text):
-    """The ISO dates named as ``owner ruling <date>``, in first-seen order."""
-    dates = []
-    for match in OWNER_RULING_RE.finditer(text):
-        if match.group(1) not in dates:
-            dates.append(match.group(1))
-    return dates
-
-
-# --- ledgers ----------------------------------------------------------------------------------
-
-def find_ledgers(start_dir, names):
-    """Every ledger file from ``start_dir`` up to the filesystem root, nearest first."""
-    found = []
-    current = os.path.abspath(start_dir)
-    while True:
-        for name in names:
-            candidate = os.path.join(current, name)
-            if os.path.isfile(candidate):
-                found.append(candidate)
-        parent = os.path.dirname(current)
-        if parent == current:
-            return found
-        current = parent
-
-
-def parse_ledger(text, pattern, source="<ledger>"):
-    """``(entries, problems)`` of one ledger's text.
-
-    An entry starts on a line whose first token, after any Markdown heading (``## ``) or list
-    marker (``- ``, ``1. ``) and optional emphasis, is an id followed by a separator or the end
-    of the line; its text runs to the next entry. ``entries`` is a list of
-    ``(id, opening_word, line, source)``; the opening word is the first word of the entry's
-    text. ``problems`` lists ``(source, line, message)`` for lines that look like an entry but
-    do not parse (``D030:``, ``D-030a:``) and for an id entered twice in one file. Lines inside
-    fenced code blocks are ignored."""
-    entry_re = _entry_regex(pattern)
-    entries = []
-    problems = []
-    seen = {}
-    current = None
-    fence = None
-    for lineno, line in enumerate(text.splitlines(), 1):
-        fenced = _FENCE_RE.match(line)
-        if fence is not None:
-            if fenced and fenced.group(1) == fence:
-                fence = None
-            continue
-        if fenced:
-            fence = fenced.group(1)
-            continue
-        match = entry_re.match(line)
-        if match:
-            entry_id = match.group("id").upper()
-            rest = line[_ENTRY_SEP_RE.match(line, match.end()).end():]
-            if entry_id in seen:
-                problems.append((source, lineno, f"{entry_id} is entered again (first at line {seen[entry_id]})"))
-            else:
-                seen[entry_id] = lineno
-            current = [entry_id, rest, lineno]
-            entries.append(current)
-            continue
-        problem = _near_entry(line[_ENTRY_LEAD_RE.match(line).end():], pattern)
-        if problem:
-            problems.append((source, lineno, problem))
-        if current is not None:
-            current[1] += "\n" + line
-    return [(entry_id, _opening_word(body), lineno, source) for entry_id, body, lineno in entries], problems
-
-
-def _opening_word(body):
-    match = _OPENING_WORD_RE.match(body)
-    return match.group(1) if match else ""
-
-
-def _near_entry(rest, pattern):
-    """Why a line whose first token looks like a ledger id does not parse as an entry, or ``None``."""
-    words = rest.split()
-    if not words:
+def unreadable(payload, texts):
+    """Why the gate cannot read the write ``payload`` (so the write would go unchecked), or
+    ``None``: it gave ``texts``, or it names a tool that is not a write (``Read``)."""
+    if not isinstance(payload, dict):
+        return f"the payload is a JSON {_json_kind(payload)}, not an object"
+    if texts:
         return None
-    token = words[0].rstrip(":.,;|*_`")
-    if citation_regex(pattern).fullmatch(token):
-        return None  # a well-formed id where no entry can start (an indented code line)
-    if _WORDISH_RE.fullmatch(token) and _loose_regex(pattern).search(token):
-        return f"{token!r} looks like a ledger entry but is not an id followed by a separator (write '## D-030: title')"
-    near = _NEAR_ID_RE.match(rest)
-    if near and not _loose_regex(pattern).match(rest):
-        guess = f"{near.group(1)}-{near.group(2)}"
-        if _loose_regex(pattern).fullmatch(guess):
-            return f"{near.group(0)!r} looks like ledger id {guess.upper()} written without its separator"
-    return None
-
-
-def load_ledgers(paths, pattern):
-    """The merged ledger of ``paths``: ``{"ids": {id: [entry, ...]}, "text": merged text,
-    "sources": paths, "problems": [...]}``. Files are joined with a newline so a file without a
-    trailing newline cannot fuse its last line with the next file's first."""
-    ids = {}
-    problems = []
-    texts = []
-    for path in paths:
-        with safeio.open_regular(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
-        texts.append(text)
-        entries, found = parse_ledger(text, pattern, path)
-        problems.extend(found)
-        for entry in entries:
-            ids.setdefault(entry[0], []).append(entry)
-    return {"ids": ids, "text": "\n".join(texts), "sources": list(paths), "problems": problems}
-
-
-def highest_id(ids):
-    """The id with the largest number (``D-058`` over ``D-9``), or ``None``."""
-    if not ids:
+    tool = payload.get("tool_name")
+    if isinstance(tool, str) and tool and tool not in WRITE_TOOLS:
         return None
-    return max(ids, key=lambda found: ([int(n) for n in re.findall(r"\d+", found)], found))
+    if "tool_input" in payload and not isinstance(payload["tool_input"], dict):
+        return f"its tool_input is a JSON {_json_kind(payload['tool_input'])}, not an object"
+    name = tool if isinstance(tool, str) and tool else "the write"
+    return (f"{name} carries no text where a write adds it (content, new_string, edits[].new_string, "
+            "new_source)")
 
 
-# --- skip list and decision -------------------------------------------------------------------
+# --- skip list --------------------------------------------------------------------------------
 
 def skip_reason(path, ledger_names, fixtures_dir):
     """Why a write to ``path`` is not checked (``"ledger file"`` or ``"fixtures directory"``), or
@@ -278,10 +157,23 @@ def skip_reason(path, ledger_names, fixtures_dir):
     return None
 
 
-def _unknown_id_message(entry_id, ledger):
-    top = highest_id(ledger["ids"])
-    return (f"{entry_id} is not in the decision ledger (read: {', '.join(ledger['sources'])}; highest id "
-            f"visible here: {top or 'none'}). If it was minted recently, refresh the ledger from main "
+# --- messages ---------------------------------------------------------------------------------
+
+def _shown(text):
+    """``text`` cut to a length a message can carry (an id of 300,000 digits is still one id)."""
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "..."
+
+
+def _listing(items):
+    """``a, b, c`` of at most ``MAX_LISTED`` items (already ``_shown``), then ``and K more``."""
+    items = list(items)
+    shown = ", ".join(items[:MAX_LISTED])
+    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def _unknown_id_message(entry_id, ledger, top):
+    return (f"{_shown(entry_id)} is not in the decision ledger (read: {', '.join(ledger['sources'])}; highest id "
+            f"visible here: {top}). If it was minted recently, refresh the ledger from main "
             "(merge or pull main into this checkout) and retry. Do not substitute a lower id that "
             "happens to exist: citing a different decision is itself a fabrication. To write about an "
             f"unknown id on purpose (a post-mortem, a bug log), include the literal {BYPASS_MARKER}.")
@@ -290,57 +182,146 @@ def _unknown_id_message(entry_id, ledger):
 def _unknown_memory_message(slug, memory):
     near = difflib.get_close_matches(slug, sorted(memory["slugs"]))  # difflib's defaults: 3, ratio >= 0.6
     nearest = ("nearest existing: " + ", ".join(near)) if near else "no existing slug is close"
-    return (f"memory {slug} is in neither the memory directory nor the cluster file "
+    return (f"memory {_shown(slug)} is in neither the memory directory nor the cluster file "
             f"(read: {', '.join(memory['sources'])}); {nearest}. Cite a memory that exists, or "
             f"write the memory first. To write about a missing memory on purpose, include the "
             f"literal {BYPASS_MARKER}.")
 
 
-def decide(texts, ledger, memory, pattern, dead_words):
+def _shape_doubt(seen, shapes, example):
+    """Why an upper-case id the ledger lacks is not certainly a citation of it, or ``None``."""
+    if not shapes:
+        return "no entry could be read from the ledger"
+    if not fits_shape(seen["as"].upper(), shapes):
+        return f"not written the way the ledger writes its ids, such as {example}"
+    return None
+
+
+# --- the decision -----------------------------------------------------------------------------
+
+class _Report:
+    """The blocks and warnings of one decision. Warnings are capped as they are collected (past
+    the cap only a count is kept); blocks are kept as ``(kind, key)`` and only the first few are
+    made messages, since each message names the ledgers or the nearest slugs."""
+
+    def __init__(self):
+        self.blocks = []    # ("id" | "memory", key): messages are built for the first few only
+        self.warnings = []
+        self.unlisted = 0
+
+    def warn(self, message):
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(message)
+        else:
+            self.unlisted += 1
+
+
+def _check_ids(report, ids, ledger, dead_words):
+    for source in ledger["empty"]:
+        report.warn(f"ledger {source} yields no entries (none of its lines reads like '## D-001: title', "
+                    "'| D-001 | title |' or '- [x] D-001: title'): no id is blocked on its account")
+    shapes = id_shapes(ledger["ids"])
+    example = next(iter(ledger["ids"]), None)
+    doubtful = []
+    for entry_id, seen in ids.items():
+        entries = ledger["ids"].get(entry_id)
+        if entries:
+            for _id, word, line, source in entries:
+                if word in dead_words:
+                    report.warn(f"{_shown(entry_id)} is cited, but its ledger entry opens {word} ({source}:{line}): "
+                                "cite it as history, not as a current rule")
+                    break
+            continue
+        upper = seen["upper"] or seen["prose"]
+        doubt = _shape_doubt(seen, shapes, example) if upper else seen["reason"]
+        if not seen["upper"] and doubt and seen["prose"] and not seen["reason"]:
+            continue  # lower case and not the ledger's shape: ``x = d-1`` is no citation
+        mention = ledger["mentions"].get(entry_id)
+        if mention:
+            report.warn(f"{_shown(entry_id)} is not a ledger entry but appears in the text of {mention[0]}:"
+                        f"{mention[1]}: not blocked; if it is a decision, give it an entry such as "
+                        f"'## {_shown(entry_id)}: title'")
+        elif doubt:
+            doubtful.append(f"{_shown(seen['as'])} ({doubt})")
+        else:
+            report.blocks.append(("id", entry_id))
+    if doubtful:
+        report.warn(f"not blocked, as these may not be citations, but the ledger lacks them: "
+                    f"{_listing(doubtful)}. If one is a citation, cite an id the ledger holds")
+    by_source = {}
+    for source, line, problem in ledger["problems"]:
+        by_source.setdefault(source, []).append((line, problem))
+    for source, found in by_source.items():
+        for line, problem in found[:MAX_PROBLEMS_PER_LEDGER]:
+            report.warn(f"ledger {source}:{line}: {problem}")
+        if len(found) > MAX_PROBLEMS_PER_LEDGER:
+            report.warn(f"ledger {source}: and {len(found) - MAX_PROBLEMS_PER_LEDGER} more lines that look like "
+                        "entries but do not parse")
+
+
+def _check_memories(report, memories, memory):
+    doubtful = []
+    for slug, seen in memories.items():
+        if slug in memory["slugs"]:
+            continue
+        if seen["certain"]:
+            report.blocks.append(("memory", slug))
+        else:
+            doubtful.append(f"{_shown(seen['as'])} ({seen['reason']})")
+    if doubtful:
+        report.warn("not blocked, as these may not be memory citations, but neither the memory "
+                    f"directory nor the cluster file holds them: {_listing(doubtful)}")
+
+
+def _block_messages(blocks, ledger, memory):
+    top = highest_id(ledger["ids"]) if ledger is not None else None
+    messages = [_unknown_id_message(key, ledger, top) if kind == "id" else _unknown_memory_message(key, memory)
+                for kind, key in blocks[:MAX_BLOCKS]]
+    if len(blocks) > MAX_BLOCKS:
+        rest = [_shown(key) for _kind, key in blocks[MAX_BLOCKS:]]
+        messages.append(f"and {len(rest)} more citations of ids or memories that do not exist: {_listing(rest)}")
+    return messages
+
+
+def decide(texts, ledger, memory, pattern, dead_words, cited=None):
     """The gate's decision for the texts of one write.
 
     ``ledger`` is ``load_ledgers``' result (``None``: no ledger found); ``memory`` is
-    ``{"slugs": set, "sources": [...]}`` (``None``: no memory directory or cluster file found).
+    ``{"slugs": set, "sources": [...]}`` (``None``: no memory directory or cluster file found);
+    ``cited`` is ``scan``'s result for the joined texts when the caller has it already.
     Returns ``{"verdict": "block" | "warn" | "pass", "blocks": [...], "warnings": [...],
-    "bypassed": bool}``. With the bypass marker the verdict is never ``block``: what would have
-    been blocked is listed as a warning, so the bypass always announces itself."""
+    "bypassed": bool}``, each list capped. With the bypass marker the verdict is never
+    ``block``: what would have been blocked is listed as a warning, so the bypass always
+    announces itself."""
     text = "\n".join(body for _label, body in texts)
-    blocks = []
-    warnings = []
-    ids = cited_ids(text, pattern)
+    cited = scan(text, pattern) if cited is None else cited
+    report = _Report()
+    ids = cited["ids"]
     if ids and ledger is None:
-        warnings.append(f"not checked: {', '.join(ids)} cited but no decision ledger was found")
+        report.warn(f"not checked: {_listing(map(_shown, ids))} cited but no decision ledger was found")
     elif ids:
-        for entry_id in ids:
-            entries = ledger["ids"].get(entry_id)
-            if not entries:
-                blocks.append(_unknown_id_message(entry_id, ledger))
-                continue
-            for _id, word, line, source in entries:
-                if word in dead_words:
-                    warnings.append(f"{entry_id} is cited, but its ledger entry opens {word} ({source}:{line}): "
-                                    "cite it as history, not as a current rule")
-                    break
-        for source, line, problem in ledger["problems"]:
-            warnings.append(f"ledger {source}:{line}: {problem}")
-    dates = owner_ruling_dates(text)
+        _check_ids(report, ids, ledger, dead_words)
+    dates = cited["dates"]
     if dates and ledger is None:
-        warnings.append(f"not checked: owner ruling {', '.join(dates)} cited but no decision ledger was found")
+        report.warn(f"not checked: owner ruling {_listing(dates)} cited but no decision ledger was found")
     elif dates:
         for date in dates:
-            if date not in ledger["text"]:
-                warnings.append(f"'owner ruling {date}' names a date the ledger does not contain: "
-                                "record the ruling in the ledger")
-    slugs = cited_memories(text)
-    if slugs and memory is None:
-        warnings.append(f"not checked: memory {', '.join(slugs)} cited but no memory directory or cluster "
-                        "file was found")
-    elif slugs:
-        blocks.extend(_unknown_memory_message(slug, memory) for slug in slugs if slug not in memory["slugs"])
+            if date not in ledger["dates"]:
+                report.warn(f"'owner ruling {date}' names a date the ledger does not contain: "
+                            "record the ruling in the ledger")
+    memories = cited["memories"]
+    if memories and memory is None:
+        report.warn(f"not checked: memory {_listing(map(_shown, memories))} cited but no memory directory or "
+                    "cluster file was found")
+    elif memories:
+        _check_memories(report, memories, memory)
+    blocks = _block_messages(report.blocks, ledger, memory)
+    warnings = report.warnings + ([f"and {report.unlisted} more warnings"] if report.unlisted else [])
     bypassed = BYPASS_MARKER in text
     if bypassed:
+        count = len(report.blocks)
         warnings = [f"citation gate bypassed by the literal {BYPASS_MARKER}: "
-                    + (f"{len(blocks)} citation(s) not enforced" if blocks else "nothing would have been blocked")]\
+                    + (f"{count} citation(s) not enforced" if count else "nothing would have been blocked")]\
             + ["not enforced: " + block for block in blocks] + warnings
         blocks = []
     verdict = "block" if blocks else ("warn" if warnings else "pass")

@@ -73,21 +73,22 @@ def check_texts(path, texts, options, cwd=None):
     skipped = citations.skip_reason(path, settings["citation_ledgers"], settings["citation_fixtures_dir"])
     if skipped:
         return {"verdict": "pass", "blocks": [], "warnings": [], "bypassed": False, "skipped": skipped}
-    text = "\n".join(body for _label, body in texts)
     pattern = settings["citation_id_pattern"]
+    cited = citations.scan("\n".join(body for _label, body in texts), pattern)
     ledger = None
-    if citations.cited_ids(text, pattern) or citations.owner_ruling_dates(text):
+    if cited["ids"] or cited["dates"]:
         start = os.path.dirname(path) if path else cwd
-        found = citations.find_ledgers(start, settings["citation_ledgers"])
+        boundary = citations.ledger_boundary(start, dirs)
+        found = citations.find_ledgers(start, settings["citation_ledgers"], boundary)
         for ledger_path in found:
             if os.path.getsize(ledger_path) > MAX_LEDGER_BYTES:
                 raise ValueError(f"ledger {ledger_path} is over {MAX_LEDGER_BYTES} bytes")
         ledger = citations.load_ledgers(found, pattern) if found else None
     memory = None
-    if citations.cited_memories(text):
+    if cited["memories"]:
         project_dir = dirs[0]
         memory = memory_context(options, config, dirs, project_dir)
-    result = citations.decide(texts, ledger, memory, pattern, settings["citation_dead_words"])
+    result = citations.decide(texts, ledger, memory, pattern, settings["citation_dead_words"], cited)
     result["skipped"] = None
     return result
 
@@ -128,9 +129,12 @@ def respond(raw, argv):
         return notice(f"memory-router gate: this write was NOT checked for citations: the hook payload is not "
                       f"JSON ({err})")
     path, texts = citations.payload_texts(payload)
+    why = citations.unreadable(payload, texts)
+    if why:
+        log_diagnostic(HOOK_NAME, f"write payload not readable: {why}")
+        return notice(f"memory-router gate: this write was NOT checked for citations: {why}")
     if not texts:
-        tool = payload.get("tool_name") if isinstance(payload, dict) else None
-        log_diagnostic(HOOK_NAME, f"no text to check in the payload (tool_name {tool!r})")
+        log_diagnostic(HOOK_NAME, f"no text to check in the payload (tool_name {payload.get('tool_name')!r})")
         return None
     try:
         options = parse_long_options(argv, OPTION_NAMES, HOOK_NAME)
