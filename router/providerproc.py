@@ -10,7 +10,7 @@ there cannot shadow a module) with pipes of its own; the built-ins (``spec``, ``
 
 The protocol, one exchange per prompt:
 
-- request, on the child's stdin: ``marshal`` bytes of ``(name, request)``. Marshal, not JSON:
+- request, on the child's stdin: ``marshal`` bytes of ``(name, request, budget_s)``. Marshal, not JSON:
   parent and child are the same interpreter, it keeps the table's tuples tuples (the provider
   contract's shape), and it is several times faster to write and read. The request's ``table``
   holds ``clusters`` only (the built-ins' postings stay in the hook: materialising them from the
@@ -25,7 +25,9 @@ The protocol, one exchange per prompt:
 The budget (``provider_timeout_ms``) runs from the child's start to its answer: interpreter
 start-up, import, factory and call. At the budget, or once the answer is read, the child's
 whole process group is killed (a forked grandchild with it), so nothing the provider started
-outlives the prompt. Any failure raises ``ProviderError``; ``router.provider.route`` turns that
+outlives the prompt. Should the hook itself be killed first (Claude Code's own timeout), the
+child ends anyway: it arms a timer of its budget plus ``ORPHAN_SLACK_S`` whose signal's default
+action ends the process even inside a C call. Any failure raises ``ProviderError``; ``router.provider.route`` turns that
 into silence and one log line.
 
 Standard library only. ``subprocess`` and ``selectors`` are imported only when a custom provider
@@ -39,6 +41,8 @@ import sys
 from router.providername import ProviderError, parse_provider_name
 
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# A child whose hook is gone ends this long after its budget (SIGALRM, default action: terminate).
+ORPHAN_SLACK_S = 1.0
 _CHUNK = 64 * 1024
 _CHILD_CODE = "from router.providerproc import child_main; child_main()"
 
@@ -96,7 +100,12 @@ def child_main():
     try:
         import marshal
 
-        name, request = marshal.loads(sys.stdin.buffer.read())
+        name, request, budget_s = marshal.loads(sys.stdin.buffer.read())
+        if hasattr(os, "fork"):   # POSIX: setitimer and SIGALRM exist
+            import signal
+
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_REAL, budget_s + ORPHAN_SLACK_S)
         data = _answer_bytes(name, request)
     except BaseException as err:  # noqa: BLE001 - a damaged request still gets an answer
         data = json.dumps({"error": f"provider child: bad request ({type(err).__name__}: {err})"}).encode("ascii")
@@ -128,7 +137,7 @@ def run_provider(name, request, budget_s, python=None):
 
     deadline = time.monotonic() + budget_s
     try:
-        payload = marshal.dumps((name, child_request(request)))
+        payload = marshal.dumps((name, child_request(request), float(budget_s)))
     except ValueError as err:
         raise ProviderError(f"provider {name}: the request cannot be sent to it ({err})") from None
     posix = os.name != "nt"

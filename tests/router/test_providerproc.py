@@ -5,6 +5,7 @@ tests/router/test_provider.py."""
 
 import itertools
 import json
+import signal
 import os
 import subprocess
 import sys
@@ -143,3 +144,16 @@ def test_an_unsendable_request_is_a_provider_error(table):
     request = dict(_request(table), settings=dict(settings(), odd=object()))
     with pytest.raises(ProviderError, match="cannot be sent"):
         providerproc.run_provider("anything:make", request, 5)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX timers")
+def test_a_child_whose_hook_is_gone_ends_by_itself(table, write_provider):
+    """Claude Code may kill the hook before the hook kills the child: the child's own timer (budget
+    plus ORPHAN_SLACK_S, SIGALRM's default action) ends it even inside one long C call."""
+    import marshal
+
+    name = write_provider(in_call="import re; re.match(r'(a+)+$', 'a' * 64 + 'b')")
+    payload = marshal.dumps((name, providerproc.child_request(_request(table)), 0.2))
+    done = subprocess.run([sys.executable, "-P", "-c", providerproc._CHILD_CODE], input=payload,
+                          capture_output=True, timeout=30)
+    assert done.returncode == -signal.SIGALRM and done.stdout == b""
