@@ -59,6 +59,14 @@ def self_check_cases(ids):
         ("plural is not a citation", f"{fake}s", "silent", None),
         ("possessive is a citation", f"{fake}'s window", "block", f"{fake} is not in the decision ledger"),
     ]
+    cases += [  # issue 24: what is not certainly a citation never blocks; what hides one does not hide it
+        ("code with d-1", "x = arr[d-1] + $((d-1))", "silent", None),
+        ("id in a path", "see /docs/D-42/setup", "silent", None),
+        ("id after a name", "shot on a Nikon D-500", "notice", "may not be citations"),
+        ("id in underscore emphasis", f"per _{fake}_", "block", f"{fake} is not in the decision ledger"),
+        ("non-breaking hyphen", "per " + fake.replace("-", "\u2011"), "block", f"{fake} is not in the decision ledger"),
+        ("zero-width joiner", "per " + fake.replace("-", "\u200d-"), "block", f"{fake} is not in the decision ledger"),
+    ]
     cases += [(f"dead status {word}", f"As {entry_id} decided.", "notice", f"opens {word}")
               for word, entry_id in sorted(ids["dead"].items())]
     return cases
@@ -135,11 +143,17 @@ def test_removing_a_fabricated_citation_is_never_refused(run_cli, gate_project, 
     assert run_gate(run_cli, payload) is None
 
 
-def test_stale_worktree_ledger_sees_the_checkouts_fresher_ledger(run_cli, gate_project, payloads, ledger_ids):
+@pytest.mark.parametrize("worktree_git", [None, "file", "directory"])
+def test_stale_worktree_ledger_sees_the_checkouts_fresher_ledger(run_cli, gate_project, payloads, ledger_ids,
+                                                                 worktree_git):
     newest = max(ledger_ids["all"], key=lambda i: int(i[2:]))
     worktree = gate_project / ".claude" / "worktrees" / "builder"
     (worktree / ".wolf").mkdir(parents=True)
     (worktree / "docs").mkdir()
+    if worktree_git == "file":  # a git worktree: .git is a file naming the checkout's git directory
+        (worktree / ".git").write_text(f"gitdir: {gate_project / '.git' / 'worktrees' / 'builder'}\n", encoding="utf-8")
+    elif worktree_git == "directory":  # a second clone inside the checkout
+        (worktree / ".git").mkdir()
     full = (gate_project / ".wolf" / "decisions.md").read_text(encoding="utf-8")
     stale = full.split(f"## {newest}")[0]
     assert newest not in stale
@@ -301,3 +315,63 @@ def test_a_corrupt_cluster_file_lets_memory_citations_through_visibly(run_cli, m
     assert verdict(output) == "notice"
     assert "internal error, this write was NOT checked" in message(output)
     assert "memory-layer1-clusters.md" in log.read_text(encoding="utf-8")
+
+
+# --- issue 24 items 9, 10, 12 as Claude Code runs the gate ----------------------------------------
+
+@pytest.mark.parametrize("raw, why", [
+    (b"[1, 2]", "the payload is a JSON array, not an object"),
+    (b'"text"', "the payload is a JSON string, not an object"),
+    (b"null", "the payload is a JSON null, not an object"),
+    (b'{"tool_name": "Write", "tool_input": "x"}', "its tool_input is a JSON string, not an object"),
+    (b'{"tool_name": "Write", "tool_input": {"file_path": "/p/a.md"}}', "Write carries no text where a write adds it"),
+    (b'{"tool_name": "Edit", "tool_input": {"file_path": "/p/a.md", "old_string": "x"}}', "Edit carries no text"),
+    (b'{"tool_name": "MultiEdit", "tool_input": {"file_path": "/p/a.md", "edits": []}}', "MultiEdit carries no text"),
+    (b'{"tool_name": "NotebookEdit", "tool_input": {"notebook_path": "/p/n.ipynb"}}', "NotebookEdit carries no text"),
+], ids=["array", "string", "null", "tool-input-string", "write-without-content", "edit-without-new-string",
+        "multiedit-no-edits", "notebookedit-without-source"])
+def test_item9_every_unreadable_write_payload_gets_the_not_checked_notice(run_cli, tmp_path, raw, why):
+    log = tmp_path / "gate.log"
+    output = run_gate(run_cli, raw, env={"MEMORY_ROUTER_LOG": str(log)})
+    assert verdict(output) == "notice"
+    assert message(output).startswith(f"memory-router gate: this write was NOT checked for citations: {why}")
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_item9_another_tools_payload_stays_silent(run_cli, tmp_path):
+    raw = b'{"tool_name": "Read", "tool_input": {"file_path": "/x"}}'
+    assert run_gate(run_cli, raw, env={"MEMORY_ROUTER_LOG": str(tmp_path / "log")}) is None
+
+
+def test_item10_a_ledger_with_5000_malformed_lines_adds_a_short_notice(run_cli, gate_project, payloads, ledger_ids):
+    with (gate_project / ".wolf" / "decisions.md").open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"## D{n:04d}: malformed\n" for n in range(5000)))
+    result = run_cli("gate", input=json.dumps(payloads(f"Per {ledger_ids['live'][0]}.", gate_project / "docs" / "a.md")
+                                               ["claude-write"]).encode())
+    assert len(result.stdout) < 4_000
+    output = json.loads(result.stdout)
+    assert verdict(output) == "notice"
+    assert message(output).endswith("and 4997 more lines that look like entries but do not parse")
+
+
+def test_item10_a_14_kb_csv_of_order_codes_gets_a_short_refusal(run_cli, gate_project, payloads):
+    csv = "code,item,qty\n" + "".join(f"D-{n:03d},widget-blue,{n % 7}\n" for n in range(100, 1000))
+    assert len(csv) > 14_000
+    result = run_cli("gate", input=json.dumps(payloads(csv, gate_project / "orders.csv")["claude-write"]).encode())
+    assert len(result.stdout) < 8_000
+    output = json.loads(result.stdout)
+    assert verdict(output) == "block"
+    assert "BLOCKED: and 895 more citations of ids or memories that do not exist: D-105" in message(output)
+
+
+@pytest.mark.parametrize("layout", ["git checkout", "project directory"])
+def test_item12_a_ledger_planted_in_a_shared_ancestor_is_not_merged(run_cli, gate_project, payloads, ledger_ids,
+                                                                     layout):
+    fake = ledger_ids["fabricated"]
+    (gate_project.parent / "DECISIONS.md").write_text(f"## {fake}: planted in a shared directory\n", encoding="utf-8")
+    if layout == "project directory":
+        shutil.rmtree(gate_project / ".git")
+    payload = payloads(f"Per {fake}.", gate_project / "docs" / "a.md", cwd=gate_project)["claude-edit"]
+    output = run_gate(run_cli, payload)
+    assert verdict(output) == "block"
+    assert str(gate_project.parent / "DECISIONS.md") not in message(output)
