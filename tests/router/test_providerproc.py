@@ -5,8 +5,8 @@ tests/router/test_provider.py."""
 
 import itertools
 import json
-import signal
 import os
+import signal
 import subprocess
 import sys
 import textwrap
