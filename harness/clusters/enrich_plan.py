@@ -53,11 +53,11 @@ def is_hand_row(row):
 
 def why_asked(memory, rows_of_slug, force):
     """Why ``memory`` is asked about (``None``: its rows are current)."""
-    if force:
-        return "forced"
     written = [row for row in rows_of_slug if not is_hand_row(row)]
     if not written:
         return "new"
+    if force:
+        return "forced"
     if any(row.memory_hash != memory.hash for row in written):
         return "changed"
     return None
