@@ -70,6 +70,8 @@ def id_regex(pattern):
 def code_spans(text):
     """``(start, end)`` of every fenced block line and inline code span, in order."""
     spans = []
+    if "`" not in text and "~~~" not in text:
+        return spans
     fence = None
     offset = 0
     for line in text.split("\n"):
@@ -80,7 +82,7 @@ def code_spans(text):
                 fence = fenced.group(1)
             elif fenced and fenced.group(1) == fence:
                 fence = None
-        else:
+        elif "`" in line:
             spans.extend((offset + start, offset + end) for start, end in _inline_code(line))
         offset += len(line) + 1
     return spans
