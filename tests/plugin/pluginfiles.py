@@ -55,3 +55,37 @@ def clone_head(dest, overlay=()):
         git("add", "--", *overlay, cwd=dest)
         git("commit", "--quiet", "-m", "the working tree's " + ", ".join(overlay), cwd=dest)
     return dest
+
+
+RECORDS = pathlib.Path(__file__).resolve().parent / "fixtures" / "records"
+
+
+def write_records(home, project, scope="user", disabled_locally=False, repo=REPO_ROOT, copy=True):
+    """Claude Code 2.1.328's records of the plugin installed from the marketplace at ``repo`` in
+    ``scope`` (user or project), as the client writes them (fixtures/records); ``copy`` also puts
+    the plugin's copy at the record's installPath. Returns the installPath."""
+    import json
+    import shutil
+
+    def fill(name):
+        text = (RECORDS / name).read_text(encoding="utf-8")
+        for key, value in (("{home}", home), ("{project}", project), ("{repo}", repo)):
+            text = text.replace(key, str(value))
+        return text
+
+    plugins = pathlib.Path(home) / ".claude" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    settings = (pathlib.Path(home) / ".claude" / "settings.json" if scope == "user"
+                else pathlib.Path(project) / ".claude" / "settings.json")
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(fill(f"{scope}-settings.json"), encoding="utf-8")
+    (plugins / "installed_plugins.json").write_text(fill(f"installed-{scope}.json"), encoding="utf-8")
+    (plugins / "known_marketplaces.json").write_text(fill("known_marketplaces.json"), encoding="utf-8")
+    if disabled_locally:
+        local = pathlib.Path(project) / ".claude" / "settings.local.json"
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(fill("local-settings-disabled.json"), encoding="utf-8")
+    install_path = json.loads(fill(f"installed-{scope}.json"))["plugins"][PLUGIN_ID][0]["installPath"]
+    if copy:
+        shutil.copytree(pathlib.Path(repo) / "plugins" / "memory-router", install_path)
+    return install_path
