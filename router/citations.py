@@ -188,11 +188,12 @@ def _unknown_memory_message(slug, memory):
             f"literal {BYPASS_MARKER}.")
 
 
-def _shape_doubt(seen, shapes, example):
-    """Why an upper-case id the ledger lacks is not certainly a citation of it, or ``None``."""
+def _shape_doubt(entry_id, shapes, example):
+    """Why an id the ledger lacks, written in upper case or in prose, is not certainly a citation
+    of it (its shape), or ``None``."""
     if not shapes:
         return "no entry could be read from the ledger"
-    if not fits_shape(seen["as"].upper(), shapes):
+    if not fits_shape(entry_id, shapes):
         return f"not written the way the ledger writes its ids, such as {example}"
     return None
 
@@ -233,7 +234,7 @@ def _check_ids(report, ids, ledger, dead_words):
                     break
             continue
         upper = seen["upper"] or seen["prose"]
-        doubt = _shape_doubt(seen, shapes, example) if upper else seen["reason"]
+        doubt = _shape_doubt(entry_id, shapes, example) if upper else seen["reason"]
         if not seen["upper"] and doubt and seen["prose"] and not seen["reason"]:
             continue  # lower case and not the ledger's shape: ``x = d-1`` is no citation
         mention = ledger["mentions"].get(entry_id)

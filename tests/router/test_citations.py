@@ -351,3 +351,86 @@ def test_decision_is_json_serialisable(fixture_ledger_loaded, ledger_ids):
 def test_skip_reason_uses_os_separators(monkeypatch):
     # The ledger names use "/" whatever the platform; a path is compared in "/" form.
     assert ct.skip_reason(os.path.join(os.sep, "r", ".wolf", "decisions.md"), LEDGER_NAMES, "") == "ledger file"
+
+
+# --- caps (issue 24 item 10) --------------------------------------------------------------------
+
+def test_warnings_are_capped_with_a_count_of_the_rest(tmp_path):
+    ledger = ledger_of(tmp_path, "".join(f"## D-{n:03d}: REVOKED\n" for n in range(1, 21)))
+    result = decide_text(" ".join(f"D-{n:03d}" for n in range(1, 21)), ledger)
+    assert len(result["warnings"]) == ct.MAX_WARNINGS + 1 == 13
+    assert result["warnings"][-2].startswith("D-012 is cited, but its ledger entry opens REVOKED")
+    assert result["warnings"][-1] == "and 8 more warnings"
+
+
+def test_exactly_the_cap_of_warnings_adds_no_count(tmp_path):
+    ledger = ledger_of(tmp_path, "".join(f"## D-{n:03d}: REVOKED\n" for n in range(1, 13)))
+    result = decide_text(" ".join(f"D-{n:03d}" for n in range(1, 13)), ledger)
+    assert len(result["warnings"]) == 12 and result["warnings"][-1].startswith("D-012 is cited")
+
+
+@pytest.mark.parametrize("count, tail", [(10, "D-010 cited"), (11, "D-010 and 1 more cited"), (15, "D-010 and 5 more cited")])
+def test_listings_name_at_most_ten(count, tail):
+    [warning] = decide_text(" ".join(f"D-{n:03d}" for n in range(1, count + 1)))["warnings"]
+    assert warning == "not checked: " + ", ".join(f"D-{n:03d}" for n in range(1, 11)) + tail[5:] + \
+        " but no decision ledger was found"
+
+
+def test_blocks_are_capped_and_the_rest_named(fixture_ledger_loaded, ledger_ids):
+    fakes = [f"D-{n}" for n in range(901, 908)]
+    result = decide_text(" ".join(fakes), fixture_ledger_loaded)
+    assert [block.split()[0] for block in result["blocks"][:5]] == fakes[:5]
+    assert result["blocks"][5] == "and 2 more citations of ids or memories that do not exist: D-906, D-907"
+    assert len(result["blocks"]) == ct.MAX_BLOCKS + 1
+
+
+def test_exactly_the_cap_of_blocks_adds_no_count(fixture_ledger_loaded):
+    assert len(decide_text(" ".join(f"D-{n}" for n in range(901, 906)), fixture_ledger_loaded)["blocks"]) == 5
+
+
+def test_a_bypass_counts_every_block_not_only_the_listed(fixture_ledger_loaded):
+    result = decide_text(" ".join(f"D-{n}" for n in range(901, 908)) + " " + ct.BYPASS_MARKER, fixture_ledger_loaded)
+    assert result["warnings"][0].endswith("7 citation(s) not enforced")
+    assert result["warnings"][6] == "not enforced: and 2 more citations of ids or memories that do not exist: D-906, D-907"
+
+
+@pytest.mark.parametrize("digits, shown", [(57, "D-" + "1" * 57), (58, "D-" + "1" * 58), (59, "D-" + "1" * 55 + "...")])
+def test_a_long_id_is_cut_in_messages(digits, shown):
+    [warning] = decide_text("D-" + "1" * digits)["warnings"]
+    assert warning == f"not checked: {shown} cited but no decision ledger was found"
+
+
+def test_memory_listings_are_capped_and_cut():
+    slugs = [f"feedback_{n:02d}" for n in range(12)] + ["feedback_" + "x" * 70]
+    [warning] = decide_text(" ".join(f"memory: {slug}" for slug in slugs))["warnings"]
+    assert warning == ("not checked: memory " + ", ".join(slugs[:10]) + " and 3 more cited but no memory directory "
+                       "or cluster file was found")
+    [warning] = decide_text("memory: feedback_" + "x" * 70)["warnings"]
+    assert "memory feedback_" + "x" * 48 + "... cited" in warning
+
+
+def test_doubtful_ids_are_listed_once_with_their_reasons(fixture_ledger_loaded):
+    [warning] = decide_text("`D-901` and D-1 and a Nikon D-902 and `D-901`", fixture_ledger_loaded)["warnings"]
+    assert warning == ("not blocked, as these may not be citations, but the ledger lacks them: D-901 (inside code), "
+                       "D-1 (not written the way the ledger writes its ids, such as D-001), D-902 (after the name "
+                       "'Nikon'). If one is a citation, cite an id the ledger holds")
+
+
+def test_a_certain_occurrence_makes_a_doubtful_id_block(fixture_ledger_loaded):
+    assert decide_text("`D-901` then per D-901", fixture_ledger_loaded)["verdict"] == "block"
+    assert decide_text("per d-901 and `D-901`", fixture_ledger_loaded)["verdict"] == "block"
+
+
+def test_lower_case_prose_of_another_shape_is_dropped_but_upper_case_warns(fixture_ledger_loaded):
+    assert decide_text("so x = d-1 here", fixture_ledger_loaded)["verdict"] == "pass"
+    assert decide_text("so x = d-1 and `D-1` here", fixture_ledger_loaded)["warnings"][0].endswith(
+        "d-1 (not written the way the ledger writes its ids, such as D-001). If one is a citation, cite an id the "
+        "ledger holds")
+
+
+def test_doubtful_memories_are_listed_with_their_reasons():
+    memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
+    [warning] = decide_text("Shared memory: read-only; memory: a_b.c; memory: project_hot_strip.", memory=memory)[
+        "warnings"]
+    assert warning == ("not blocked, as these may not be memory citations, but neither the memory directory nor the "
+                       "cluster file holds them: read-only (a hyphenated word), a_b.c (a dotted name)")
