@@ -17,7 +17,15 @@ from router.safeio import current_umask, fsync_directory, read_regular_bytes
 
 
 def utc_stamp(now=None):
-    """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z."""
+    """The UTC time in ISO 8601 to the second, e.g. 2026-07-22T05:25:01Z: when an install record
+    says a file was written (the one such stamp in harness; ``router.utterances.utc_stamp`` is the
+    same for the router's own files, which harness never writes)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+
+
+def archive_stamp(now=None):
+    """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z: the name of
+    an archive, fixed-width so archives sort by name in time order."""
     now = time.time() if now is None else now
     # Truncated, never rounded: rounding .9996 up to -000Z without carrying the second would
     # name a later archive as an earlier one, and rollback picks the newest by name.
@@ -36,7 +44,7 @@ def write_archive(directory, stem, suffix, data, record=False):
     directory and fsynced, then hard-linked to its final name (a link, unlike a rename, refuses
     to replace a name that exists). A kill at any point leaves either no archive or a whole one
     (at worst a hidden ``.<stem>-...tmp`` file, or a whole archive without its record)."""
-    base = os.path.join(directory, f"{stem}-{utc_stamp()}")
+    base = os.path.join(directory, f"{stem}-{archive_stamp()}")
     candidate = base + suffix
     counter = 1
     tmp = linked = None

@@ -1,5 +1,7 @@
-"""The one command line, ``memory-router``, with subcommands.
+"""The one command line, ``memory-router``, with subcommands: the composition root of harness.
 
+Each command's face (``harness.<package>.cli``, or the one module of a command that is only a
+face) is imported here and nowhere else (an import-linter contract, pyproject.toml).
 ``main(argv) -> int`` returns the exit code. ``memory-router hook`` is dispatched before
 argparse is even imported, because it is the hot path. Every other subcommand is registered
 by a module in ``COMMAND_MODULES`` exposing ``register(subparsers)``, which adds its parsers
@@ -10,20 +12,19 @@ message and its exit code here, and only here.
 import sys
 
 COMMAND_MODULES = (
-    "harness.route",         # route
-    "harness.clusters.cli",      # clusters check/convert (build: harness.clusters.build)
-    "harness.canary.cli",        # canary run (eval/fit: harness.canary.fit, verdict: harness.canary.verdict)
-    "harness.transcript",    # transcript audit/locate/census
-    "harness.slim.cli",          # slim render/rollback
-    "harness.tokens.cli",        # tokens report
-    "harness.install.cli",       # install, uninstall
-    "harness.doctor.cli",        # doctor
-    "harness.mcp.cli",           # mcp (the MCP server)
-    "harness.sentinel.cli",      # sentinel install/uninstall/check/hook
-    "harness.canary.checklist",     # checklist
-    "harness.gate",          # gate check (the gate hook itself is dispatched in main)
-    "harness.lab.cli",           # lab run/report/serve/client
-    "harness.learn",         # learn (learned terms from session transcripts)
+    "harness.route",          # route
+    "harness.clusters.cli",   # clusters check/convert/build
+    "harness.canary.cli",     # canary run/eval/fit/verdict, checklist
+    "harness.transcript",     # transcript audit/locate/census
+    "harness.slim.cli",       # slim render/rollback
+    "harness.tokens.cli",     # tokens report
+    "harness.install.cli",    # install, uninstall (--gate, --mcp)
+    "harness.doctor.cli",     # doctor
+    "harness.mcp.cli",        # mcp (the MCP server)
+    "harness.sentinel.cli",   # sentinel install/uninstall/check/hook
+    "harness.gate",           # gate check (the gate hook itself is dispatched in main)
+    "harness.lab.cli",        # lab run/report/serve/client
+    "harness.learn",          # learn (learned terms from session transcripts)
 )
 
 EXIT_CODES = """exit codes:
@@ -111,7 +112,7 @@ def main(argv=None):
     try:
         from harness.context import require_valid_config
 
-        require_valid_config(args)
+        require_valid_config(getattr(args, "config", None), getattr(args, "project", None))
         return int(handler(args) or 0)
     except MemoryRouterError as err:
         print(f"memory-router: error: {err}", file=sys.stderr)

@@ -1,24 +1,17 @@
-"""What every command shares to find the cluster file and the settings, so each one resolves
-them the same way as the hook: the ``--clusters``/``--config`` options, the config lookup and the
-router context (index, routing table, settings) of one invocation."""
+"""The router as one command sees it: the cluster file and the config found as the hook finds them
+(``--clusters``/``--config``, then the hook's order, then the bundled example store), the router
+context of one invocation (index, routing table, settings) and the ``route --json`` object that
+``memory-router route`` prints and the MCP ``route`` tool returns."""
 
+import os
 import sys
 
 from router import config as config_mod
 from router.clusterfile import load_cluster_file
 from router.configfile import load_config
+from router.hookio import hook_output
 from router.provider import build_table
 from router.session import route_fresh
-
-
-def add_clusters_option(parser):
-    parser.add_argument(
-        "--clusters", metavar="FILE",
-        help="cluster file (.md or .tsv); default: $MEMORY_ROUTER_CLUSTERS, the config file, "
-             "brain/memory-layer1-clusters.md, else the bundled example store")
-    parser.add_argument("--config", metavar="FILE",
-                        help="config file (default: memory-router.toml or [tool.memory-router] in "
-                             "pyproject.toml, in $CLAUDE_PROJECT_DIR or the current directory)")
 
 
 def resolve_cli_clusters(explicit=None, config=None, quiet=False):
@@ -29,6 +22,11 @@ def resolve_cli_clusters(explicit=None, config=None, quiet=False):
         if not quiet:
             print(f"memory-router: using the bundled example store ({path})", file=sys.stderr)
     return path
+
+
+def is_bundled(cluster_path):
+    """True for the example store shipped in the package (never written to)."""
+    return os.path.abspath(cluster_path) == os.path.abspath(config_mod.bundled_cluster_file())
 
 
 class RouterContext:
@@ -49,35 +47,41 @@ class RouterContext:
         self.table = build_table(self.index, learned_terms=learned)
 
     def route(self, prompt):
-        import os
-
         return route_fresh(prompt, self.table, self.settings, cwd=os.getcwd(), cluster_file=self.cluster_path,
                            log_as="route")
 
 
-def context_from_args(args, quiet=False):
-    config = load_config(getattr(args, "config", None))
+def context_for(clusters=None, config_path=None, quiet=False):
+    """The ``RouterContext`` of ``--clusters``/``--config`` (either may be ``None``)."""
+    config = load_config(config_path)
     settings = config_mod.settings_of(config)
-    path = resolve_cli_clusters(getattr(args, "clusters", None), config, quiet=quiet)
-    return RouterContext(path, settings, config)
+    return RouterContext(resolve_cli_clusters(clusters, config, quiet=quiet), settings, config)
 
 
-def require_valid_config(args):
+def route_json(ctx, decision):
+    """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
+    the exact hook output. The MCP ``route`` tool returns the same object."""
+    result = dict(decision)
+    result["cluster_file"] = os.path.abspath(ctx.cluster_path)
+    result["settings"] = ctx.settings
+    text = decision["additional_context"]
+    result["hook_output"] = hook_output(text) if text is not None else None
+    return result
+
+
+def require_valid_config(explicit=None, project=None):
     """Raise the ``ConfigError`` (exit 2) of a broken config this invocation could read: its
-    ``--config``, else the one found in $CLAUDE_PROJECT_DIR, the current directory or ``--project``.
+    ``--config`` (``explicit``), else the one found in $CLAUDE_PROJECT_DIR, the current directory
+    or ``--project`` (``project``).
 
     Run by ``harness.cli.main`` before every command, so a broken ``memory-router.toml`` stops
     each one the same way (the README's promise), not only those that happen to route."""
-    import os
-
     from router.configfile import find_config
 
-    explicit = getattr(args, "config", None)
     if explicit:
         load_config(explicit)
         return
     dirs = config_mod.project_dirs()
-    project = getattr(args, "project", None)
     if isinstance(project, str) and project:
         dirs.append(os.path.abspath(os.path.expanduser(project)))
     for directory in dirs:

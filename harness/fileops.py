@@ -19,6 +19,11 @@ def sha256_bytes(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_file(path):
+    """The sha256 of a regular file's bytes (a FIFO or directory is refused, not read)."""
+    return sha256_bytes(read_regular_bytes(path))
+
+
 class Snapshot:
     """What a file held when it was read, to refuse overwriting a file that changed since."""
 

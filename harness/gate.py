@@ -10,6 +10,7 @@ subcommand is the PreToolUse hook itself, dispatched before argparse by the CLI'
 import os
 import sys
 
+from harness import options
 from router.errors import InputError
 
 HOOK_DESCRIPTION = (
@@ -41,9 +42,8 @@ def register(subparsers):
     check.add_argument("paths", nargs="+", metavar="FILE", help="files to check; - reads stdin")
     check.add_argument("--config", metavar="FILE", help="config file (default: found from the current directory)")
     check.add_argument("--clusters", metavar="FILE", help="cluster file whose member slugs count as memories")
-    check.add_argument("--memory-dir", metavar="DIR",
-                       help="memory directory (default: memory_dir in the config, else Claude Code's location)")
-    check.add_argument("--json", action="store_true", help="print the results as JSON")
+    options.memory_dir(check, options.MEMORY_DIR_GUESSED)
+    options.json_output(check)
     check.set_defaults(handler=run_check)
     gate.set_defaults(handler=lambda args: _usage(gate))
 

@@ -14,12 +14,13 @@ needs nothing: it is how to see what turning learning on would learn.
 """
 
 import calendar
-import difflib
 import os
 import sys
 import time
 
-from harness.context import add_clusters_option, resolve_cli_clusters
+from harness import options
+from harness.context import is_bundled, resolve_cli_clusters
+from harness.output import unified_diff
 from router import config as config_mod
 from router.configfile import load_config
 from router.errors import InputError, RefusedError
@@ -57,11 +58,6 @@ def epoch_of(stamp):
         return None
 
 
-def unified_diff(before, after, path):
-    return "".join(difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-                                        fromfile=path if before is not None else "/dev/null", tofile=path))
-
-
 def gather(files, slugs):
     """``(sessions, feedbacks)``: each session's evidence (only the prompts that met a memory are
     kept, so a directory of long sessions stays small) and the feedbacks to apply, oldest first."""
@@ -85,7 +81,7 @@ def cmd_learn(args):
     cap = config["learned_cap"] if config else config_mod.LEARNING_DEFAULTS["learned_cap"]
     files = transcript_files(args.paths)
     cluster_path = resolve_cli_clusters(args.clusters, config, quiet=args.json)
-    bundled = os.path.abspath(cluster_path) == os.path.abspath(config_mod.bundled_cluster_file())
+    bundled = is_bundled(cluster_path)
     if not args.dry_run:
         where = (config or {}).get("source") or "memory-router.toml"
         if not learning:
@@ -106,7 +102,7 @@ def cmd_learn(args):
     target = learned_path(cluster_path)
     feedbacks = [(prompt.prompt, sighting.slug, True, epoch_of(prompt.timestamp)) for prompt, sighting in found]
     result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn", dry_run=args.dry_run)
-    diff = unified_diff(result["before"], result["after"], target) if result["after"] is not None else ""
+    diff = unified_diff(result["before"], result["after"], target, target) if result["after"] is not None else ""
     learned = [{"path": prompt.path, "line": prompt.line, "prompt": prompt.prompt, "slug": sighting.slug,
                 "how": sighting.how, "seen_at": {"path": sighting.path, "line": sighting.line},
                 "added": report["added"], "refreshed": report["refreshed"], "skipped": report["skipped"],
@@ -122,7 +118,7 @@ def cmd_learn(args):
             "learned": learned, "diff": diff,
         })
         return 0
-    _print_human(args, sessions, learned, result, diff, learning)
+    _print_human(args.dry_run, sessions, learned, result, diff, learning)
     return 0
 
 
@@ -131,7 +127,7 @@ def _short(text, width=70):
     return text if len(text) <= width else text[:width - 1] + "\u2026"
 
 
-def _print_human(args, sessions, learned, result, diff, learning):
+def _print_human(dry_run, sessions, learned, result, diff, learning):
     from harness.output import console, table
 
     out = console()
@@ -157,7 +153,7 @@ def _print_human(args, sessions, learned, result, diff, learning):
     evicted = sum(len(item["evicted"]) for item in learned)
     if evicted:
         out.print(f"{evicted} older learned term(s) leave to keep each cluster under its cap")
-    if args.dry_run:
+    if dry_run:
         out.print(f"dry run: {result['path']} is unchanged" + ("" if learning else
                   " (learning is off: set learning = true to write)"), markup=False)
         # The diff goes out as plain text, unwrapped, so it can be read (or applied) as a patch.
@@ -190,7 +186,7 @@ def register(subparsers):
                  "learned-terms file cannot be read",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     learn.add_argument("paths", nargs="+", metavar="TRANSCRIPT|DIR", help="session transcript(s) or directories")
-    add_clusters_option(learn)
-    learn.add_argument("--dry-run", action="store_true", help="show the learned file's diff; write nothing")
-    learn.add_argument("--json", action="store_true", help="machine-readable output")
+    options.clusters_and_config(learn)
+    options.dry_run(learn, "show the learned file's diff; write nothing")
+    options.json_output(learn)
     learn.set_defaults(handler=cmd_learn)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from router.errors import InputError, read_utf8
 from router.memorystore import is_index_file, normalise_slug
 
+INDEX_NAME = "MEMORY.md"
+
 _LINK_LINE_RE = re.compile(
     r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+)\)\s*(?:(?:[\u2014\u2013:]|\s-)\s*(?P<hook>.*))?$")
 _SLUG_LINE_RE = re.compile(r"^\s*[-*]\s+`?(?P<slug>[A-Za-z0-9_.-]+)`?\s+(?:[\u2014\u2013]|-)\s+(?P<hook>.+)$")
@@ -105,7 +107,7 @@ def duplicate_index_slugs(entries):
     return {slug: found for slug, found in lines.items() if len(found) > 1}
 
 
-def memories_from_index(entries, source="MEMORY.md"):
+def memories_from_index(entries, source=INDEX_NAME):
     """Members from index lines alone: the type is inferred from the slug (``infer_type``)."""
     memories = []
     seen = set()
@@ -236,7 +238,7 @@ def read_memory_files(directory):
     return files
 
 
-def merge_memories(entries, files, index_path="MEMORY.md"):
+def merge_memories(entries, files, index_path=INDEX_NAME):
     """Index entries joined with memory files by slug: index order first, then unindexed files."""
     by_slug = {}
     for found in files:
@@ -263,19 +265,44 @@ def merge_memories(entries, files, index_path="MEMORY.md"):
     return memories
 
 
+def index_path(directory):
+    """The memory index of a memory directory: ``<directory>/MEMORY.md``."""
+    return os.path.join(directory, INDEX_NAME)
+
+
+def require_memory_dir(directory, fix="pass your Claude Code memory directory (the one holding MEMORY.md)"):
+    """``directory``, or ``InputError`` (exit 2) when it is missing or not a directory."""
+    if not os.path.isdir(directory):
+        raise InputError("memory directory does not exist" if not os.path.exists(directory)
+                         else "is a file, not a memory directory", path=directory, fix=fix)
+    return directory
+
+
+def read_memory_index(directory):
+    """``(path, text or None)`` of the directory's MEMORY.md (``None``: there is none); bytes
+    that are not UTF-8 are replaced, since callers only measure and search it."""
+    from router.safeio import read_regular_bytes
+
+    path = index_path(directory)
+    try:
+        data = read_regular_bytes(path)
+    except FileNotFoundError:
+        return path, None
+    except OSError as err:
+        raise InputError(f"cannot read MEMORY.md: {err.strerror or err}", path=path) from None
+    return path, data.decode("utf-8", errors="replace")
+
+
 def read_memory_dir(directory):
     """All memories of a Claude Code memory directory, in index order, then unindexed files.
 
     Slug: the file name's stem (normalised); type: front matter, else inferred from the slug;
     hook: the index line's hook, else the file's description (see the module docstring).
     """
-    if not os.path.isdir(directory):
-        raise InputError("memory directory does not exist" if not os.path.exists(directory)
-                         else "is a file, not a memory directory", path=directory,
-                         fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
-    index_path = os.path.join(directory, "MEMORY.md")
-    entries = read_index(index_path) if os.path.isfile(index_path) else []
-    return merge_memories(entries, read_memory_files(directory), index_path)
+    require_memory_dir(directory)
+    path = index_path(directory)
+    entries = read_index(path) if os.path.isfile(path) else []
+    return merge_memories(entries, read_memory_files(directory), path)
 
 
 def hot_slugs(directory):

@@ -1,4 +1,4 @@
-"""Output for people (rich) and machines (--json), shared by every report command."""
+"""Output for people (rich tables), for machines (--json) and for review (unified diffs), shared by every command."""
 
 import json
 import sys
@@ -37,3 +37,28 @@ def table(title, columns, rows):
     for row in rows:
         result.add_row(*[cell if hasattr(cell, "__rich__") else str(cell) for cell in row])
     return result
+
+
+def unified_diff(before, after, from_name, to_name):
+    """A unified diff of two texts as one string (empty when they are equal), for every
+    ``--dry-run``. ``before``/``after`` are ``str``, bytes (decoded as UTF-8, bad bytes replaced)
+    or ``None`` for a file that does not exist (diffed as empty, named ``/dev/null``); a last line
+    without its newline is marked as diff(1) marks it, so such a diff still applies as a patch."""
+    import difflib
+
+    if before is None:
+        from_name = "/dev/null"
+    if after is None:
+        to_name = "/dev/null"
+    return "".join(difflib.unified_diff(_diff_lines(before), _diff_lines(after), fromfile=from_name, tofile=to_name))
+
+
+def _diff_lines(text):
+    if text is None:
+        return []
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines

@@ -1,26 +1,13 @@
 """``memory-router route``: explain how one prompt is scored and what the hook would inject."""
 
-import os
-
-from harness.context import add_clusters_option, context_from_args
-from router.hookio import hook_output
-
-
-def route_json(ctx, decision):
-    """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
-    the exact hook output. The MCP ``route`` tool returns the same object."""
-    result = dict(decision)
-    result["cluster_file"] = os.path.abspath(ctx.cluster_path)
-    result["settings"] = ctx.settings
-    text = decision["additional_context"]
-    result["hook_output"] = hook_output(text) if text is not None else None
-    return result
+from harness import options
+from harness.context import context_for, route_json
 
 
 def cmd_route(args):
     from harness.output import console, print_json, table
 
-    ctx = context_from_args(args, quiet=args.json)
+    ctx = context_for(args.clusters, args.config, quiet=args.json)
     decision = ctx.route(args.prompt)
     if args.json:
         print_json(route_json(ctx, decision))
@@ -57,6 +44,6 @@ def register(subparsers):
                     "member tokens, the floor, the margins, the chosen clusters and the exact "
                     "additionalContext the hook would emit. --json gives the stable shape in the README.")
     route.add_argument("prompt", metavar="PROMPT", help="the prompt text, quoted as one argument")
-    add_clusters_option(route)
-    route.add_argument("--json", action="store_true", help="machine-readable output")
+    options.clusters_and_config(route)
+    options.json_output(route)
     route.set_defaults(handler=cmd_route)

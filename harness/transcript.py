@@ -6,14 +6,10 @@ import os
 import pathlib
 import sys
 
+from harness import options
 from router.errors import InputError
 
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "n/a": "dim", "unknown": "yellow"}
-
-
-EMPTY_PATH_MESSAGE = "the transcript path is empty, so there is nothing to read"
-EMPTY_PATH_FIX = ("pass a session .jsonl; from \"$(memory-router transcript locate)\", the message above "
-                  "says why no session was found")
 
 
 def expand_paths(paths, with_subagents=True):
@@ -21,7 +17,7 @@ def expand_paths(paths, with_subagents=True):
 
     Returns (files, missing): ``files`` is a list of ``pathlib.Path``; ``missing`` lists the
     arguments that do not exist."""
-    from transcripts.locate import subagent_files
+    from transcripts.locate import EMPTY_PATH_FIX, EMPTY_PATH_MESSAGE, subagent_files
 
     found, missing, seen = [], [], set()
 
@@ -314,7 +310,7 @@ def register(subparsers):
     audit.add_argument("--sentinel", metavar="TEXT", help="a unique string a one-shot hook injected (spec §3 test)")
     audit.add_argument("--no-subagents", action="store_true",
                        help="do not add the subagent files that sit beside a session FILE")
-    audit.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(audit)
     audit.set_defaults(handler=cmd_audit)
 
     locate = sub.add_parser(
@@ -325,7 +321,7 @@ def register(subparsers):
                     "matched by prefix (Claude Code appends an undocumented hash). Exit 2 when none is found.")
     locate.add_argument("--project", metavar="DIR",
                         help="the project directory (default: $CLAUDE_PROJECT_DIR, else the current directory)")
-    locate.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(locate)
     locate.set_defaults(handler=cmd_locate)
 
     census = sub.add_parser(
@@ -336,5 +332,5 @@ def register(subparsers):
                     "invalid UTF-8 (a truncated last line is only a warning).")
     census.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcript files, or directories to search for *.jsonl")
     census.add_argument("--strict", action="store_true", help="exit 1 on unknown types or bad lines")
-    census.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(census)
     census.set_defaults(handler=cmd_census)

@@ -36,7 +36,7 @@ def import_cycles(graph):
 def test_import_contracts_are_kept():
     result = lint_imports(REPO_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 kept, 0 broken" in result.stdout
+    assert "6 kept, 0 broken" in result.stdout
 
 
 @pytest.fixture
@@ -56,6 +56,15 @@ def code_copy(tmp_path):
     ("router/cache.py", "import tomllib", "the hook's import graph holds no parser"),
     ("router/hookio.py", "from dataclasses import dataclass", "the hook's import graph holds no parser"),
     ("router/config.py", "import yaml", "the hook's import graph holds no parser"),
+    # inside harness: a command importing a command above it, a sibling command, a shared module
+    # importing its sibling; the composition root's faces imported by anyone else
+    ("harness/install/settings.py", "import harness.doctor.checks", "no command imports another"),
+    ("harness/slim/index.py", "from harness.clusters import builder", "no command imports another"),
+    ("harness/project.py", "import harness.memorydir", "no command imports another"),
+    ("harness/fileops.py", "import harness.output", "no command imports another"),
+    ("harness/tokens/cli.py", "import harness.slim.cli", "a command's face is imported by the composition root alone"),
+    ("harness/lab/runner.py", "import harness.transcript", "a command's face is imported by the composition root"),
+    ("harness/doctor/checks.py", "from harness.install import cli", "a command's face is imported by the composition"),
 ])
 def test_each_contract_fails_on_an_offending_import(code_copy, module, line, broken):
     path = code_copy / module
@@ -66,6 +75,14 @@ def test_each_contract_fails_on_an_offending_import(code_copy, module, line, bro
     assert "BROKEN" in result.stdout
     # The copy was checked, not the installed code: the offending line is reported from it.
     assert module.replace("/", ".")[:-3] in result.stdout
+
+
+def test_harness_layers_are_exhaustive(code_copy):
+    """A new top-level harness module must be given its layer: one outside them fails the contract."""
+    (code_copy / "harness" / "stray.py").write_text("X = 1\n", encoding="utf-8")
+    result = lint_imports(code_copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "harness.stray" in result.stdout
 
 
 def test_no_import_cycles():

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from router.memorystore import project_key  # noqa: F401 - one key rule for the locator and the citation gate
 
 MAX_KEY_CHARS = 200
+# What a command says when handed an empty transcript path: the usual cause is
+# "$(memory-router transcript locate)" finding no session, which printed why on stderr.
+EMPTY_PATH_MESSAGE = "the transcript path is empty, so there is nothing to read"
+EMPTY_PATH_FIX = ("pass a session .jsonl; from \"$(memory-router transcript locate)\", the message above "
+                  "says why no session was found")
 
 
 def config_dir(env=None):

@@ -1,17 +1,17 @@
-"""``memory-router checklist``: the fresh-session behavioural canary checklist (spec §6.2, §11).
-
-The checks and the Markdown are pure (``harness.canary.checks``); this module gathers their inputs from
-disk: the project's settings (``harness.doctor.checks.scan_settings``), its config, MEMORY.md, the
-cluster file the installed hook reads, and a scan of the project for the fact's slug.
+"""``memory-router checklist``'s model: the fresh-session behavioural canary checklist (spec §6.2,
+§11). The checks and the Markdown are pure (``harness.canary.checks``); this module gathers their
+inputs from disk: the project's settings (``harness.install.settingsfile.scan_settings``), its
+config, MEMORY.md, the cluster file the installed hook reads, and a scan of the project for the
+fact's slug. ``harness.canary.cli`` prints the result.
 """
 
 import os
-import sys
 
+from harness.canary.suiteargs import cluster_file_family, default_suite_path
 from harness.install import hookcommand
-from harness.install import settings as inst
-from harness.doctor.checks import scan_settings
-from harness.project import project_config, project_dir_of, read_memory_index, resolve_memory_dir
+from harness.install.settingsfile import scan_settings
+from harness.memorydir import read_memory_index
+from harness.project import project_config, project_state_dir, resolve_memory_dir
 from router.errors import InputError
 from router.safeio import read_regular_bytes
 
@@ -19,18 +19,6 @@ LEAK_SCAN_MAX_FILES = 20000
 LEAK_SCAN_MAX_BYTES = 2_000_000
 LEAK_SCAN_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                                  ".mypy_cache", ".pytest_cache", ".tox", "build", "dist", ".cache"})
-
-
-def cluster_file_family(path):
-    """The cluster file at ``path``, its other form (``clusters build`` writes the .md and the .tsv)
-    and the archives ``build``/``convert`` keep beside them: all memory-router's, all naming slugs."""
-    if not path:
-        return []
-    import glob
-
-    stem = os.path.splitext(os.path.abspath(path))[0]
-    return [path, stem + ".md", stem + ".tsv", *glob.glob(glob.escape(stem) + ".archive-*"),
-            *glob.glob(glob.escape(stem) + "-[0-9]*")]
 
 
 def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
@@ -62,7 +50,7 @@ def scan_for_slug(root, slug, skip_paths=(), max_files=LEAK_SCAN_MAX_FILES):
     return hits, scanned, False
 
 
-def _load_behavioural_suite(path, clusters=None):
+def load_behavioural_suite(path, clusters=None):
     from canaries.suite import load_suite
 
     suite = load_suite(path, cluster_path=clusters)
@@ -70,12 +58,6 @@ def _load_behavioural_suite(path, clusters=None):
         raise InputError("the suite has no behavioural: cases", path=path,
                          fix="add a behavioural: section (id, prompt, fact, expect_any, forbid)")
     return suite
-
-
-def default_suite_path():
-    from canaries.suite import bundled_suite_dir
-
-    return os.path.join(bundled_suite_dir(), "spec.yaml")
 
 
 def pick_cases(suite, case_id):
@@ -146,8 +128,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
         # The project's own cluster file too, even before the hook that reads it is installed.
         project_clusters = config_mod.resolve_cluster_path(None, config, [project_dir])
         own = (memory_dir, *cluster_file_family(cluster_path), *cluster_file_family(project_clusters),
-               (config or {}).get("source"), suite.path,
-               inst.state_dir_for(inst.project_settings_path(project_dir)))
+               (config or {}).get("source"), suite.path, project_state_dir(project_dir))
         hits, scanned, capped = scan_for_slug(project_dir, case.fact, skip_paths=own)
         checks.append(cl.check_no_repo_leak(case.fact, hits, scanned, capped, project_dir))
     context = {"suite": suite.path, "project_dir": project_dir, "memory_dir": memory_dir,
@@ -155,54 +136,22 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     return checks, context
 
 
-def cmd_checklist(args):
+def checklists(project_dir, suite_path=None, case_id=None, memory_dir=None, clusters=None, scan=True):
+    """``(documents, summaries, ready)``: each behavioural case's Markdown checklist and its
+    ``--json`` summary, and whether every automatic precondition of every case is met."""
     from harness.canary import checks as cl
 
-    project_dir = project_dir_of(args)
-    suite_path = args.suite or default_suite_path()
-    suite = _load_behavioural_suite(suite_path, args.clusters)
-    cases = pick_cases(suite, args.case)
-    suite_opt = None if os.path.abspath(suite_path) == os.path.abspath(default_suite_path()) else os.path.abspath(suite_path)
+    suite_path = suite_path or default_suite_path()
+    suite = load_behavioural_suite(suite_path, clusters)
+    bundled = os.path.abspath(suite_path) == os.path.abspath(default_suite_path())
+    suite_opt = None if bundled else os.path.abspath(suite_path)
     documents, summaries, ready = [], [], True
-    for case in cases:
-        checks, context = checklist_checks(case, suite, project_dir, args.memory_dir, args.clusters,
-                                           scan=not args.no_scan)
+    for case in pick_cases(suite, case_id):
+        checks, context = checklist_checks(case, suite, project_dir, memory_dir, clusters, scan=scan)
         context["commands"] = cl.verdict_commands(case.id, project_dir, suite=suite_opt)
         documents.append(cl.render_checklist(case, checks, context))
         summary = cl.checklist_summary(case, checks)
         summary.update({k: context[k] for k in ("suite", "project_dir", "memory_dir", "cluster_file", "commands")})
         summaries.append(summary)
         ready = ready and summary["ready"]
-    if args.json:
-        from harness.output import print_json
-
-        print_json({"ready": ready, "cases": summaries})
-    else:
-        sys.stdout.write("\n".join(documents))
-    return 0 if ready else 1
-
-
-def register(subparsers):
-    import argparse
-
-    raw = argparse.RawDescriptionHelpFormatter
-    checklist = subparsers.add_parser(
-        "checklist", help="the fresh-session behavioural canary checklist (Markdown)",
-        description="Prints, for each behavioural case of SUITE (default: the bundled canaries/spec.yaml), a "
-                    "Markdown checklist: the preconditions, checked now where possible ([x] met, [ ] not met, "
-                    "[?] unknown): Phase 2 slim in place, the fact's slug not always loaded, the router injecting "
-                    "it for the prompt, the hook installed and enabled, no project file naming the slug; then "
-                    "the exact first prompt, and the commands that find the transcript and record the verdict.",
-        epilog="exit codes: 0 every automatic precondition met or unknown; 1 one is not met; 2 invalid suite",
-        formatter_class=raw)
-    checklist.add_argument("suite", nargs="?", metavar="SUITE",
-                           help="suite file with behavioural: cases (default: the bundled canaries/spec.yaml)")
-    checklist.add_argument("--case", metavar="ID", help="only this behavioural case")
-    checklist.add_argument("--memory-dir", metavar="DIR",
-                           help="memory directory (default: memory_dir in the config, else Claude Code's default)")
-    checklist.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
-    checklist.add_argument("--clusters", metavar="FILE", help="cluster file (default: the installed hook's, else "
-                                                              "the suite's)")
-    checklist.add_argument("--no-scan", action="store_true", help="skip scanning the project for the fact's slug")
-    checklist.add_argument("--json", action="store_true", help="machine-readable output")
-    checklist.set_defaults(handler=cmd_checklist)
+    return documents, summaries, ready

@@ -1,5 +1,5 @@
 """The fresh-session behavioural canary checklist (spec §6.2, §10, §11, §13). Pure: facts in,
-checks and Markdown out; ``harness.install.cli`` gathers the facts from disk.
+checks and Markdown out; ``harness.canary.checklist`` gathers the facts from disk.
 
 A behavioural run proves something only when the fact could reach the agent in no way but the
 router's injection: Phase 2 slim in place, the fact's slug nowhere in the always-loaded
@@ -168,11 +168,10 @@ def verdict_commands(case_id, project_dir, record=None, suite=None):
     import os
 
     from harness.install.hookcommand import quote_for_shell
-    from harness.install.settings import state_dir_for
+    from harness.project import project_state_dir
 
     if record is None:
-        base = project_dir or "."
-        record = os.path.join(state_dir_for(os.path.join(base, ".claude", "settings.json")), RECORD_NAME)
+        record = os.path.join(project_state_dir(project_dir or "."), RECORD_NAME)
     project = quote_for_shell(project_dir) if project_dir else "."
     suite_opt = f" --suite {quote_for_shell(suite)}" if suite else ""
     return [

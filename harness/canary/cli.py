@@ -1,224 +1,143 @@
-"""``memory-router canary run`` and the ``canary`` group (``eval`` and ``fit``: harness.canary.fit;
-``verdict``: harness.canary.verdict).
-
-The thin edge over canaries.suite (schema), canaries.runner (verdicts), canaries.metrics,
-canaries.fit, canaries.baseline and canaries.junit: argv, files and output live here only.
+"""``memory-router canary run|eval|fit|verdict`` and ``memory-router checklist``: the face of the
+canary package (argparse, handlers and printing; the tables are ``harness.canary.tables``). The
+models: ``run`` (suites, baselines, JUnit), ``fit`` (eval, cross-validation, fit), ``verdict`` and
+``checklist`` (the behavioural canary), over canaries/.
 
 Exit codes: 0 every case passed; 1 a case failed (or an xfail case passed, or a baseline
 regression, or a refused write); 2 an invalid suite, cluster, config or baseline file.
+``canary verdict``: 0 PASS, 1 FAIL, 3 INCONCLUSIVE (its own code, so that neither a script nor CI
+can mistake "this run proves nothing" for a pass or a failure of the router), 2 invalid input.
 """
 
-import json
-import time
+import os
+import sys
 
-from harness.canary.suiteargs import (
-    add_store_options,
-    display_path,
-    expand_suite_args,
-    fmt_num,
-    load_suites,
-    no_cases,
-    settings_from,
-    sha256_file,
-    table_for,
-)
-from router.errors import InputError
-from router.safeio import read_regular_bytes
+from harness import options
+from harness.canary import tables
+from router.errors import RefusedError
 
-VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
+DEFAULT_RECORD_HINT = "behavioural-canaries.jsonl"
 
 
 def cmd_run(args):
-    from canaries.baseline import build_baseline, suite_key
-    from canaries.runner import run_suite, totals
-    from canaries.suite import bundled_suite_dir
+    from harness.canary import run as canary_run
+    from harness.output import print_json
 
-    _config, settings = settings_from(args)
-    suites = load_suites(expand_suite_args(args.suites), cluster_path=args.clusters, facts_only=args.facts_only)
-    tables = {}
-    suite_results = []
-    elapsed = {}
-    for position, suite in enumerate(suites):
-        started = time.perf_counter()
-        suite_results.append(run_suite(suite, settings, table=table_for(suite, tables), pattern=args.pattern))
-        elapsed[position] = time.perf_counter() - started
-    counts = totals(suite_results)
-    if counts["total"] == 0:
-        no_cases(args.pattern, suites)
-
-    keys = [suite_key(s.path, bundled_dir=bundled_suite_dir()) for s in suites]
-    record = build_baseline(suite_results, settings, keys,
-                            {key: sha256_file(s.cluster_path) for key, s in zip(keys, suites)})
-    comparison = None
-    if args.baseline:
-        from canaries.baseline import compare
-
-        old = _read_baseline(args.baseline)
-        comparison = compare(old, record)
-        comparison["file"] = args.baseline
-        if comparison["compared"] == 0 and any(old.get("suites", {}).values()):
-            # Nothing in common: a comparison that checked nothing must not read as "no regression".
-            raise InputError(
-                "the baseline shares no case with this run, so nothing could be compared (it keys suites "
-                f"as {', '.join(sorted(old['suites']))})", path=args.baseline,
-                fix="run from the directory the baseline was saved in, with the same suites")
-
-    ok = all(r.ok for r in suite_results) and (comparison is None or comparison["ok"])
+    run = canary_run.run_suites(args.suites, clusters=args.clusters, config_path=args.config,
+                                facts_only=args.facts_only, pattern=args.pattern, baseline=args.baseline)
     if args.json:
-        from harness.output import print_json
-
-        out = {
-            "ok": ok,
-            "settings": settings,
-            "totals": counts,
-            "suites": [dict(r.to_dict(), key=key) for r, key in zip(suite_results, keys)],
-        }
-        if comparison is not None:
-            out["baseline"] = comparison
-        print_json(out)
+        print_json(canary_run.run_json(run))
     else:
-        _print_run(suite_results, counts, comparison)
-
+        tables.print_run(run["results"], run["counts"], run["comparison"])
     if args.junit:
-        from canaries.junit import build_junit
-
-        _write_output(args.junit, build_junit(suite_results, names=keys, elapsed=elapsed), "JUnit XML")
+        canary_run.write_junit(args.junit, run)
         if not args.json:
             print(f"wrote JUnit XML to {args.junit}")
     if args.save_baseline:
-        _write_output(args.save_baseline,
-                      json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "baseline")
+        canary_run.save_baseline(args.save_baseline, run)
         if not args.json:
             print(f"saved baseline to {args.save_baseline}")
-    return 0 if ok else 1
+    return 0 if run["ok"] else 1
 
 
-def _write_output(path, data, what):
-    from harness.fileops import atomic_write
+def cmd_eval(args):
+    from harness.canary import fit
+    from harness.output import print_json
 
-    try:
-        atomic_write(path, data)
-    except OSError as err:
-        raise InputError(f"cannot write the {what}: {err.strerror or err}", path=path,
-                         fix="pass a path in an existing, writable directory") from None
-
-
-def _read_baseline(path):
-    from canaries.baseline import validate_baseline
-
-    try:
-        text = read_regular_bytes(path).decode("utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read baseline: {err.strerror or err}", path=path,
-                         fix="create one with --save-baseline FILE") from None
-    except UnicodeDecodeError:
-        raise InputError("baseline is not valid UTF-8", path=path, fix="save it again with --save-baseline") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"baseline is not valid JSON: {err.msg}", path=path, line=err.lineno, column=err.colno,
-                         fix="save it again with --save-baseline") from None
-    problems = validate_baseline(data)
-    if problems:
-        raise InputError("; ".join(problems), path=path, fix="save it again with --save-baseline")
-    return data
+    if args.cv is not None:
+        report, cases = fit.cross_validation(args.suite, args.cv, args.clusters, args.config, args.facts_only,
+                                             args.pattern, args.max_false_priming)
+        if args.json:
+            print_json(report)
+        else:
+            tables.print_cross_validation(report, cases)
+        return 0
+    suite, settings, metrics = fit.evaluate(args.suite, args.clusters, args.config, args.facts_only, args.pattern)
+    if args.json:
+        print_json({"suite": suite.path, "clusters": suite.cluster_path, "settings": settings, "metrics": metrics})
+    else:
+        tables.print_metrics(suite, metrics)
+    return 0
 
 
-def _print_run(suite_results, counts, comparison):
-    from rich.text import Text
+def cmd_fit(args):
+    from harness.canary import fit
+    from harness.output import print_json
 
-    from canaries.runner import defaults_summary, expected_summary
-    from harness.output import console, table
-
-    out = console()
-    for suite_result in suite_results:
-        suite = suite_result.suite
-        rows = []
-        for result in suite_result.results:
-            got = "\n".join(result.routed) + f"\n({len(result.injected)} lines)" if result.routed else "silent"
-            rows.append((result.case.id, expected_summary(result.case, "\n", suite.defaults) or "(defaults)", got, fmt_num(result.top_score),
-                         fmt_num(result.margin), Text(result.verdict.upper(), style=VERDICT_STYLES[result.verdict])))
-        limits = defaults_summary(suite.defaults)
-        title = f"{display_path(suite.path)} (clusters: {display_path(suite.cluster_path)}"
-        title += f"; every case: {limits})" if limits else ")"
-        out.print(table(title,
-                        ["id", "expected", "got", "score", "margin", "verdict"], rows))
-        for result in suite_result.results:
-            if result.verdict == "pass":
-                continue
-            where = f"{display_path(suite.path)}:{result.case.line}"
-            label = result.verdict.upper()
-            reason = f" (xfail: {result.xfail})" if result.verdict == "xfail" else ""
-            out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]),
-                      soft_wrap=True)
-            for difference in result.differences:
-                out.print(f"    {difference}", markup=False, soft_wrap=True)
-        if suite_result.sessions:
-            _print_sessions(out, suite, suite_result.sessions)
-        c = suite_result.counts()
-        out.print(f"{display_path(suite.path)}: {c['pass']} passed, {c['fail']} failed, {c['xfail']} xfail, "
-                  f"{c['xpass']} xpass", markup=False, soft_wrap=True)
-        out.print()
-    if comparison is not None:
-        _print_comparison(out, comparison)
-    failed = counts["fail"] + counts["xpass"]
-    regressions = len(comparison["regressions"]) if comparison else 0
-    summary = (f"{counts['total']} cases in {len(suite_results)} suite(s): {counts['pass']} passed, "
-               f"{counts['fail']} failed, {counts['xfail']} xfail (known residuals), {counts['xpass']} xpass")
-    if regressions:
-        summary += f"; {regressions} baseline regression(s)"
-    style = "bold red" if failed or regressions else "bold green"
-    out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style), soft_wrap=True)
+    report, refused = fit.fit_suite(args.suite, args.clusters, args.config, args.facts_only, args.holdout,
+                                    args.max_false_priming, write=args.write)
+    if args.json:
+        print_json(dict(report, refused=refused))
+    else:
+        tables.print_fit(report, report["grid"], args.write)
+    if refused:
+        raise RefusedError(refused)
+    return 0
 
 
-def _print_sessions(out, suite, sessions):
-    """One row per step of each session case: what was sent, what the session already held."""
-    from rich.text import Text
+def cmd_verdict(args):
+    from canaries.verdict import EXIT_CODES
+    from harness.canary.verdict import verdict
+    from harness.output import print_json
 
-    from harness.output import table
-
-    rows = []
-    for result in sessions:
-        for step in result.steps:
-            if step["kind"] != "prompt":
-                rows.append((result.case.id, str(step["step"]), f"({step['kind']})", "", "", ""))
-                continue
-            failed = "FAIL" if step["differences"] else "ok"
-            rows.append((result.case.id, str(step["step"]), step["prompt"][:60],
-                         ", ".join(step["sent"]) or "-", ", ".join(step["held"]) or "-",
-                         Text(failed, style="bold red" if step["differences"] else "green")))
-    out.print(table(f"{display_path(suite.path)}: sessions (each prompt after the steps above it)",
-                    ["session", "step", "prompt", "sent", "already held", "step"], rows))
-    for result in sessions:
-        verdict = result.verdict.upper()
-        if result.verdict == "pass":
-            continue
-        reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
-        out.print(Text(f"{verdict} session {result.case.id} at {display_path(suite.path)}:{result.case.line}{reason}",
-                       style=VERDICT_STYLES[result.verdict]), soft_wrap=True)
-        for difference in result.differences:
-            out.print(f"    {difference}", markup=False, soft_wrap=True)
+    result, record = verdict(args.transcript, args.case, args.suite, args.record, args.memory_dir, args.project)
+    if args.json:
+        out = result.as_dict()
+        out.update({"transcript": os.path.abspath(args.transcript), "suite": record["suite"],
+                    "memory_dir": record["memory_dir"], "record": os.path.abspath(args.record) if args.record else None,
+                    "exit_code": EXIT_CODES[result.verdict]})
+        print_json(out)
+    else:
+        tables.print_verdict(result, args.transcript, args.record)
+    return EXIT_CODES[result.verdict]
 
 
-def _print_comparison(out, comparison):
-    from rich.text import Text
+def cmd_checklist(args):
+    from harness.canary.checklist import checklists
+    from harness.output import print_json
+    from harness.project import project_dir
 
-    out.print(Text(f"baseline {comparison['file']}:", style="bold"))
-    if comparison["settings_changed"]:
-        out.print(f"  settings differ from the baseline's ({comparison['old_settings']})", markup=False)
-    for title, key, style in (("regression", "regressions", "bold red"), ("improvement", "improvements", "green"),
-                              ("changed", "changes", "")):
-        for entry in comparison[key]:
-            out.print(Text(f"  {title}: {entry['suite']} {entry['id']}: {entry['what']}", style=style), soft_wrap=True)
-    for title, key in (("new case", "added"), ("missing case", "removed")):
-        for entry in comparison[key]:
-            out.print(f"  {title}: {entry['suite']} {entry['id']}", markup=False, soft_wrap=True)
-    if not any(comparison[k] for k in ("regressions", "improvements", "changes", "added", "removed")):
-        out.print("  no difference from the baseline")
-    out.print()
+    documents, summaries, ready = checklists(project_dir(args.project), args.suite, args.case, args.memory_dir,
+                                             args.clusters, scan=not args.no_scan)
+    if args.json:
+        print_json({"ready": ready, "cases": summaries})
+    else:
+        sys.stdout.write("\n".join(documents))
+    return 0 if ready else 1
+
+
+# --------------------------------------------------------------------------- argparse
 
 
 def register(subparsers):
+    register_canary(subparsers)
+    register_checklist(subparsers)
+
+
+def add_store_options(parser):
+    """--clusters, --config and --facts-only, as every canary action over suites takes them."""
+    parser.add_argument("--clusters", metavar="FILE",
+                        help="cluster file for every suite (overrides each suite's 'clusters:'; default: the suite's "
+                             "'clusters:', else the bundled example store)")
+    options.config(parser, "config file whose routing settings are used")
+    parser.add_argument("--facts-only", action="store_true",
+                        help="ignore routes_to (and the xfail marks recorded against those cluster ids): judge a "
+                             "cluster file with other ids, such as a built one, by what it injects")
+
+
+def fraction(text):
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def register_canary(subparsers):
     canary = subparsers.add_parser(
         "canary", help="YAML routing canaries: the deterministic routing gate, metrics, fit, baselines",
         description="Declarative YAML canary suites (see the README's schema): 'run' is the CI gate, 'eval' "
@@ -236,7 +155,7 @@ def register(subparsers):
     run.add_argument("suites", nargs="*", metavar="SUITE",
                      help="suite files or directories of them (default: the bundled suites)")
     add_store_options(run)
-    run.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(run)
     run.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     run.add_argument("-k", dest="pattern", metavar="PATTERN",
                      help="run only cases whose id or one of whose tags contains PATTERN (case-insensitive)")
@@ -246,9 +165,98 @@ def register(subparsers):
                           "routing)")
     run.set_defaults(handler=cmd_run)
 
-    from harness.canary.fit import register_eval, register_fit
-    from harness.canary.verdict import register_verdict
-
     register_eval(sub)
     register_fit(sub)
     register_verdict(sub)
+
+
+def register_eval(sub):
+    evaluate = sub.add_parser(
+        "eval", help="router metrics over a suite: per-cluster precision/recall/F1, false priming, fact recall, size",
+        description="Per-cluster precision, recall and F1 (over cases with routes_to), the no-route false-priming "
+                    "rate and recall (over silent cases), fact recall (over injects slugs), mean and p95 injected "
+                    "characters per prompt, and the distribution of margins over the floor.")
+    evaluate.add_argument("suite", metavar="SUITE", help="the suite file whose cases are scored")
+    add_store_options(evaluate)
+    evaluate.add_argument("-k", dest="pattern", metavar="PATTERN", help="only cases whose id or tag contains PATTERN")
+    options.json_output(evaluate)
+    evaluate.add_argument("--cv", type=int, metavar="K",
+                          help="K-fold cross-validation of 'canary fit': fit the provider's constants on K-1 folds, "
+                               "judge the held-out fold, pool the K held-out folds (cases fall in folds by a hash "
+                               "of their id)")
+    evaluate.add_argument("--max-false-priming", type=fraction, default=0.05, metavar="RATE",
+                          help="with --cv: the false-priming ceiling fit uses (default 0.05)")
+    evaluate.set_defaults(handler=cmd_eval)
+
+
+def register_fit(sub):
+    fit_parser = sub.add_parser(
+        "fit", help="grid-search floor, tag weight, member weight and line cap against a suite",
+        description="Scores every setting of the grid on a deterministic fitting part of the suite, keeps those "
+                    "under the false-priming ceiling, picks the best by routing F1, reports it and the current "
+                    "setting on the held-out part, and lists the cases that flip. Changes nothing unless --write.")
+    fit_parser.add_argument("suite", metavar="SUITE", help="the suite file to fit the constants against")
+    add_store_options(fit_parser)
+    fit_parser.add_argument("--holdout", type=fraction, default=0.3, metavar="FRACTION",
+                            help="share of cases held out (by a hash of the case id; default 0.3; 0 = none)")
+    fit_parser.add_argument("--max-false-priming", type=fraction, default=0.05, metavar="RATE",
+                            help="most share of silent cases allowed to get an injection (default 0.05)")
+    fit_parser.add_argument("--write", action="store_true",
+                            help="save a recommended setting to memory-router.toml (only the changed keys)")
+    options.json_output(fit_parser)
+    fit_parser.set_defaults(handler=cmd_fit)
+
+
+def register_verdict(canary_subparsers):
+    import argparse
+
+    verdict = canary_subparsers.add_parser(
+        "verdict", help="the behavioural canary's verdict from a session transcript: PASS, FAIL or INCONCLUSIVE",
+        description="Reads the transcript of a fresh session whose first prompt was a behavioural case's prompt. "
+                    "PASS: that prompt's router injection carries the case's fact and the reply contains an "
+                    "expected phrase and no forbidden one. INCONCLUSIVE, never PASS, when the fact could have come "
+                    "another way (always loaded in MEMORY.md or the hot strip; a subagent call, a web lookup, a "
+                    "tool touching the memory store, or any line naming the slug before the answer), when the "
+                    "injection is only in a sidechain, when the transcript's Claude Code version cannot show "
+                    "injections, or when the transcript is not a run of this case. FAIL otherwise. Every verdict "
+                    "names its evidence by line number.",
+        epilog="exit codes: 0 PASS; 1 FAIL; 3 INCONCLUSIVE; 2 invalid input (transcript, suite, unknown case)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    verdict.add_argument("transcript", metavar="TRANSCRIPT",
+                         help="the session's .jsonl transcript (memory-router transcript locate prints it)")
+    verdict.add_argument("--case", metavar="ID", required=True, help="the behavioural case's id")
+    verdict.add_argument("--suite", metavar="SUITE", help="suite file (default: the bundled canaries/spec.yaml)")
+    verdict.add_argument("--record", metavar="FILE",
+                         help=f"append the verdict as one JSON line (e.g. {DEFAULT_RECORD_HINT})")
+    options.memory_dir(verdict, "memory_dir in the config, else the memory/ beside the transcript, else Claude "
+                                "Code's default for the session's cwd",
+                       what="the memory directory whose MEMORY.md the session loaded")
+    verdict.add_argument("--project", metavar="DIR",
+                         help="project whose config (hot_strip, memory_dir) applies (default: the session's cwd)")
+    options.json_output(verdict)
+    verdict.set_defaults(handler=cmd_verdict)
+
+
+def register_checklist(subparsers):
+    import argparse
+
+    raw = argparse.RawDescriptionHelpFormatter
+    checklist = subparsers.add_parser(
+        "checklist", help="the fresh-session behavioural canary checklist (Markdown)",
+        description="Prints, for each behavioural case of SUITE (default: the bundled canaries/spec.yaml), a "
+                    "Markdown checklist: the preconditions, checked now where possible ([x] met, [ ] not met, "
+                    "[?] unknown): Phase 2 slim in place, the fact's slug not always loaded, the router injecting "
+                    "it for the prompt, the hook installed and enabled, no project file naming the slug; then "
+                    "the exact first prompt, and the commands that find the transcript and record the verdict.",
+        epilog="exit codes: 0 every automatic precondition met or unknown; 1 one is not met; 2 invalid suite",
+        formatter_class=raw)
+    checklist.add_argument("suite", nargs="?", metavar="SUITE",
+                           help="suite file with behavioural: cases (default: the bundled canaries/spec.yaml)")
+    checklist.add_argument("--case", metavar="ID", help="only this behavioural case")
+    options.memory_dir(checklist, options.MEMORY_DIR_GUESSED)
+    options.project(checklist)
+    checklist.add_argument("--clusters", metavar="FILE", help="cluster file (default: the installed hook's, else "
+                                                              "the suite's)")
+    checklist.add_argument("--no-scan", action="store_true", help="skip scanning the project for the fact's slug")
+    options.json_output(checklist)
+    checklist.set_defaults(handler=cmd_checklist)

@@ -1,6 +1,7 @@
-"""What the ``canary`` commands share: the suites named on the command line (files or directories,
-loaded together with every problem reported at once), the settings and store options, and the
-number formats of their tables."""
+"""What the ``canary`` and ``checklist`` commands share: the suites named on the command line
+(files or directories, loaded together with every problem reported at once), the bundled suite,
+the family of files a cluster file comes with, the settings, and the number formats of their
+tables."""
 
 import os
 
@@ -27,12 +28,32 @@ def display_path(path):
     return path if rel.startswith(os.pardir) else rel
 
 
-def settings_from(args):
+def settings_from(config_path=None):
+    """``(config, routing settings)`` of ``--config`` (else the config found as the hook finds it)."""
     from router.configfile import load_config
     from router.config import settings_of
 
-    config = load_config(getattr(args, "config", None))
+    config = load_config(config_path)
     return config, settings_of(config)
+
+
+def default_suite_path():
+    """The bundled canaries/spec.yaml, whose behavioural cases the checklist and verdict read."""
+    from canaries.suite import bundled_suite_dir
+
+    return os.path.join(bundled_suite_dir(), "spec.yaml")
+
+
+def cluster_file_family(path):
+    """The cluster file at ``path``, its other form (``clusters build`` writes the .md and the .tsv)
+    and the archives ``build``/``convert`` keep beside them: all memory-router's, all naming slugs."""
+    if not path:
+        return []
+    import glob
+
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    return [path, stem + ".md", stem + ".tsv", *glob.glob(glob.escape(stem) + ".archive-*"),
+            *glob.glob(glob.escape(stem) + "-[0-9]*")]
 
 
 def expand_suite_args(paths):
@@ -87,14 +108,6 @@ def table_for(suite, cache):
     return cache[key]
 
 
-def sha256_file(path):
-    from harness.fileops import sha256_bytes
-
-    from router.safeio import read_regular_bytes
-
-    return sha256_bytes(read_regular_bytes(path))
-
-
 def fmt_num(value):
     if value is None:
         return "n/a"
@@ -109,18 +122,6 @@ def fmt_chars(value):
 
 def fmt_ratio(value):
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def add_store_options(parser):
-    parser.add_argument("--clusters", metavar="FILE",
-                        help="cluster file for every suite (overrides each suite's 'clusters:'; default: the suite's "
-                             "'clusters:', else the bundled example store)")
-    parser.add_argument("--config", metavar="FILE",
-                        help="config file whose routing settings are used (default: memory-router.toml or "
-                             "[tool.memory-router] in pyproject.toml, in $CLAUDE_PROJECT_DIR or the current directory)")
-    parser.add_argument("--facts-only", action="store_true",
-                        help="ignore routes_to (and the xfail marks recorded against those cluster ids): judge a "
-                             "cluster file with other ids, such as a built one, by what it injects")
 
 
 def no_cases(pattern, suites):

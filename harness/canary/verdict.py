@@ -1,5 +1,6 @@
-"""``memory-router canary verdict TRANSCRIPT --case ID``: the behavioural canary's verdict, read
-from the session transcript (logic in ``canaries.verdict``).
+"""``memory-router canary verdict TRANSCRIPT --case ID``'s model: the behavioural canary's verdict,
+read from the session transcript (the judging is ``canaries.verdict``; this module gathers its
+evidence from disk and appends the record; ``harness.canary.cli`` prints it).
 
 Exit codes: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 invalid input (an unreadable transcript or suite,
 an unknown case). INCONCLUSIVE has its own code so that neither a script nor CI can mistake
@@ -34,9 +35,9 @@ def hot_strip_evidence(memory_dir, config, session_start):
     (flagged when it changed after ``session_start``, a POSIX time), the config's ``hot_strip``,
     and the memory files marked ``hot: true``."""
     from canaries.verdict import HotStripEvidence
-    from harness.memorydir import hot_slugs
+    from harness.memorydir import hot_slugs, index_path
 
-    path = os.path.join(memory_dir, "MEMORY.md") if memory_dir else None
+    path = index_path(memory_dir) if memory_dir else None
     text, changed = None, False
     if path and os.path.isfile(path):
         text = read_regular_bytes(path).decode("utf-8", errors="replace")
@@ -49,23 +50,6 @@ def hot_strip_evidence(memory_dir, config, session_start):
         config_hot=tuple((config or {}).get("hot_strip") or ()),
         flagged_hot=tuple(hot_slugs(memory_dir)) if memory_dir else (),
     )
-
-
-def resolve_verdict_memory_dir(explicit, config, transcript, session_cwd):
-    """--memory-dir; the config's memory_dir; the ``memory/`` beside the transcript (Claude Code
-    keeps both under ~/.claude/projects/<project>/); Claude Code's default for the session's cwd."""
-    if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    if config and config.get("memory_dir"):
-        return config["memory_dir"]
-    beside = os.path.join(os.path.dirname(os.path.abspath(transcript)), "memory")
-    if os.path.isdir(beside):
-        return beside
-    if session_cwd:
-        from harness.project import default_memory_dir
-
-        return default_memory_dir(session_cwd)
-    return None
 
 
 def _record_line(record):
@@ -119,108 +103,49 @@ def _subagent_entries(transcript):
     return out
 
 
-def cmd_verdict(args):
+def verdict(transcript, case_id, suite_path=None, record_path=None, memory_dir=None, project=None):
+    """``(result, record)``: the verdict of behavioural case ``case_id`` on ``transcript``, and the
+    JSON line recorded (appended to ``record_path`` when given). The memory directory the session
+    loaded: ``harness.project.resolve_memory_dir`` with the ``memory/`` beside the transcript and
+    Claude Code's default for the session's cwd."""
     from canaries.suite import load_suite
-    from canaries.verdict import EXIT_CODES, first_turn_entries, judge, record_line
-    from harness.canary.checklist import default_suite_path
-    from harness.project import project_config
+    from canaries.verdict import first_turn_entries, judge, record_line
+    from harness.canary.suiteargs import cluster_file_family, default_suite_path
+    from harness.project import project_config, resolve_memory_dir
     from transcripts.reader import read_session
 
-    suite_path = args.suite or default_suite_path()
+    suite_path = suite_path or default_suite_path()
     suite = load_suite(suite_path)
     try:
-        case = suite.behavioural_case(args.case)
+        case = suite.behavioural_case(case_id)
     except KeyError:
         known = ", ".join(c.id for c in suite.behavioural) or "(none)"
-        raise InputError(f"no behavioural case {args.case!r}", path=suite_path, fix=f"use one of: {known}") from None
+        raise InputError(f"no behavioural case {case_id!r}", path=suite_path, fix=f"use one of: {known}") from None
 
-    reader = read_session(args.transcript)
-    entries = first_turn_entries(reader)
+    entries = first_turn_entries(read_session(transcript))
     if not entries:
-        raise InputError("the transcript holds no entries", path=args.transcript,
+        raise InputError("the transcript holds no entries", path=transcript,
                          fix="pass a Claude Code session .jsonl (memory-router transcript locate finds it)")
     session_cwd = _session_cwd(entries)
-    project = args.project or (session_cwd if session_cwd and os.path.isdir(session_cwd) else os.getcwd())
+    project = project or (session_cwd if session_cwd and os.path.isdir(session_cwd) else os.getcwd())
     config = project_config(os.path.abspath(project))
-    memory_dir = resolve_verdict_memory_dir(args.memory_dir, config, args.transcript, session_cwd)
+    beside = os.path.join(os.path.dirname(os.path.abspath(transcript)), "memory")
+    memory_dir, _how = resolve_memory_dir(memory_dir, config, session_cwd, beside=beside, required=False)
     prompt_entry = next((e for e in entries if e.kind == "prompt" and not e.is_sidechain), None)
     hot = hot_strip_evidence(memory_dir, config, _parse_time(prompt_entry.timestamp if prompt_entry else None))
-    from harness.canary.checklist import cluster_file_family
-
     watch = (memory_dir, *cluster_file_family(suite.cluster_path), (config or {}).get("clusters"),
              (config or {}).get("source"))
-    result = judge(entries, case, hot=hot, watch_paths=watch,
-                   subagent_entries=_subagent_entries(args.transcript))
+    result = judge(entries, case, hot=hot, watch_paths=watch, subagent_entries=_subagent_entries(transcript))
 
-    record = record_line(result, os.path.abspath(args.transcript),
+    record = record_line(result, os.path.abspath(transcript),
                          datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"))
     record["suite"] = os.path.abspath(suite_path)
     record["memory_dir"] = memory_dir
-    if args.record:
+    if record_path:
         try:
-            append_record(args.record, record)
+            append_record(record_path, record)
         except OSError as err:
             # Exit 2, not a traceback (which would exit 1 and read as a FAIL verdict).
             raise InputError(f"cannot append the verdict ({result.verdict}) to the record: {err.strerror or err}",
-                             path=args.record, fix="pass --record a file path in a writable directory") from None
-    if args.json:
-        from harness.output import print_json
-
-        out = result.as_dict()
-        out.update({"transcript": os.path.abspath(args.transcript), "suite": record["suite"],
-                    "memory_dir": memory_dir, "record": os.path.abspath(args.record) if args.record else None,
-                    "exit_code": EXIT_CODES[result.verdict]})
-        print_json(out)
-    else:
-        _print_verdict(result, args)
-    return EXIT_CODES[result.verdict]
-
-
-def _print_verdict(result, args):
-    from rich.text import Text
-
-    from harness.output import console, table
-
-    styles = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow"}
-    out = console()
-    head = Text(f"{result.verdict}", style=styles[result.verdict])
-    head.append(f"  {result.case}  (Claude Code {result.version or '?'}, session {result.session_id or '?'})",
-                style="default")
-    out.print(head)
-    for reason in result.reasons:
-        out.print(f"- {reason}", markup=False)
-    if result.evidence:
-        rows = [(str(e.line) if e.line is not None else "-", e.what) for e in result.evidence]
-        out.print(table(f"evidence ({args.transcript})", ["line", "what"], rows))
-    if args.record:
-        out.print(f"recorded in {args.record}", markup=False)
-
-
-def register_verdict(canary_subparsers):
-    import argparse
-
-    verdict = canary_subparsers.add_parser(
-        "verdict", help="the behavioural canary's verdict from a session transcript: PASS, FAIL or INCONCLUSIVE",
-        description="Reads the transcript of a fresh session whose first prompt was a behavioural case's prompt. "
-                    "PASS: that prompt's router injection carries the case's fact and the reply contains an "
-                    "expected phrase and no forbidden one. INCONCLUSIVE, never PASS, when the fact could have come "
-                    "another way (always loaded in MEMORY.md or the hot strip; a subagent call, a web lookup, a "
-                    "tool touching the memory store, or any line naming the slug before the answer), when the "
-                    "injection is only in a sidechain, when the transcript's Claude Code version cannot show "
-                    "injections, or when the transcript is not a run of this case. FAIL otherwise. Every verdict "
-                    "names its evidence by line number.",
-        epilog="exit codes: 0 PASS; 1 FAIL; 3 INCONCLUSIVE; 2 invalid input (transcript, suite, unknown case)",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    verdict.add_argument("transcript", metavar="TRANSCRIPT",
-                         help="the session's .jsonl transcript (memory-router transcript locate prints it)")
-    verdict.add_argument("--case", metavar="ID", required=True, help="the behavioural case's id")
-    verdict.add_argument("--suite", metavar="SUITE", help="suite file (default: the bundled canaries/spec.yaml)")
-    verdict.add_argument("--record", metavar="FILE",
-                         help=f"append the verdict as one JSON line (e.g. {DEFAULT_RECORD_HINT})")
-    verdict.add_argument("--memory-dir", metavar="DIR",
-                         help="the memory directory whose MEMORY.md the session loaded (default: memory_dir in the "
-                              "config, else the memory/ beside the transcript, else Claude Code's default)")
-    verdict.add_argument("--project", metavar="DIR",
-                         help="project whose config (hot_strip, memory_dir) applies (default: the session's cwd)")
-    verdict.add_argument("--json", action="store_true", help="machine-readable output")
-    verdict.set_defaults(handler=cmd_verdict)
+                             path=record_path, fix="pass --record a file path in a writable directory") from None
+    return result, record

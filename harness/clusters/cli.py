@@ -1,10 +1,12 @@
-"""``memory-router clusters check|convert`` (and ``build``, registered by harness.clusters.build)."""
+"""``memory-router clusters check|convert|build``: the face of the clusters package (the build's
+model is ``harness.clusters.build`` over ``builder``, ``clustering`` and ``labels``)."""
 
 import os
 import sys
 
+from harness import options
+from harness.clusters.build import DEFAULT_OUT
 from router.clusterfile import load_cluster_file, read_text, render_cluster_file, scan_cluster_text
-from harness.clusters.build import register_build
 from router.errors import InputError
 
 
@@ -73,7 +75,7 @@ def register(subparsers):
                     "FILE:LINE:COLUMN: message (fix: ...), or 'ok' with the cluster and member counts.",
         epilog="exit codes: 0 no violation; 1 violations listed; 2 FILE cannot be read")
     check.add_argument("file", metavar="FILE", help="the cluster file to check (.md or .tsv)")
-    check.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(check)
     check.set_defaults(handler=cmd_clusters_check)
     convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file",
                              description="Writes the other form of FILE. An existing, different output file "
@@ -84,3 +86,103 @@ def register(subparsers):
                          help="output path (default: FILE with the new extension; - for stdout)")
     convert.set_defaults(handler=cmd_clusters_convert)
     register_build(sub)
+    from harness.clusters.enrich_cli import register_enrich
+
+    register_enrich(sub)
+
+
+def cmd_clusters_build(args):
+    from harness.clusters.build import build
+    from harness.output import print_json
+
+    summary = build(args.memory_dir, args.index, args.out, args.clusters, args.max_size, args.labels, args.previous,
+                    args.keep_clusters, args.dry_run, args.config)
+    if args.json:
+        print_json(summary)
+    else:
+        print_summary(summary)
+    return 0
+
+
+def register_build(clusters_subparsers):
+    build = clusters_subparsers.add_parser(
+        "build", help="build a cluster file from a Claude Code memory directory or a flat MEMORY.md",
+        description="Clusters the memories of a memory directory (MEMORY.md plus one file per memory) or "
+                    "of a flat index alone by lexical similarity (zero-AI, deterministic), tags each "
+                    "cluster with the words that set it apart, keeps the ids of an existing cluster file "
+                    "wherever membership carries over, and writes the .md and .tsv forms atomically. "
+                    "Prints cluster sizes, tags, what changed and a self-routing check (each member's own "
+                    "hook routed against the new file). Exit 0 on success, 1 when a write was refused, "
+                    "2 for invalid input.")
+    source = build.add_mutually_exclusive_group()
+    options.memory_dir(source, what="Claude Code memory directory")
+    source.add_argument("--index", metavar="FILE",
+                        help="a flat MEMORY.md alone ('- [Title](file.md) — hook' or '- slug — hook' lines)")
+    build.add_argument("--out", metavar="FILE", default=None,
+                       help=f"cluster file to write (.md; the .tsv goes beside it; default: {DEFAULT_OUT})")
+    build.add_argument("--clusters", metavar="N", type=int, default=None,
+                       help="target number of clusters (default: about one per five memories)")
+    build.add_argument("--max-size", metavar="N", type=int, default=None,
+                       help="size ceiling: no cluster grows past it, one at it is flagged [RETIER] (default: 12)")
+    build.add_argument("--labels", metavar="FILE",
+                       help="labels file (YAML): pins, extra tags, aliases and labels by cluster id")
+    build.add_argument("--previous", metavar="FILE",
+                       help="cluster file whose ids to carry over (default: the existing --out file)")
+    build.add_argument("--keep-clusters", action="store_true",
+                       help="keep every previous cluster's members together under its id and only place new "
+                            "memories (default: cluster from scratch, carry ids over by overlap)")
+    options.dry_run(build, "print what would change; write nothing")
+    build.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
+    options.json_output(build)
+    build.set_defaults(handler=cmd_clusters_build)
+
+
+def print_summary(summary):
+    from harness.output import console, table
+
+    out = console()
+    rows = []
+    for c in summary["clusters"]:
+        carried = c["carried_over"]
+        origin = "new" if carried is None else f"kept (overlap {carried:.2f})"
+        rows.append((c["cluster_id"], c["size"], "RETIER" if c["retier"] else "", ", ".join(c["tags"]),
+                     c["label"] or "-", origin))
+    out.print(table(f"{len(summary['clusters'])} clusters from {summary['memories']} memories "
+                    f"(target {summary['target_clusters']}, size ceiling {summary['max_size']})",
+                    ["cluster", "size", "", "tags", "label", "id"], rows))
+    check = summary["self_routing"]
+    out.print(f"self-routing: {check['reached']} of {check['total']} members ({check['share']:.0%}) reach their "
+              f"own cluster from their own hook text", markup=False)
+    if check["misses"]:
+        out.print(table("members their own hook does not route home",
+                        ["slug", "its cluster", "status", "routed to", "top score", "own score"],
+                        [(m["slug"], m["cluster_id"], m["status"], ", ".join(m["routed"]) or "-",
+                          m["top_score"], m["own_score"]) for m in check["misses"]]))
+    changes = summary["changes"]
+    if changes["previous"]:
+        out.print(f"changes against {summary['previous']}: {len(changes['kept'])} ids kept, "
+                  f"{len(changes['new'])} new, {len(changes['removed'])} removed, {len(changes['split'])} split, "
+                  f"{len(changes['merged'])} merged, {len(changes['moved'])} members moved, "
+                  f"{len(changes['added'])} added, {len(changes['dropped'])} dropped", markup=False)
+        detail = []
+        detail += [("new cluster", cid, "") for cid in changes["new"]]
+        detail += [("removed cluster", cid, "") for cid in changes["removed"]]
+        detail += [("split", s["cluster_id"], "into " + ", ".join(s["into"])) for s in changes["split"]]
+        detail += [("merged", m["cluster_id"], "from " + ", ".join(m["from"])) for m in changes["merged"]]
+        detail += [("moved", m["slug"], f"{m['from']} -> {m['to']}") for m in changes["moved"]]
+        detail += [("added", slug, "") for slug in changes["added"]]
+        detail += [("dropped", slug, "") for slug in changes["dropped"]]
+        if detail:
+            out.print(table("what changed", ["change", "what", "detail"], detail))
+    for warning in summary["warnings"]:
+        out.print(f"warning: {warning}", markup=False, style="yellow")
+    if summary["dry_run"]:
+        out.print(f"dry run: nothing written (would write {summary['out']['md']} and {summary['out']['tsv']})",
+                  markup=False)
+    elif summary["unchanged"]:
+        out.print(f"unchanged: {summary['out']['md']} and its .tsv already hold this build", markup=False)
+    else:
+        for path in summary["archived"]:
+            out.print(f"archived the previous file to {path}", markup=False)
+        out.print(f"wrote {summary['out']['md']} and {summary['out']['tsv']}", markup=False)
+    sys.stdout.flush()

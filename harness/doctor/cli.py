@@ -1,18 +1,19 @@
 """``memory-router doctor``: is the hook installed, does it run, what will it read, is MEMORY.md
 within Claude Code's load limit (the checks are in ``harness.doctor.checks``)."""
 
+from harness import options
 from harness.doctor.checks import doctor_report
-from harness.project import project_dir_of
+from harness.project import project_dir
 
 
 def cmd_doctor(args):
     from harness.output import console, print_json, table
 
-    project_dir = project_dir_of(args)
-    checks = doctor_report(project_dir, args.memory_dir)
+    directory = project_dir(args.project)
+    checks = doctor_report(directory, args.memory_dir)
     failed = [c for c in checks if c["status"] == "fail"]
     if args.json:
-        print_json({"ok": not failed, "project": project_dir, "checks": checks})
+        print_json({"ok": not failed, "project": directory, "checks": checks})
     else:
         from rich.text import Text
 
@@ -21,7 +22,7 @@ def cmd_doctor(args):
                  c["message"] + (f" (fix: {c['fix']})" if c.get("fix") and c["status"] == "fail" else ""))
                 for c in checks]
         out = console()
-        out.print(table(f"memory-router doctor: {project_dir}", ["check", "status", "detail"], rows))
+        out.print(table(f"memory-router doctor: {directory}", ["check", "status", "detail"], rows))
         out.print(f"{len(failed)} check(s) failed" if failed else "all checks passed",
                   style="bold red" if failed else "green")
     return 1 if failed else 0
@@ -38,9 +39,7 @@ def register(subparsers):
                     "hookSpecificOutput JSON, and nothing in its fail-open log), the cluster file it will read, "
                     "disableAllHooks and CLAUDE_CONFIG_DIR, and MEMORY.md against the 200-line / 25 KB load limit.",
         epilog="exit codes: 0 every check passed (warnings allowed); 1 a check failed", formatter_class=raw)
-    doctor.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
-    doctor.add_argument("--memory-dir", metavar="DIR",
-                        help="memory directory (default: memory_dir in the config, else Claude Code's "
-                             "~/.claude/projects/<project>/memory)")
-    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    options.project(doctor)
+    options.memory_dir(doctor, options.MEMORY_DIR_GUESSED)
+    options.json_output(doctor)
     doctor.set_defaults(handler=cmd_doctor)

@@ -1,10 +1,13 @@
 """The shell commands our hooks run, written and recognised: quoting for the user's shell, the
 router and sentinel hook commands with their trailing mark, and whether some command (however
-written) runs ``memory-router hook``. See ``harness.install.settings`` for why the mark is a comment."""
+written) runs ``memory-router hook``, ``gate`` or ``mcp``. See ``harness.install.settings`` for why
+the mark is a comment."""
 
 import os
 import re
 import shlex
+import shutil
+import sys
 
 ROUTER_MARK = "# memory-router install"
 SENTINEL_MARK = "# memory-router sentinel install"
@@ -22,9 +25,31 @@ def quote_for_shell(word, windows=None):
     return shlex.quote(word)
 
 
+def router_executable():
+    """The argv that runs memory-router from anywhere, without an activated venv.
+
+    The console script beside this interpreter (a venv's bin/ or Scripts\\), else the script this
+    process was started as, else one on PATH, else this interpreter with ``-P -m harness`` (``-P``:
+    a project's own ``harness/`` directory must not shadow ours). ``sys.executable`` is kept as
+    is, never resolved: a venv's python is a symlink whose target has no access to the venv."""
+    names = ("memory-router.exe", "memory-router") if os.name == "nt" else ("memory-router",)
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    for name in names:
+        candidate = os.path.join(bindir, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return [candidate]
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 and os.path.basename(argv0).lower().startswith("memory-router") and os.path.isfile(argv0):
+        return [os.path.abspath(argv0)]
+    found = shutil.which("memory-router")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-P", "-m", "harness"]
+
+
 def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, windows=None, as_written=()):
     """The command string for the router hook: ``exe_argv`` (e.g. ``['/abs/memory-router']`` or
-    ``['/abs/python', '-P', '-m', 'router']``) + ``hook`` + options, then our mark. Option values
+    ``['/abs/python', '-P', '-m', 'harness']``) + ``hook`` + options, then our mark. Option values
     are made absolute, except those named in ``as_written`` (kept from an existing entry)."""
     words = [quote_for_shell(w, windows) for w in exe_argv] + ["hook"]
     for name, value in (("clusters", clusters), ("config", config)):
@@ -86,15 +111,22 @@ def runs_router_hook(command):
     or ``python -m router hook`` as installs before the CLI moved to ``harness`` wrote it) as a
     command, however it was written (``cd x && memory-router hook``, ``env A=1 memory-router
     hook``): what doctor looks for, and what a second install must not duplicate."""
-    return _runs_subcommand(command, "hook")
+    return runs_subcommand(command, "hook")
 
 
 def runs_session_start(command):
     """True when ``command`` runs ``memory-router session-start`` (however written, as above)."""
-    return _runs_subcommand(command, "session-start")
+    return runs_subcommand(command, "session-start")
 
 
-def _runs_subcommand(command, subcommand):
+def runs_gate_hook(command):
+    """True when ``command`` runs ``memory-router gate`` (however written, as above)."""
+    return runs_subcommand(command, "gate")
+
+
+def runs_subcommand(command, subcommand):
+    """True when the shell ``command`` runs ``memory-router SUBCOMMAND`` at one of its command
+    positions (after ``&&``, ``;``, ``|``..., past ``env``/``exec`` and ``VAR=value`` words)."""
     if not isinstance(command, str):
         return False
     words = _shell_tokens(command)
@@ -110,16 +142,29 @@ def _runs_subcommand(command, subcommand):
         if word in _PREFIX_WORDS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
             continue
         at_command = False
-        rest = words[i + 1:]
-        if _ROUTER_EXE_RE.search(word) and rest[:1] == [subcommand]:
+        if runs_memory_router(words[i:], subcommand):
             return True
-        if _PYTHON_RE.search(word):
-            flags = 0
-            while flags < len(rest) and rest[flags].startswith("-") and rest[flags] != "-m":
-                flags += 1
-            if rest[flags:flags + 1] == ["-m"] and rest[flags + 1:flags + 3] in (["harness", subcommand],
-                                                                                   ["router", subcommand]):
-                return True
+    return False
+
+
+def runs_memory_router(argv, subcommand):
+    """True when the argv ``argv`` (a program and its arguments, as an .mcp.json entry's
+    ``command`` + ``args`` or one shell command's words) runs ``memory-router SUBCOMMAND``: the
+    console script by any path, or a Python interpreter with ``-m harness`` (``-P`` and other
+    flags before ``-m``, as ``router_executable`` writes it when no console script is found), or
+    ``-m router`` (the CLI's module before it moved to ``harness``). The one recogniser of our
+    commands: the settings installer, the gate's, the .mcp.json installer and doctor all use it."""
+    if not argv or not all(isinstance(word, str) for word in argv):
+        return False
+    program, rest = argv[0], list(argv[1:])
+    if _ROUTER_EXE_RE.search(program):
+        return rest[:1] == [subcommand]
+    if _PYTHON_RE.search(program):
+        flags = 0
+        while flags < len(rest) and rest[flags].startswith("-") and rest[flags] != "-m":
+            flags += 1
+        return rest[flags:flags + 1] == ["-m"] and rest[flags + 1:flags + 3] in (["harness", subcommand],
+                                                                                  ["router", subcommand])
     return False
 
 

@@ -1,41 +1,39 @@
 """``memory-router install --mcp`` / ``uninstall --mcp``: the server in Claude Code's project MCP
-file, ``<project>/.mcp.json`` (doctor's check that it starts is ``harness.doctor.mcp``)::
+file, ``<project>/.mcp.json`` (the face is ``harness.install.cli``; doctor's check that it starts
+is ``harness.doctor.mcp``)::
 
     {"mcpServers": {"memory-router": {"type": "stdio", "command": "/abs/memory-router",
                                       "args": ["mcp"], "env": {}}}}
 
-The same safety as the settings installer (harness.install.cli), applied to this file: parse first
+The same safety as the settings installer, applied to this file: parse first
 (invalid JSON or a wrongly shaped ``mcpServers`` is refused, exit 2, file untouched), back up the
 current bytes to ``.claude/memory-router/backups/mcp-<stamp>.json``, refuse if the file changed
 since it was read, write atomically as a minimal edit (every other server keeps its bytes), and
 record what was written in ``.claude/memory-router/mcp.json`` so uninstall gives back the exact
 original bytes (or deletes a file install created and nobody changed since).
 
-Which entry is ours: the one named ``memory-router`` that runs ``memory-router mcp`` (or
-``python -m router mcp``). JSON has no comments to carry a mark, so the name and the command
-together say it; an entry of that name running anything else is someone else's and is never
-touched (install refuses, exit 1), and a server of another name that already runs
-``memory-router mcp`` makes install refuse rather than serve the same tools twice.
+Which entry is ours: the one named ``memory-router`` that runs ``memory-router mcp``, as the
+hooks' recogniser reads a command (``harness.install.hookcommand.runs_memory_router``: the console
+script, or ``python -P -m harness mcp``, which install writes when no console script is found).
+JSON has no comments to carry a mark, so the name and the command together say it; an entry of
+that name running anything else is someone else's and is never touched (install refuses, exit 1),
+and a server of another name that already runs ``memory-router mcp`` makes install refuse rather
+than serve the same tools twice. The records and backups are the settings installer's
+(``harness.install.settingsfile``), kept in the project's ``.claude/memory-router/``.
 """
 
 import json
 import os
-import re
-import sys
-import time
 
+from harness import project as proj
+from harness.install import hookcommand, settingsfile
 from harness.install import settings as inst
-from harness.install import hookcommand, jsonedit
 from router.errors import InputError, RefusedError
 
 MCP_FILENAME = ".mcp.json"
 SERVER_KEY = "memory-router"
 ROLE = "mcp"
 BACKUP_STEM = "mcp"
-
-_ROUTER_EXE_RE = re.compile(r"(^|[\\/])memory-router(\.exe)?$", re.I)
-_PYTHON_RE = re.compile(r"(^|[\\/])(python[0-9.]*|py)(\.exe)?$", re.I)
-
 
 class McpJsonError(InputError):
     """A .mcp.json that is not valid JSON, or not shaped as Claude Code documents it."""
@@ -47,7 +45,7 @@ def mcp_json_path(project_dir):
 
 def state_dir(project_dir):
     """Where install keeps the backups and the record: beside the settings installer's."""
-    return inst.state_dir_for(inst.project_settings_path(project_dir))
+    return proj.project_state_dir(project_dir)
 
 
 # --------------------------------------------------------------------------- pure transforms
@@ -64,19 +62,12 @@ def server_entry(exe_argv, clusters=None, config=None):
 
 
 def runs_our_server(entry):
-    """True when an .mcp.json server entry runs ``memory-router mcp`` (or ``python -m router mcp``)."""
+    """True when an .mcp.json server entry runs ``memory-router mcp`` (its ``command`` and
+    ``args`` read as one argv by the recogniser the hooks use)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    if _ROUTER_EXE_RE.search(entry["command"]):
-        return args[:1] == ["mcp"]
-    if _PYTHON_RE.search(entry["command"]):
-        flags = 0
-        while flags < len(args) and isinstance(args[flags], str) and args[flags].startswith("-") \
-                and args[flags] != "-m":
-            flags += 1
-        return args[flags:flags + 3] == ["-m", "router", "mcp"]
-    return False
+    return hookcommand.runs_memory_router([entry["command"], *args], "mcp")
 
 
 def parse_mcp_json(data, path):
@@ -166,69 +157,8 @@ def read_mcp_json(path):
     return snap, (parse_mcp_json(snap.data, path) if snap.exists else {})
 
 
-def _record_path(project_dir):
-    return os.path.join(state_dir(project_dir), ROLE + ".json")
-
-
-def _read_record(project_dir, path):
-    try:
-        with open(_record_path(project_dir), encoding="utf-8") as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
-        return None  # a missing or damaged record only costs the byte-exact restore
-    if not isinstance(record, dict) or record.get("settings") != os.path.abspath(path):
-        return None
-    return record
-
-
-def _write_record(project_dir, record):
-    from harness.fileops import atomic_write
-
-    path = _record_path(project_dir)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, json.dumps(record, indent=2) + "\n")
-
-
-def _backup_dir(project_dir):
-    return os.path.join(state_dir(project_dir), "backups")
-
-
-def _backups(project_dir):
-    """``[(path, bytes)]`` of earlier .mcp.json versions, newest first."""
-    directory = _backup_dir(project_dir)
-    try:
-        names = [n for n in os.listdir(directory) if n.startswith(BACKUP_STEM + "-") and n.endswith(".json")]
-    except OSError:
-        return []
-    found = []
-    for name in sorted(names, key=lambda n: (os.path.getmtime(os.path.join(directory, n)), n), reverse=True):
-        try:
-            with open(os.path.join(directory, name), "rb") as handle:
-                found.append((os.path.join(directory, name), handle.read()))
-        except OSError:
-            continue
-    return found
-
-
-def _backup(project_dir, data):
-    from harness.archives import write_archive
-
-    directory = _backup_dir(project_dir)
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as err:
-        raise RefusedError(f"cannot create {directory}: {err.strerror or err}; nothing was written",
-                           fix="make the project directory writable") from None
-    return write_archive(directory, BACKUP_STEM, ".json", data)
-
-
-def _utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def install(project_dir, entry, dry_run=False, out=None):
     """Add (or update) our server in ``project_dir``/.mcp.json: ``(action, detail, backup)``."""
-    out = out or sys.stdout
     path = mcp_json_path(project_dir)
     snap, doc = read_mcp_json(path)
     new_doc, action, detail = add_server(doc, entry)
@@ -237,127 +167,26 @@ def install(project_dir, entry, dry_run=False, out=None):
                            fix="remove or rename that entry by hand, then run memory-router install --mcp again")
     if action == "unchanged":
         return action, detail, None
-    if snap.exists:
-        data = jsonedit.render_change(snap.data, doc, new_doc)
-    else:
-        data = jsonedit.render_settings(new_doc, jsonedit.JsonStyle())
-    if dry_run:
-        out.write(inst.unified_diff(snap.data, data, path))
+    saved = settingsfile.write_change(path, ROLE, snap, doc, new_doc, json.dumps(entry), action == "updated",
+                                      dry_run, out, state_dir(project_dir), BACKUP_STEM, what=".mcp.json")
+    if saved == "dry-run":
         return "dry-run", detail, None
-    backup = _backup(project_dir, snap.data) if snap.exists else None
-    previous = _read_record(project_dir, path)
-    snap.replace(data)
-    record = inst.new_record(path, ROLE, snap.data if snap.exists else None, data, backup, json.dumps(entry))
-    record["installed_at"] = _utc_now()
-    if action == "updated" and previous and not previous.get("uninstalled_at"):
-        from harness.fileops import sha256_bytes
-
-        if previous.get("written_sha256") == sha256_bytes(snap.data):
-            # Only our own entry changed since our last write: the pre-install original still holds.
-            for key in ("original_existed", "original_sha256", "backup"):
-                record[key] = previous.get(key)
-        else:
-            record["backup"] = None  # edited by hand since: restore structurally, never from a stale copy
-    _write_record(project_dir, record)
-    return action, detail, backup
+    return action, detail, saved
 
 
 def uninstall(project_dir, dry_run=False, out=None):
     """Remove our server from ``project_dir``/.mcp.json: ``(action, backup)``."""
-    out = out or sys.stdout
     path = mcp_json_path(project_dir)
     snap, doc = read_mcp_json(path)
     if not snap.exists:
         return "absent", None
-    record = _read_record(project_dir, path)
-    action, data = plan_uninstall(snap.data, doc, record, _backups(project_dir))
+    record = settingsfile.read_record(path, ROLE, state_dir(project_dir))
+    action, data = plan_uninstall(snap.data, doc, record,
+                                  settingsfile.backups(path, state_dir(project_dir), BACKUP_STEM))
     if action == "absent":
         return action, None
-    if dry_run:
-        out.write(inst.unified_diff(snap.data, b"" if action == "delete" else data, path))
-        if action == "delete":
-            out.write("(the file would be deleted: memory-router created it and it is unchanged since)\n")
+    saved = settingsfile.write_removal(path, ROLE, snap, action, data, record, dry_run, out, state_dir(project_dir),
+                                       BACKUP_STEM, what=".mcp.json")
+    if saved == "dry-run":
         return "dry-run", None
-    backup = _backup(project_dir, snap.data)
-    if action == "delete":
-        snap.require_unchanged()
-        os.unlink(path)
-    else:
-        snap.replace(data)
-    if record is not None:
-        record.update(uninstalled_at=_utc_now(), uninstall_action=action, written_sha256=None)
-        _write_record(project_dir, record)
-    return action, backup
-
-
-# --------------------------------------------------------------------------- commands
-
-
-_MESSAGES = {
-    "added": "installed the memory-router MCP server in {path} ({detail})",
-    "updated": "updated the memory-router MCP server in {path} ({detail})",
-    "unchanged": "the memory-router MCP server is already in {path} ({detail}); nothing changed",
-    "restore": "removed the memory-router MCP server from {path}: restored, byte for byte, the file as it was "
-               "before memory-router changed it",
-    "write": "removed the memory-router MCP server from {path}; every other server kept",
-    "delete": "removed the memory-router MCP server: deleted {path}, which memory-router had created and nobody "
-              "changed",
-    "absent": "the memory-router MCP server is not in {path}; nothing changed",
-}
-
-
-def _project(args):
-    if getattr(args, "user", False):
-        raise InputError("--mcp writes the project's .mcp.json; there is no user-level file for it",
-                         fix="drop --user and pass --project DIR (or run in the project)")
-    project = os.path.abspath(os.path.expanduser(getattr(args, "project", None) or os.getcwd()))
-    if not os.path.isdir(project):
-        raise InputError("project directory does not exist", path=project, fix="pass --project with an existing "
-                                                                               "directory")
-    return project
-
-
-def cmd_install_mcp(args):
-    from harness.install.settingsfile import router_executable
-
-    project = _project(args)
-    for option in ("clusters", "config"):
-        value = getattr(args, option, None)
-        if value and not os.path.isfile(value):
-            raise InputError(f"--{option} file does not exist", path=value, fix="pass an existing file")
-    if args.clusters:
-        from router.clusterfile import load_cluster_file
-
-        load_cluster_file(args.clusters)  # refuse to wire a server that could only report errors
-    entry = server_entry(router_executable(), clusters=args.clusters, config=args.config)
-    path = mcp_json_path(project)
-    action, detail, backup = install(project, entry, dry_run=args.dry_run)
-    if action == "dry-run":
-        print(f"(dry run: {path} not changed)", file=sys.stderr)
-        return 0
-    print(_MESSAGES[action].format(path=path, detail=detail))
-    if backup:
-        print(f"backup of the previous file: {backup}")
-    if action in ("added", "updated"):
-        print("server: " + " ".join([entry["command"]] + entry["args"]))
-        print("Claude Code asks once whether to trust a project's .mcp.json servers; check it with: "
-              f"memory-router doctor --project {hookcommand.quote_for_shell(project)}")
-    return 0
-
-
-def cmd_uninstall_mcp(args):
-    project = _project(args)
-    path = mcp_json_path(project)
-    action, backup = uninstall(project, dry_run=args.dry_run)
-    if action == "dry-run":
-        print(f"(dry run: {path} not changed)", file=sys.stderr)
-        return 0
-    print(_MESSAGES[action].format(path=path, detail=""))
-    if backup:
-        print(f"backup of the previous file: {backup}")
-    if action == "absent" and os.path.isfile(path):
-        _snap, doc = read_mcp_json(path)
-        existing = (doc.get("mcpServers") or {}).get(SERVER_KEY)
-        if existing is not None:
-            print(f"note: mcpServers.{SERVER_KEY} does not run memory-router mcp, so it is not ours; left as is")
-    return 0
+    return action, saved

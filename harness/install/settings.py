@@ -1,6 +1,7 @@
 """Claude Code settings.json transforms for the installer, the sentinel and doctor. Pure: bytes in,
-bytes or data out; the reading, archiving and writing live in ``harness.install.settingsfile``; the hook commands
-themselves in ``harness.install.hookcommand``, minimal edits of the JSON text in ``harness.install.jsonedit``.
+bytes or data out; the reading, archiving and writing live in ``harness.install.settingsfile``;
+the hook commands themselves in ``harness.install.hookcommand``, minimal edits of the JSON text in
+``harness.install.jsonedit``; where the settings files are, in ``harness.project``.
 
 How our hook entries are recognised (claude-code-formats.md §1.1). A command handler may only
 carry the documented fields (``type``, ``command``, ``args``, ``timeout``, ``statusMessage``, ...);
@@ -15,7 +16,6 @@ reaches the hook's argv. Uninstall removes exactly the handlers whose command en
 a ``memory-router hook`` line written by hand is reported, never touched.
 """
 
-import difflib
 import json
 import os
 from dataclasses import dataclass
@@ -31,48 +31,10 @@ EVENT = "UserPromptSubmit"
 SESSION_EVENT = "SessionStart"
 SESSION_MATCHER = "compact|clear"
 EVENTS = (EVENT, SESSION_EVENT)
-SETTINGS_NAME = "settings.json"
-LOCAL_SETTINGS_NAME = "settings.local.json"
 
 
 class SettingsError(InputError):
     """A settings.json that is not valid JSON, or not shaped as Claude Code documents it."""
-
-
-# --------------------------------------------------------------------------- locations
-
-
-def claude_config_dir(environ=None):
-    """Claude Code's user directory: ``$CLAUDE_CONFIG_DIR`` if set, else ``~/.claude`` (the same
-    rule the transcript locator follows)."""
-    from transcripts.locate import config_dir
-
-    return os.path.abspath(os.fspath(config_dir(environ)))
-
-
-def user_settings_path(environ=None):
-    return os.path.join(claude_config_dir(environ), SETTINGS_NAME)
-
-
-def project_settings_path(project_dir, local=False):
-    return os.path.join(os.path.abspath(project_dir), ".claude", LOCAL_SETTINGS_NAME if local else SETTINGS_NAME)
-
-
-def settings_locations(project_dir):
-    """``[(label, path)]`` in the order Claude Code documents them (§1.1); managed settings and
-    plugins are not read."""
-    return [
-        ("project", project_settings_path(project_dir)),
-        ("project local", project_settings_path(project_dir, local=True)),
-        ("user", user_settings_path()),
-    ]
-
-
-def state_dir_for(settings_path):
-    """Where memory-router keeps its backups and install records for one settings file:
-    ``<dir of settings.json>/memory-router/`` (``.claude/memory-router/`` or
-    ``~/.claude/memory-router/``), on the same file system as the file it protects."""
-    return os.path.join(os.path.dirname(os.path.abspath(settings_path)), "memory-router")
 
 
 # --------------------------------------------------------------------------- parsing
@@ -134,13 +96,6 @@ def _check_hooks_shape(settings, path, text):
             if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
                 raise SettingsError(f'"hooks.{event}[{i}]" must be an object with a "hooks" list', path=path,
                                     line=where, fix='write it as {"hooks": [...]}; nothing was changed')
-
-
-def unified_diff(before, after, path):
-    """A unified diff of two byte strings as text (for ``--dry-run``)."""
-    a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
-    b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, fromfile=f"{path} (now)", tofile=f"{path} (after)"))
 
 
 # --------------------------------------------------------------------------- finding entries
@@ -231,7 +186,7 @@ def add_entry(settings, command, mark, timeout=HOOK_TIMEOUT_SECONDS, conflicts=N
         # Extra copies of our own handler (e.g. a file merged by hand) would run twice: drop them.
         for extra in sorted(ours[1:], key=lambda e: (e.group, e.index), reverse=True):
             del groups[extra.group]["hooks"][extra.index]
-        _drop_emptied(result, {e.group for e in ours[1:]}, event)
+        drop_emptied(result, {e.group for e in ours[1:]}, event)
         return Change(result, "updated", first.where)
     result = _copy(settings)
     # ``"hooks": null`` (or a null event list) means none, as a missing key does.
@@ -275,11 +230,13 @@ def remove_entries(settings, mark, events=EVENTS):
         groups = result["hooks"][event]
         for entry in sorted(mine, key=lambda e: (e.group, e.index), reverse=True):
             del groups[entry.group]["hooks"][entry.index]
-        _drop_emptied(result, {e.group for e in mine}, event)
+        drop_emptied(result, {e.group for e in mine}, event)
     return Change(result, "removed", ", ".join(e.where for e in ours))
 
 
-def _drop_emptied(settings, touched_groups, event=EVENT):
+def drop_emptied(settings, touched_groups, event=EVENT):
+    """Drop the matcher groups in ``touched_groups`` that removing our handlers emptied, then the
+    event's list and the ``hooks`` object if they are empty now (never one the user left empty)."""
     groups = settings["hooks"][event]
     for gi in sorted(touched_groups, reverse=True):
         if gi < len(groups) and not groups[gi].get("hooks"):

@@ -1,21 +1,23 @@
-"""Reading and writing a Claude Code settings.json for install, uninstall and the sentinel.
+"""Reading and writing the JSON files memory-router installs into: Claude Code's settings.json (the
+router, session, gate and sentinel hooks) and a project's .mcp.json (``harness.install.mcpjson``).
 
 Every write: parse first (invalid JSON is refused, exit 2, file untouched), back up the current
-bytes to ``<dir>/memory-router/backups/`` (``harness.archives.write_archive``), refuse if the file
-changed since it was read, write atomically, and keep a record of what was written in
-``<dir>/memory-router/<role>.json`` so uninstall can give back the exact original bytes. The
-transforms of the JSON itself are pure, in ``harness.install.settings``.
+bytes to ``<state dir>/backups/`` (``harness.archives.write_archive``), refuse if the file
+changed since it was read, write atomically as a minimal edit, and keep a record of what was
+written in ``<state dir>/<role>.json`` so uninstall can give back the exact original bytes. The
+state dir of a settings file is ``harness.project.state_dir_for`` it; .mcp.json shares its
+project's. One set of records and backups for every file: the transforms of the JSON itself are
+pure, in ``harness.install.settings`` (and ``mcpjson`` for its own shape).
 """
 
 import json
 import os
-import shutil
 import sys
-import time
 
+from harness import project as proj
 from harness.install import hookcommand, jsonedit
 from harness.install import settings as inst
-from harness.project import project_dir_of
+from harness.output import unified_diff
 from router.errors import InputError, RefusedError
 from router.safeio import read_regular_bytes
 
@@ -24,36 +26,15 @@ SENTINEL_ROLE = "sentinel"
 BACKUP_DIRNAME = "backups"
 
 
-def target_settings(args):
-    if getattr(args, "user", False):
-        return inst.user_settings_path(), "user"
-    project = project_dir_of(args)
-    if not os.path.isdir(project):
-        raise InputError("project directory does not exist", path=project,
+def target_settings(user=False, project=None):
+    """``(settings path, "user" | "project")``: the user's settings.json, or the project's."""
+    if user:
+        return proj.user_settings_path(), "user"
+    directory = proj.project_dir(project)
+    if not os.path.isdir(directory):
+        raise InputError("project directory does not exist", path=directory,
                          fix="pass --project with an existing directory (or --user)")
-    return inst.project_settings_path(project), "project"
-
-
-def router_executable():
-    """The argv that runs memory-router from anywhere, without an activated venv.
-
-    The console script beside this interpreter (a venv's bin/ or Scripts\\), else the script this
-    process was started as, else one on PATH, else this interpreter with ``-P -m harness`` (``-P``:
-    a project's own ``harness/`` directory must not shadow ours). ``sys.executable`` is kept as
-    is, never resolved: a venv's python is a symlink whose target has no access to the venv."""
-    names = ("memory-router.exe", "memory-router") if os.name == "nt" else ("memory-router",)
-    bindir = os.path.dirname(os.path.abspath(sys.executable))
-    for name in names:
-        candidate = os.path.join(bindir, name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return [candidate]
-    argv0 = sys.argv[0] if sys.argv else ""
-    if argv0 and os.path.basename(argv0).lower().startswith("memory-router") and os.path.isfile(argv0):
-        return [os.path.abspath(argv0)]
-    found = shutil.which("memory-router")
-    if found:
-        return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-P", "-m", "harness"]
+    return proj.project_settings_path(directory), "project"
 
 
 def read_settings(path):
@@ -65,90 +46,212 @@ def read_settings(path):
     return snap, settings
 
 
-def record_path(settings_path, role):
-    return os.path.join(inst.state_dir_for(settings_path), f"{role}.json")
+def scan_settings(project_dir):
+    """Every settings file Claude Code would read for ``project_dir``: parsed, with our entries
+    (what doctor reports and the checklist checks)."""
+    found = []
+    for label, path in proj.settings_locations(project_dir):
+        item = {"label": label, "path": path, "exists": os.path.lexists(path), "error": None,
+                "router": [], "sentinel": [], "session": [], "disable_all_hooks": False}
+        if item["exists"]:
+            try:
+                _snap, settings = read_settings(path)
+            except InputError as err:
+                item["error"] = str(err)
+            else:
+                item["router"] = inst.find_entries(settings, hookcommand.ROUTER_MARK, also=hookcommand.runs_router_hook)
+                item["sentinel"] = inst.find_entries(settings, hookcommand.SENTINEL_MARK)
+                item["session"] = inst.find_entries(settings, hookcommand.ROUTER_MARK,
+                                                    also=hookcommand.runs_session_start, event=inst.SESSION_EVENT)
+                item["disable_all_hooks"] = inst.disable_all_hooks(settings)
+        found.append(item)
+    return found
 
 
-def read_record(settings_path, role):
-    path = record_path(settings_path, role)
+# --------------------------------------------------------------------------- a re-install
+
+
+def existing_entry(settings_path):
+    """Our entry already in ``settings_path`` (the first), or ``None``; an unreadable file is
+    left for ``apply_add`` to report."""
+    from router.errors import MemoryRouterError
+
+    if not os.path.lexists(settings_path):
+        return None
     try:
-        record = json.loads(read_regular_bytes(path).decode("utf-8"))
+        _snap, settings = read_settings(settings_path)
+    except MemoryRouterError:
+        return None
+    found = inst.find_entries(settings, hookcommand.ROUTER_MARK)
+    return found[0] if found else None
+
+
+def carry_over(settings_path, clusters=None, config=None):
+    """What a re-install keeps from the entry it replaces, so it never silently reverts a hand
+    edit: ``--clusters``/``--config`` not given again, and a timeout the user changed. Returns
+    ``(options, timeout, notes)``; the notes say what was kept and what changes."""
+    options = {"clusters": clusters, "config": config, "as_written": ()}
+    timeout = hookcommand.HOOK_TIMEOUT_SECONDS
+    notes = []
+    existing = existing_entry(settings_path)
+    if existing is None:
+        return options, timeout, notes
+    kept = []
+    for name in ("clusters", "config"):
+        old = hookcommand.command_option(existing.command, name)
+        if old and not options[name]:
+            options[name] = old
+            kept.append(name)
+            notes.append(f"kept --{name} {old} from the existing entry (pass --{name} to change it)")
+        elif old and os.path.abspath(options[name]) != os.path.abspath(old):
+            notes.append(f"--{name} changes from {old} to {os.path.abspath(options[name])}")
+    options["as_written"] = tuple(kept)
+    if isinstance(existing.timeout, (int, float)) and not isinstance(existing.timeout, bool) \
+            and existing.timeout > 0 and existing.timeout != timeout:
+        timeout = existing.timeout
+        notes.append(f"kept the entry's timeout of {existing.timeout} s (the default is {hookcommand.HOOK_TIMEOUT_SECONDS} s)")
+    return options, timeout, notes
+
+
+# --------------------------------------------------------------------------- records and backups
+
+
+def record_path(path, role, state_dir=None):
+    return os.path.join(state_dir or proj.state_dir_for(path), f"{role}.json")
+
+
+def read_record(path, role, state_dir=None):
+    """The install record of ``role`` for the file at ``path``, or ``None``."""
+    try:
+        record = json.loads(read_regular_bytes(record_path(path, role, state_dir)).decode("utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
         return None  # a damaged record only costs the byte-exact restore; uninstall still works
-    if not isinstance(record, dict) or record.get("settings") != os.path.abspath(settings_path):
+    if not isinstance(record, dict) or record.get("settings") != os.path.abspath(path):
         return None
     return record
 
 
-def write_record(settings_path, role, record):
+def write_record(path, role, record, state_dir=None):
     from harness.fileops import atomic_write
 
-    path = record_path(settings_path, role)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, json.dumps(record, indent=2) + "\n")
+    target = record_path(path, role, state_dir)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    atomic_write(target, json.dumps(record, indent=2) + "\n")
 
 
-def _backup_dir(settings_path):
-    return os.path.join(inst.state_dir_for(settings_path), BACKUP_DIRNAME)
+def _backup_dir(path, state_dir=None):
+    return os.path.join(state_dir or proj.state_dir_for(path), BACKUP_DIRNAME)
 
 
-def _backup_stem(settings_path):
-    return os.path.splitext(os.path.basename(settings_path))[0]
+def _backup_stem(path):
+    return os.path.splitext(os.path.basename(path))[0]
 
 
-def _backups(settings_path):
-    """``[(path, bytes)]`` of this settings file's backups, newest first."""
-    directory = _backup_dir(settings_path)
-    stem = _backup_stem(settings_path) + "-"
+def backups(path, state_dir=None, stem=None):
+    """``[(path, bytes)]`` of the file's backups, newest first."""
+    directory = _backup_dir(path, state_dir)
+    prefix = (stem or _backup_stem(path)) + "-"
     try:
-        names = [n for n in os.listdir(directory) if n.startswith(stem) and n.endswith(".json")]
+        names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".json")]
     except OSError:
         return []
     out = []
     for name in sorted(names, key=lambda n: (os.path.getmtime(os.path.join(directory, n)), n), reverse=True):
-        path = os.path.join(directory, name)
+        found = os.path.join(directory, name)
         try:
-            out.append((path, read_regular_bytes(path)))
+            out.append((found, read_regular_bytes(found)))
         except OSError:
             continue
     return out
 
 
-def _backup(settings_path, data):
+def backup(path, data, state_dir=None, stem=None):
+    """Archive ``data`` (the file's bytes now) among its backups; returns the archive's path."""
     from harness.archives import write_archive
 
-    directory = _backup_dir(settings_path)
+    directory = _backup_dir(path, state_dir)
     try:
         os.makedirs(directory, exist_ok=True)
-        return write_archive(directory, _backup_stem(settings_path), ".json", data)
+        return write_archive(directory, stem or _backup_stem(path), ".json", data)
     except RefusedError:
         raise
     except OSError as err:
-        raise RefusedError(f"cannot back up {settings_path} into {directory}: {err.strerror or err}; "
+        raise RefusedError(f"cannot back up {path} into {directory}: {err.strerror or err}; "
                            "nothing was written", fix="make that directory writable") from None
 
 
-def _refuse_dangling_link(settings_path):
+def _refuse_dangling_link(path):
     """A settings.json that is a symlink to nothing (a dotfiles link whose file is not there yet):
     writing through it would create a file somewhere else, unasked. Refuse, naming both."""
-    if os.path.islink(settings_path) and not os.path.exists(settings_path):
-        target = os.path.realpath(settings_path)
-        raise RefusedError(f"{settings_path} is a symlink to {target}, which does not exist; nothing was written",
+    if os.path.islink(path) and not os.path.exists(path):
+        target = os.path.realpath(path)
+        raise RefusedError(f"{path} is a symlink to {target}, which does not exist; nothing was written",
                            fix=f"create {target} (even as {{}}) if the link is meant, or remove the link, then "
                                "run the command again")
 
 
-def _replace(snap, data):
-    """Atomically replace the settings file (or create it), refusing if it changed since read.
-    Through a symlink (settings.json kept in a dotfiles repository) the file it points to is
-    written and the link kept: ``atomic_write`` does that for every writer."""
-    snap.replace(data)
+# --------------------------------------------------------------------------- writes
 
 
-def utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def write_change(path, role, snap, before, after, command, had_ours, dry_run=False, out=None, state_dir=None,
+                 stem=None, extra=None, what="settings file"):
+    """Write ``after`` (the parsed file with our entry added or changed; ``before`` as read in
+    ``snap``) as a minimal edit, backed up and recorded. Returns the backup's path, or
+    ``"dry-run"`` after printing the diff. ``had_ours``: one of our entries was there already, so
+    the bytes read are not the pre-install original (the record keeps the earlier one)."""
+    from harness.archives import utc_stamp
+    from harness.fileops import require_not_read_only, sha256_bytes
+
+    if snap.exists:
+        new = jsonedit.render_change(snap.data, before, after)
+    else:
+        new = jsonedit.render_settings(after, jsonedit.JsonStyle())
+    if dry_run:
+        (out or sys.stdout).write(unified_diff(snap.data, new, f"{path} (now)", f"{path} (after)"))
+        return "dry-run"
+    require_not_read_only(path, what)
+    saved = backup(path, snap.data, state_dir, stem) if snap.exists else None
+    previous = read_record(path, role, state_dir)
+    snap.replace(new)
+    record = inst.new_record(path, role, snap.data if snap.exists else None, new, saved, command, extra)
+    record["installed_at"] = utc_stamp()
+    if had_ours:
+        if previous and not previous.get("uninstalled_at") and previous.get("written_sha256") == sha256_bytes(snap.data):
+            # Only our own lines changed since our last write: the pre-install original still holds.
+            for key in ("original_existed", "original_sha256", "backup"):
+                record[key] = previous.get(key)
+        else:
+            record["backup"] = None  # edited by hand since: restore structurally, never from a stale copy
+    write_record(path, role, record, state_dir)
+    return saved
+
+
+def write_removal(path, role, snap, action, data, record, dry_run=False, out=None, state_dir=None, stem=None,
+                  what="settings file"):
+    """Carry out ``plan_removal``'s ``action`` (``delete``, ``restore`` or ``write`` ``data``):
+    back up, write or delete, and mark the record uninstalled. Returns the backup's path, or
+    ``"dry-run"`` after printing the diff."""
+    from harness.archives import utc_stamp
+    from harness.fileops import require_not_read_only
+
+    if dry_run:
+        out = out or sys.stdout
+        out.write(unified_diff(snap.data, b"" if action == "delete" else data, f"{path} (now)", f"{path} (after)"))
+        if action == "delete":
+            out.write("(the file would be deleted: memory-router created it and it is unchanged since)\n")
+        return "dry-run"
+    require_not_read_only(path, what)
+    saved = backup(path, snap.data, state_dir, stem)
+    if action == "delete":
+        snap.remove()  # under the lock, moved aside and compared, put back if changed
+    else:
+        snap.replace(data)
+    if record is not None:
+        record.update(uninstalled_at=utc_stamp(), uninstall_action=action, written_sha256=None)
+        write_record(path, role, record, state_dir)
+    return saved
 
 
 def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None, extra=None, out=None,
@@ -156,7 +259,6 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
     """Add (or update) our handler in ``settings_path``, and the handlers in ``more`` (tuples
     ``(event, command, matcher)``), in one write. Returns ``(action, detail, backup)``. ``add``
     replaces ``inst.add_entry`` for another event's handler (``harness.install.gate``)."""
-    out = out or sys.stdout
     _refuse_dangling_link(settings_path)
     snap, settings = read_settings(settings_path)
     if add is not None:
@@ -171,66 +273,27 @@ def apply_add(settings_path, role, mark, command, dry_run=False, conflicts=None,
                            fix="remove that entry by hand, then run memory-router install again")
     if change.action == "unchanged":
         return "unchanged", change.detail, None
-    if snap.exists:
-        new = jsonedit.render_change(snap.data, settings, change.settings)
-    else:
-        new = jsonedit.render_settings(change.settings, jsonedit.JsonStyle())
-    if dry_run:
-        out.write(inst.unified_diff(snap.data, new, settings_path))
-        return "dry-run", change.detail, None
-    from harness.fileops import require_not_read_only
-
-    require_not_read_only(settings_path, "settings file")
-    backup = _backup(settings_path, snap.data) if snap.exists else None
-    previous = read_record(settings_path, role)
-    _replace(snap, new)
-    original = snap.data if snap.exists else None
-    record = inst.new_record(settings_path, role, original, new, backup, command, extra)
-    record["installed_at"] = utc_now()
-    # Was any of our handlers already in the file? Then its bytes are not the pre-install original.
     had_ours = any(inst.find_entries(settings, mark, event=event) for event in inst.EVENTS)
-    if had_ours:
-        from harness.fileops import sha256_bytes
-
-        if previous and not previous.get("uninstalled_at") and previous.get("written_sha256") == sha256_bytes(snap.data):
-            # Only our own lines changed since our last write: the pre-install original still holds.
-            for key in ("original_existed", "original_sha256", "backup"):
-                record[key] = previous.get(key)
-        else:
-            record["backup"] = None  # edited by hand since: restore structurally, never from a stale copy
-    write_record(settings_path, role, record)
-    return change.action, change.detail, backup
+    saved = write_change(settings_path, role, snap, settings, change.settings, command, had_ours, dry_run, out,
+                         extra=extra)
+    if saved == "dry-run":
+        return "dry-run", change.detail, None
+    return change.action, change.detail, saved
 
 
 def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None):
     """Remove our handler. Returns ``(action, backup)``; action as in ``install.plan_uninstall``."""
-    out = out or sys.stdout
     snap, settings = read_settings(settings_path)
     if not snap.exists:
         return "absent", None
     record = read_record(settings_path, role)
-    action, data = inst.plan_uninstall(snap.data, settings, mark, record, _backups(settings_path), remove=remove)
+    action, data = inst.plan_uninstall(snap.data, settings, mark, record, backups(settings_path), remove=remove)
     if action == "absent":
         return action, None
-    if dry_run:
-        out.write(inst.unified_diff(snap.data, b"" if action == "delete" else data, settings_path))
-        if action == "delete":
-            out.write("(the file would be deleted: memory-router created it and it is unchanged since)\n")
+    saved = write_removal(settings_path, role, snap, action, data, record, dry_run, out)
+    if saved == "dry-run":
         return "dry-run", None
-    from harness.fileops import require_not_read_only
-
-    require_not_read_only(settings_path, "settings file")
-    backup = _backup(settings_path, snap.data)
-    if action == "delete":
-        snap.remove()  # under the lock, moved aside and compared, put back if changed
-    else:
-        _replace(snap, data)
-    if record is not None:
-        record["uninstalled_at"] = utc_now()
-        record["uninstall_action"] = action
-        record["written_sha256"] = None
-        write_record(settings_path, role, record)
-    return action, backup
+    return action, saved
 
 
 def report_write(action, detail, backup, settings_path, what):

@@ -9,6 +9,7 @@ output only.
 import os
 import sys
 
+from harness import options
 from router.errors import InputError
 
 DEFAULT_MEMORY = "slim"
@@ -32,17 +33,19 @@ def read_prompts_file(path):
     return prompts
 
 
-def resolve_prompts(args):
-    if args.prompt:
-        prompts = list(args.prompt)
-    elif args.prompts:
-        prompts = read_prompts_file(args.prompts)
+def resolve_prompts(prompt=None, prompts_file=None, suite=None, limit=0):
+    """The session's prompts: ``--prompt``s, else a prompts file, else a suite's prompts (the
+    bundled example suite by default); the first ``limit`` of them when ``limit``."""
+    if prompt:
+        prompts = list(prompt)
+    elif prompts_file:
+        prompts = read_prompts_file(prompts_file)
     else:
         from canaries.suite import load_suite_unchecked
 
-        prompts = list(load_suite_unchecked(args.suite or bundled_suite()).prompts)
-    if args.limit:
-        prompts = prompts[: args.limit]
+        prompts = list(load_suite_unchecked(suite or bundled_suite()).prompts)
+    if limit:
+        prompts = prompts[:limit]
     return prompts
 
 
@@ -77,7 +80,7 @@ def cmd_lab_run(args):
     from harness.lab.script import Script
 
     modes = parse_memory_modes(args.memory)
-    prompts = resolve_prompts(args)
+    prompts = resolve_prompts(args.prompt, args.prompts, args.suite, args.limit)
     script = Script.load(args.script) if args.script else Script.default()
     claude, how = lab_client.find_claude(args.claude)
     warning = lab_client.version_warning(lab_client.client_version(claude))
@@ -105,47 +108,43 @@ def cmd_lab_run(args):
             if not result.ok:
                 failed = [o.index + 1 for o in result.outcomes if o.exit_code != 0]
                 _warn(f"{mode}: the client failed on prompt(s) {failed}; see {result.run_dir}/run.json")
-    return _report(run_dir, args)
+    return _report(run_dir, args.json, args.plot, args.no_calls)
 
 
-def _report(run_dir, args):
+def _report(run_dir, as_json, plot, no_calls):
     from harness.lab.report import build_report, print_report, report_exit_code, series_for_plot
     from harness.output import print_json
 
     report = build_report(run_dir)
-    if args.plot:
+    if plot:
         from harness.lab.plot import plot_memory_per_call
 
-        report["plot"] = plot_memory_per_call(series_for_plot(report), args.plot)
-    if args.json:
+        report["plot"] = plot_memory_per_call(series_for_plot(report), plot)
+    if as_json:
         print_json(report)
     else:
-        print_report(report, show_calls=not args.no_calls)
-        if args.plot:
+        print_report(report, show_calls=not no_calls)
+        if plot:
             print(f"plot: {report['plot']}")
     return report_exit_code(report)
 
 
 def cmd_lab_report(args):
-    return _report(args.run_dir, args)
+    return _report(args.run_dir, args.json, args.plot, args.no_calls)
 
 
 def cmd_lab_serve(args):
-    import time
-
     from harness.lab.script import Script
-    from harness.lab.server import LabServer
+    from harness.lab.server import LabServer, serve_until_signalled
 
     script = Script.load(args.script) if args.script else Script.default()
-    with LabServer(script, args.log) as server:
+
+    def announce(server):
         print(f"listening on {server.url}; logging requests to {os.path.abspath(args.log)}", flush=True)
         print(f"export ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=lab "
               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+
+    serve_until_signalled(LabServer(script, args.log), announce)
     return 0
 
 
@@ -185,7 +184,7 @@ def register(subparsers):
                                  f"{cache_root()}/{TESTED_VERSION}/node_modules/.bin/claude, then claude on PATH)")
 
     def report_options(parser):
-        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        options.json_output(parser)
         parser.add_argument("--plot", metavar="FILE", help="also write memory bytes per call as FILE (.png or "
                                                            ".svg; needs the optional extra: pip install '.[lab]')")
         parser.add_argument("--no-calls", action="store_true", help="leave out the per-call table")
@@ -251,6 +250,6 @@ def register(subparsers):
                                         "version into the lab cache (~/.cache/memory-router-lab/claude-code/VERSION).")
     client.add_argument("action", choices=("which", "install"), help="which: show the client; install: install it")
     client.add_argument("--version", default=TESTED_VERSION, help=f"client version (default: {TESTED_VERSION})")
-    client.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(client)
     client_option(client)
     client.set_defaults(handler=cmd_lab_client)

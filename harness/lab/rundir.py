@@ -30,7 +30,7 @@ class RunPaths:
 
 def router_argv():
     """How to run this project's own ``memory-router`` (the installer, slim render)."""
-    from harness.install.settingsfile import router_executable
+    from harness.install.hookcommand import router_executable
 
     return router_executable()
 

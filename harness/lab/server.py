@@ -33,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from harness.lab.script import DEFAULT_INPUT_TOKENS, Script
 
 LOOPBACK = "127.0.0.1"
+POLL_SECONDS = 0.05
 
 
 # --------------------------------------------------------------------------- the wire
@@ -217,7 +218,9 @@ class LabServer:
         self._httpd.lab = self
         if self.log_path is not None:
             self._log = open(self.log_path, "a", encoding="utf-8")
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="lab-server", daemon=True)
+        # A short poll: stop() waits for serve_forever to notice, once per poll interval.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS},
+                                        name="lab-server", daemon=True)
         self._thread.start()
         return self
 
@@ -248,3 +251,32 @@ class LabServer:
             else:
                 self.records.append(record)
             return self.seq
+
+
+def serve_until_signalled(server, announce, signals=None):
+    """Run ``server`` (a ``LabServer``, not started) until SIGINT or SIGTERM, then stop it and
+    return: ``memory-router lab serve``.
+
+    The handlers are in place before ``announce(server)`` tells anyone the server is up, and they
+    only set an event the main thread waits on. So a signal sent the moment the announcement is
+    read stops the server by the same path as one sent an hour later. (The race this closes: with
+    the announcement printed first and Ctrl-C left to raise ``KeyboardInterrupt`` wherever the
+    main thread happened to be, a signal landing before the wait began escaped through the
+    printing and the ``with`` block, and the command ended as interrupted, exit 130, instead of
+    stopping cleanly.) The previous handlers come back afterwards."""
+    import signal
+
+    stop = threading.Event()
+    chosen = signals or (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda _signum, _frame: stop.set()) for sig in chosen}
+    try:
+        with server:
+            announce(server)
+            # The handler runs in this thread while it waits (lock waits are interruptible); the
+            # timeout is only a backstop for a platform where they are not.
+            while not stop.wait(1.0):
+                pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+

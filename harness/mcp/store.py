@@ -6,7 +6,7 @@ clusters), ``get_memory`` (a memory file's body), ``record_feedback`` (learned t
 config turns learning on); resource ``memory-router://clusters`` (the cluster index).
 
 The tool logic lives here, in ``MemoryStore`` (plain Python, testable without MCP);
-``harness.mcp.server`` only wraps it for the official SDK. Every tool but ``record_feedback`` is
+``harness.mcp.server`` only wraps it for the official SDK (``harness.mcp.cli`` is the command). Every tool but ``record_feedback`` is
 read-only, nothing touches the network, and every result is capped at ``max_result_chars``
 (``harness.mcp.resultcap``) and says when it was.
 """
@@ -33,10 +33,27 @@ MAX_PROMPT_CHARS = 100_000
 _SLUG_RE = re.compile(r"^[a-z0-9_]+$")
 
 
+def store_for(clusters=None, config_path=None, memory_dir=None, max_result_chars=DEFAULT_MAX_RESULT_CHARS):
+    """The ``MemoryStore`` a server invocation serves: cluster file and config resolved as every
+    other command resolves them, the memory directory by ``harness.project.resolve_memory_dir``
+    (Claude Code's default for the project when neither --memory-dir nor memory_dir says)."""
+    from harness.context import is_bundled, resolve_cli_clusters
+    from harness.project import resolve_memory_dir
+    from router.configfile import load_config
+
+    if max_result_chars < MIN_MAX_RESULT_CHARS:
+        raise InputError(f"--max-result-chars must be at least {MIN_MAX_RESULT_CHARS}, got {max_result_chars}",
+                         fix=f"pass --max-result-chars {DEFAULT_MAX_RESULT_CHARS}")
+    config = load_config(config_path)
+    path = resolve_cli_clusters(clusters, config)
+    directory, how = resolve_memory_dir(memory_dir, config, config_mod.project_dirs()[0])
+    return MemoryStore(path, config, directory, how, max_result_chars, bundled=is_bundled(path))
+
+
 def route_decision(ctx, prompt):
     """The one place the server routes a prompt: the ``route --json`` object for ``prompt``.
     (A routing provider plugs in here.)"""
-    from harness.route import route_json
+    from harness.context import route_json
 
     return route_json(ctx, ctx.route(prompt))
 

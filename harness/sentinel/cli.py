@@ -1,12 +1,14 @@
 """``memory-router sentinel install | uninstall | check | hook``: the spec §3 one-shot sentinel test
-(the hook itself is ``harness.sentinel``; writes go through ``harness.install.settingsfile``)."""
+(the hook itself is ``harness.sentinel.hook``, run as ``python -P -m harness.sentinel``; writes go
+through ``harness.install.settingsfile``)."""
 
 import os
 import sys
 
+from harness import options
+from harness import project as proj
 from harness.install import hookcommand
 from harness.install import settings as inst
-from harness.project import project_dir_of
 from harness.install.settingsfile import (
     SENTINEL_ROLE,
     apply_add,
@@ -23,9 +25,8 @@ from router.errors import InputError
 def cmd_sentinel_install(args):
     from harness.sentinel import hook as sentinel
 
-    args.user = False
-    settings_path, _level = target_settings(args)
-    project_dir = project_dir_of(args)
+    settings_path, _level = target_settings(project=args.project)
+    project_dir = proj.project_dir(args.project)
     previous = read_record(settings_path, SENTINEL_ROLE)
     if not args.text and previous and not previous.get("uninstalled_at") and os.path.isfile(settings_path):
         _snap, settings = read_settings(settings_path)
@@ -36,7 +37,7 @@ def cmd_sentinel_install(args):
     text = args.text or sentinel.new_sentinel_text()
     if not text.strip() or "\n" in text:
         raise InputError("the sentinel text must be one non-empty line", fix="pass --text WORD")
-    state_dir = inst.state_dir_for(settings_path)
+    state_dir = proj.state_dir_for(settings_path)
     flag = sentinel.flag_path_for(state_dir, text)
     command = hookcommand.sentinel_hook_command(os.path.abspath(sys.executable), flag, text)
     action, detail, backup = apply_add(settings_path, SENTINEL_ROLE, hookcommand.SENTINEL_MARK, command,
@@ -57,7 +58,7 @@ def cmd_sentinel_install(args):
 
 
 def cmd_sentinel_uninstall(args):
-    settings_path = inst.project_settings_path(project_dir_of(args))
+    settings_path = proj.project_settings_path(proj.project_dir(args.project))
     action, backup = apply_remove(settings_path, SENTINEL_ROLE, hookcommand.SENTINEL_MARK, dry_run=args.dry_run)
     if action == "dry-run":
         print(f"(dry run: {settings_path} not changed)", file=sys.stderr)
@@ -72,7 +73,7 @@ def cmd_sentinel_uninstall(args):
 def cmd_sentinel_check(args):
     text = args.sentinel
     if not text:
-        settings_path = inst.project_settings_path(project_dir_of(args))
+        settings_path = proj.project_settings_path(proj.project_dir(args.project))
         record = read_record(settings_path, SENTINEL_ROLE)
         if not record or not record.get("text"):
             raise InputError("no sentinel recorded for this project", path=record_path(settings_path, SENTINEL_ROLE),
@@ -86,11 +87,9 @@ def sentinel_check_report(transcript, text, as_json=False):
     injection at its prompt; and enough later prompts to show it was not re-sent. Exit 0 / 1."""
     from transcripts.audit import audit_path
     from transcripts.auditmodel import FAIL, PASS
-    from transcripts.locate import subagent_files
+    from transcripts.locate import EMPTY_PATH_FIX, EMPTY_PATH_MESSAGE, subagent_files
 
     if not str(transcript).strip():
-        from harness.transcript import EMPTY_PATH_FIX, EMPTY_PATH_MESSAGE
-
         raise InputError(EMPTY_PATH_MESSAGE, fix=EMPTY_PATH_FIX)
     if not os.path.isfile(transcript):
         raise InputError("no such transcript file", path=transcript,
@@ -155,9 +154,9 @@ def register(subparsers):
                     "DIR/.claude/memory-router/sentinel-<text>.fired is created atomically the first time, and "
                     "while it exists the hook prints nothing. The text and flag are recorded in "
                     "DIR/.claude/memory-router/sentinel.json for `sentinel check`.")
-    s_install.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
+    options.project(s_install)
     s_install.add_argument("--text", metavar="TEXT", help="the sentinel (default: a new random one)")
-    s_install.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
+    options.dry_run(s_install)
     s_install.set_defaults(handler=cmd_sentinel_install)
     s_uninstall = sub.add_parser(
         "uninstall", help="remove the sentinel hook (its recorded text is kept)",
@@ -167,8 +166,8 @@ def register(subparsers):
                     "`sentinel check` still works on the session.",
         epilog="exit codes: 0 removed or not installed; 1 refused (the file changed meanwhile, or is read-only); "
                "2 invalid settings.json")
-    s_uninstall.add_argument("--project", metavar="DIR", help="project directory (default: the current directory)")
-    s_uninstall.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
+    options.project(s_uninstall)
+    options.dry_run(s_uninstall)
     s_uninstall.set_defaults(handler=cmd_sentinel_uninstall)
     s_check = sub.add_parser(
         "check", help="the transcript audit's sentinel check: exactly once, at its prompt",
@@ -179,7 +178,7 @@ def register(subparsers):
                          help="the session's .jsonl transcript (memory-router transcript locate prints it)")
     s_check.add_argument("--sentinel", metavar="TEXT", help="the sentinel text (default: the recorded one)")
     s_check.add_argument("--project", metavar="DIR", help="where the sentinel was installed (default: cwd)")
-    s_check.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(s_check)
     s_check.set_defaults(handler=cmd_sentinel_check)
     s_hook = sub.add_parser(
         "hook", help="the sentinel hook itself (what settings.json runs)",

@@ -158,21 +158,6 @@ def unrouted_slugs(flat_slugs, index, hot_slugs):
     return [slug for slug in dict.fromkeys(flat_slugs) if slug not in hot and index.find_member(slug) is None]
 
 
-def _diff_lines(text):
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += "\n\\ No newline at end of file\n"
-    return lines
-
-
-def unified_diff(before, after, before_name, after_name):
-    """A unified diff of two texts, as one string (empty when they are equal)."""
-    import difflib
-
-    return "".join(difflib.unified_diff(_diff_lines(before), _diff_lines(after),
-                                        fromfile=before_name, tofile=after_name))
-
-
 ARCHIVE_STEM = "MEMORY.archive"
 PRE_ROLLBACK_STEM = "MEMORY.pre-rollback"
 _ARCHIVE_NAME_RE = re.compile(
@@ -182,7 +167,7 @@ _ARCHIVE_NAME_RE = re.compile(
 def archive_sort_key(name):
     """``(stamp, counter)`` for a ``MEMORY.archive-<UTC stamp>[-N].md`` name, else ``None``.
 
-    The stamp is fixed-width (harness.archives.utc_stamp), so it sorts as text; ``-N`` is the
+    The stamp is fixed-width (harness.archives.archive_stamp), so it sorts as text; ``-N`` is the
     counter write_archive adds when two archives share a millisecond.
     """
     match = _ARCHIVE_NAME_RE.match(name)

@@ -1,235 +1,13 @@
 """``memory-router tokens report``: what the slim index saves, net of what the hook injects.
 
-(a) always-loaded bytes, lines and tokens, flat vs slim; (b) per-prompt injection sizes over a
-suite's prompts; (c) the modelled session (harness.tokens.counts.session_scenarios); (d) the first API
-call's input tokens measured in real transcripts; (e) with ``--lab``, request bytes measured from
-the real client by ``memory-router lab`` (harness.lab.report.tokens_section). Every token figure
-says how it was obtained.
+Every token figure says how it was obtained; the report is built by ``harness.tokens.report``
+(see there for its five parts) with a counter from ``harness.tokens.counts``, and printed here.
 """
 
-import json
-import os
-
-from harness.tokens import sessionmodel
+from harness import options
 from harness.tokens import counts as tk
-from router.errors import InputError, MemoryRouterError
-
-COUNT_TOKENS_URL = "https://api.anthropic.com/v1/messages/count_tokens"
-DEFAULT_API_MODEL = "claude-opus-5"
-DEFAULT_TURNS = 20
-
-
-# --------------------------------------------------------------------------- counters
-
-
-def import_ctok():
-    """The ``ctok`` module, or ``None`` when it is not installed (it is optional, never required)."""
-    import importlib
-
-    try:
-        return importlib.import_module("ctok")
-    except ImportError:
-        return None
-
-
-def _distribution_version(name):
-    from importlib import metadata
-
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def api_count_message(model, api_key, timeout=30.0):
-    """``count(text) -> input_tokens`` of one user message, via Anthropic's count_tokens endpoint."""
-    import urllib.error
-    import urllib.request
-
-    def count(text):
-        body = json.dumps({"model": model, "messages": [{"role": "user", "content": text}]}).encode("utf-8")
-        request = urllib.request.Request(COUNT_TOKENS_URL, data=body, method="POST", headers={
-            "x-api-key": api_key, "anthropic-version": "2023-06-01", "content-type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                data = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as err:
-            detail = err.read()[:300].decode("utf-8", "replace")
-            raise MemoryRouterError(f"count_tokens API answered HTTP {err.code}: {detail}",
-                                    fix="check ANTHROPIC_API_KEY and --model, or use --tokenizer estimate") from None
-        except (urllib.error.URLError, OSError, ValueError) as err:
-            raise MemoryRouterError(f"count_tokens API call failed: {err}",
-                                    fix="check the network, or use --tokenizer offline / estimate") from None
-        value = data.get("input_tokens") if isinstance(data, dict) else None
-        if not isinstance(value, int):
-            raise MemoryRouterError(f"count_tokens API answered without input_tokens: {str(data)[:200]}")
-        return value
-
-    return count
-
-
-def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=None):
-    """The token counter for ``--tokenizer``: ``auto`` is ``offline`` when ctok is installed, else
-    ``estimate``; ``api`` needs ANTHROPIC_API_KEY; ``offline`` needs ctok."""
-    environ = os.environ if environ is None else environ
-    if choice == "api":
-        key = environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise InputError("--tokenizer api needs ANTHROPIC_API_KEY in the environment; nothing was sent",
-                             fix="export ANTHROPIC_API_KEY, or use --tokenizer offline or estimate")
-        return tk.api_counter(api_count_message(model, key), model)
-    if choice in ("offline", "auto"):
-        ctok = import_ctok()
-        if ctok is not None:
-            return tk.ctok_counter(ctok, ctok_version, _distribution_version("ctok"))
-        if choice == "offline":
-            raise InputError("--tokenizer offline needs the ctok package, which is not installed",
-                             fix="pip install ctok (on Python 3.11 add --ignore-requires-python), "
-                                 "or use --tokenizer estimate")
-    return tk.estimate_counter()
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-def resolve_flat_and_slim(args):
-    """Fill ``args.flat``/``args.slim`` from ``--memory-dir`` (or the config's ``memory_dir``): the
-    newest render archive there is the flat index, its MEMORY.md the slim one. An explicit
-    ``--flat``/``--slim`` wins; a relative one is looked for in the current directory, then in
-    the memory directory, so the Quick start's line works from anywhere."""
-    from harness.slim import index as slim
-
-    directory = getattr(args, "memory_dir", None)
-    if directory is None and not (args.flat and args.slim):
-        from router.configfile import load_config
-
-        directory = (load_config(args.config) or {}).get("memory_dir")
-    if directory is not None:
-        directory = os.path.abspath(os.path.expanduser(directory))
-        if not os.path.isdir(directory):
-            raise InputError("memory directory does not exist" if not os.path.exists(directory)
-                             else "is a file, not a memory directory", path=directory,
-                             fix="pass the directory that holds MEMORY.md and its MEMORY.archive-<stamp>.md")
-        for name in ("flat", "slim"):
-            value = getattr(args, name)
-            if value and not os.path.isabs(value) and not os.path.exists(value) \
-                    and os.path.exists(os.path.join(directory, value)):
-                setattr(args, name, os.path.join(directory, value))
-        if not args.slim:
-            args.slim = os.path.join(directory, "MEMORY.md")
-        if not args.flat:
-            newest = slim.newest_archive(os.listdir(directory))
-            if newest is None:
-                raise InputError("no MEMORY.archive-<UTC stamp>.md (the flat index slim render archives) here",
-                                 path=directory, fix="run `memory-router slim render` first, or pass --flat FILE")
-            args.flat = os.path.join(directory, newest)
-    if not args.flat or not args.slim:
-        missing = " and ".join(f"--{name}" for name in ("flat", "slim") if not getattr(args, name))
-        raise InputError(f"no {missing} given",
-                         fix="pass --memory-dir DIR (its newest archive is the flat index, its MEMORY.md the "
-                             "slim one), set memory_dir in memory-router.toml, or pass --flat FILE --slim FILE")
-
-
-def _read_text(path, what):
-    from router.errors import read_utf8
-
-    return read_utf8(path, what, f"pass an existing {what}")
-
-
-def suite_prompts_and_clusters(path):
-    """The suite's prompts and the cluster file it names, from one parse."""
-    from canaries.suite import load_suite_unchecked
-
-    suite = load_suite_unchecked(path)
-    return suite.prompts, suite.cluster_path
-
-
-def route_suite(prompts, cluster_path, settings):
-    from router.clusterfile import load_cluster_file
-    from router.provider import build_table
-    from router.session import route_fresh
-
-    table = build_table(load_cluster_file(cluster_path))
-    return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]
-
-
-def first_call_in(path):
-    """(d): the first API call of one transcript, streamed line by line with transcripts.reader."""
-    from transcripts.reader import TranscriptReader
-
-    reader = TranscriptReader(path)
-    call = tk.first_call_usage((entry.line, entry.raw) for entry in reader)
-    if call is None:
-        raise InputError("no assistant line with usage in this transcript, so there is no API call to measure",
-                         path=path, fix="pass a session transcript that has at least one assistant reply")
-    call["transcript"] = os.path.abspath(path)
-    call["reader"] = reader.summary()
-    return call
-
-
-# --------------------------------------------------------------------------- report
-
-
-def build_report(args, counter):
-    from harness.context import resolve_cli_clusters
-    from router.configfile import load_config
-    from router.config import settings_of
-
-    resolve_flat_and_slim(args)
-    flat_text = _read_text(args.flat, "flat index")
-    slim_text = _read_text(args.slim, "slim index")
-    report = {
-        "tokenizer": {"method": counter.method, "detail": counter.detail},
-        "always_loaded": tk.always_loaded(flat_text, slim_text, counter),
-        "injections": None,
-        "session": None,
-        "transcripts": None,
-        "notes": [],
-    }
-    report["always_loaded"]["flat"]["path"] = os.path.abspath(args.flat)
-    report["always_loaded"]["slim"]["path"] = os.path.abspath(args.slim)
-    if counter.method == "estimate":
-        report["notes"].append(f"token figures are estimates ({tk.ESTIMATE_RULE}); install ctok or use "
-                               "--tokenizer api for Claude-shaped counts")
-
-    if args.suite:
-        config = load_config(args.config)
-        settings = settings_of(config)
-        prompts, suite_clusters = suite_prompts_and_clusters(args.suite)
-        cluster_path = args.clusters or suite_clusters or resolve_cli_clusters(None, config, quiet=True)
-        decisions = route_suite(prompts, cluster_path, settings)
-        rows = tk.injection_sizes(decisions, counter)
-        for row, prompt in zip(rows, prompts):
-            row["prompt"] = prompt if len(prompt) <= 80 else prompt[:77] + "..."
-        injections = tk.injection_summary(rows, counter.method)
-        injections.update(suite=os.path.abspath(args.suite), cluster_file=os.path.abspath(cluster_path),
-                          per_prompt=rows)
-        report["injections"] = injections
-        flat_tokens = report["always_loaded"]["flat"]["tokens"]
-        slim_tokens = report["always_loaded"]["slim"]["tokens"]
-        report["session"] = {
-            "turns": args.turns,
-            "calls_per_prompt": args.calls_per_prompt,
-            "tokens_method": counter.method,
-            "model": "flat: flat index on every API call; slim: slim index on every API call plus each "
-                     "injection from its prompt to the end of the session (it stays in the history)",
-            "scenarios": sessionmodel.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
-                                              args.turns, args.calls_per_prompt),
-        }
-    else:
-        report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
-                               "the always-loaded drop alone is the shell game spec §6.5 warns about")
-
-    if args.before or args.after:
-        before = first_call_in(args.before) if args.before else None
-        after = first_call_in(args.after) if args.after else None
-        report["transcripts"] = {"before": before, "after": after, "delta": tk.transcript_delta(before, after),
-                                 "method": "measured"}
-    if getattr(args, "lab", None):
-        from harness.lab.report import tokens_section
-
-        report["lab"] = tokens_section(args.lab)
-    return report
+from harness.tokens.report import DEFAULT_TURNS, build_report
+from router.errors import InputError
 
 
 def _fmt(value):
@@ -328,8 +106,9 @@ def cmd_tokens_report(args):
         raise InputError("--turns must be at least 1", fix="pass --turns 20")
     if args.calls_per_prompt < 1:
         raise InputError("--calls-per-prompt must be at least 1", fix="pass --calls-per-prompt 1")
-    counter = make_counter(args.tokenizer, args.model, args.ctok_version)
-    report = build_report(args, counter)
+    counter = tk.make_counter(args.tokenizer, args.model, args.ctok_version)
+    report = build_report(counter, args.flat, args.slim, args.memory_dir, args.suite, args.clusters, args.config,
+                          args.turns, args.calls_per_prompt, args.before, args.after, args.lab)
     if args.json:
         print_json(report)
     else:
@@ -378,9 +157,9 @@ def register(subparsers):
                         help="auto (default): offline if ctok is installed, else estimate; estimate: "
                              f"{tk.ESTIMATE_RULE}; offline: the ctok package; api: Anthropic count_tokens "
                              "(needs ANTHROPIC_API_KEY)")
-    report.add_argument("--model", metavar="MODEL", default=DEFAULT_API_MODEL,
-                        help=f"model for --tokenizer api (default {DEFAULT_API_MODEL})")
+    report.add_argument("--model", metavar="MODEL", default=tk.DEFAULT_API_MODEL,
+                        help=f"model for --tokenizer api (default {tk.DEFAULT_API_MODEL})")
     report.add_argument("--ctok-version", metavar="VERSION",
                         help="ctok model family for --tokenizer offline, e.g. 4.7 (default: ctok's own)")
-    report.add_argument("--json", action="store_true", help="machine-readable output")
+    options.json_output(report)
     report.set_defaults(handler=cmd_tokens_report)

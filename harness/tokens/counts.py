@@ -14,7 +14,11 @@ Every token figure carries how it was obtained:
 
 # claude-code-formats.md §4.1: what Claude Code loads of MEMORY.md; one definition for the slim
 # warnings, doctor, the checklist and this report.
+import json
+import os
+
 from canaries.memoryindex import claude_code_loaded
+from router.errors import InputError, MemoryRouterError
 
 ESTIMATE_RULE = "ceil(UTF-8 bytes / 4)"
 
@@ -260,3 +264,76 @@ def transcript_delta(before, after):
     delta = {key: after[key] - before[key] for key in keys}
     delta["method"] = "measured"
     return delta
+
+
+# --------------------------------------------------------------------------- choosing a counter
+
+COUNT_TOKENS_URL = "https://api.anthropic.com/v1/messages/count_tokens"
+DEFAULT_API_MODEL = "claude-opus-5"
+
+
+def import_ctok():
+    """The ``ctok`` module, or ``None`` when it is not installed (it is optional, never required)."""
+    import importlib
+
+    try:
+        return importlib.import_module("ctok")
+    except ImportError:
+        return None
+
+
+def _distribution_version(name):
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def api_count_message(model, api_key, timeout=30.0):
+    """``count(text) -> input_tokens`` of one user message, via Anthropic's count_tokens endpoint."""
+    import urllib.error
+    import urllib.request
+
+    def count(text):
+        body = json.dumps({"model": model, "messages": [{"role": "user", "content": text}]}).encode("utf-8")
+        request = urllib.request.Request(COUNT_TOKENS_URL, data=body, method="POST", headers={
+            "x-api-key": api_key, "anthropic-version": "2023-06-01", "content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                data = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as err:
+            detail = err.read()[:300].decode("utf-8", "replace")
+            raise MemoryRouterError(f"count_tokens API answered HTTP {err.code}: {detail}",
+                                    fix="check ANTHROPIC_API_KEY and --model, or use --tokenizer estimate") from None
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            raise MemoryRouterError(f"count_tokens API call failed: {err}",
+                                    fix="check the network, or use --tokenizer offline / estimate") from None
+        value = data.get("input_tokens") if isinstance(data, dict) else None
+        if not isinstance(value, int):
+            raise MemoryRouterError(f"count_tokens API answered without input_tokens: {str(data)[:200]}")
+        return value
+
+    return count
+
+
+def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=None):
+    """The token counter for ``--tokenizer``: ``auto`` is ``offline`` when ctok is installed, else
+    ``estimate``; ``api`` needs ANTHROPIC_API_KEY; ``offline`` needs ctok."""
+    environ = os.environ if environ is None else environ
+    if choice == "api":
+        key = environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise InputError("--tokenizer api needs ANTHROPIC_API_KEY in the environment; nothing was sent",
+                             fix="export ANTHROPIC_API_KEY, or use --tokenizer offline or estimate")
+        return api_counter(api_count_message(model, key), model)
+    if choice in ("offline", "auto"):
+        ctok = import_ctok()
+        if ctok is not None:
+            return ctok_counter(ctok, ctok_version, _distribution_version("ctok"))
+        if choice == "offline":
+            raise InputError("--tokenizer offline needs the ctok package, which is not installed",
+                             fix="pip install ctok (on Python 3.11 add --ignore-requires-python), "
+                                 "or use --tokenizer estimate")
+    return estimate_counter()

@@ -10,7 +10,7 @@ from router.errors import RefusedError
 
 
 def test_write_archive_never_overwrites(tmp_path, monkeypatch):
-    monkeypatch.setattr(archives, "utc_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
+    monkeypatch.setattr(archives, "archive_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
     first = archives.write_archive(tmp_path, "MEMORY.archive", ".md", b"one")
     second = archives.write_archive(tmp_path, "MEMORY.archive", ".md", b"two")
     assert first != second
@@ -24,8 +24,8 @@ def test_write_archive_refuses_on_os_error(tmp_path):
     assert "cannot write an archive" in str(info.value)
 
 
-def test_utc_stamp_format():
-    assert archives.utc_stamp(0.5) == "1970-01-01T00-00-00-500Z"
+def test_archive_stamp_format():
+    assert archives.archive_stamp(0.5) == "1970-01-01T00-00-00-500Z"
 
 
 @pytest.mark.parametrize("now, expected", [
@@ -33,15 +33,15 @@ def test_utc_stamp_format():
     (5.9999999, "1970-01-01T00-00-05-999Z"),
     (5.0, "1970-01-01T00-00-05-000Z"),
 ])
-def test_utc_stamp_truncates_milliseconds_so_names_never_sort_backwards(now, expected):
+def test_archive_stamp_truncates_milliseconds_so_names_never_sort_backwards(now, expected):
     # Rounding 5.9996 up to "-000Z" without carrying the second would name an archive written
     # later than one at 5.5 ("-500Z") as the older one, and rollback would pick the wrong file.
-    assert archives.utc_stamp(now) == expected
+    assert archives.archive_stamp(now) == expected
 
 
-def test_utc_stamp_order_follows_time():
+def test_archive_stamp_order_follows_time():
     times = [1_753_161_901 + i / 10_000 for i in range(0, 20_000, 7)]
-    stamps = [archives.utc_stamp(t) for t in times]
+    stamps = [archives.archive_stamp(t) for t in times]
     assert stamps == sorted(stamps)
 
 
@@ -79,7 +79,7 @@ def test_write_archive_that_reads_back_differently_is_removed(tmp_path, monkeypa
 
 
 def test_write_archive_failure_keeps_an_existing_archive_of_the_same_name(tmp_path, monkeypatch):
-    monkeypatch.setattr(archives, "utc_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
+    monkeypatch.setattr(archives, "archive_stamp", lambda now=None: "2026-07-22T05-25-01-376Z")
     first = archives.write_archive(tmp_path, "MEMORY.archive", ".md", b"one")
 
     def no_space(*_args, **_kwargs):
@@ -155,3 +155,8 @@ def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
     path = tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md"
     path.write_bytes(b"by hand\n")
     assert archives.read_verified_archive(path) == (b"by hand\n", False)
+
+
+def test_utc_stamp_is_iso_8601_to_the_second():
+    assert archives.utc_stamp(0.999) == "1970-01-01T00:00:00Z"
+    assert archives.utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"

@@ -38,7 +38,7 @@ def test_doctor_reports_a_working_hook(capsys, project, example_cluster_file, tm
 ])
 def test_doctor_reports_a_broken_hook(capsys, project, example_cluster_file, command, phrase, monkeypatch):
     monkeypatch.setenv("MEMORY_ROUTER_CLUSTERS", str(example_cluster_file))
-    monkeypatch.setenv("PATH", os.path.dirname(settingsfile.router_executable()[0]) + os.pathsep + os.environ["PATH"])
+    monkeypatch.setenv("PATH", os.path.dirname(hookcommand.router_executable()[0]) + os.pathsep + os.environ["PATH"])
     write_settings(project, command)
     code, checks, report = doctor(capsys, "--project", project)
     assert code == 1 and report["ok"] is False
@@ -62,7 +62,7 @@ def test_doctor_catches_a_hook_reading_another_cluster_file(capsys, project, tmp
     other.write_text("## Layer 0 - Cluster Router\n\n- solo \u00b7 1 \u00b7 tags: zebra \u00b7 label: z\n\n"
                      "## Layer 1 - Member Lines\n\n### solo\n- zebra_fact - project; zebras\n")
     (project / "memory-router.toml").write_text(f'clusters = "{example_cluster_file}"\n')
-    exe = settingsfile.router_executable()[0]
+    exe = hookcommand.router_executable()[0]
     write_settings(project, f"MEMORY_ROUTER_CLUSTERS='{other}' '{exe}' hook")
     code, checks, _ = doctor(capsys, "--project", project)
     assert code == 1
@@ -97,7 +97,7 @@ def test_doctor_names_claude_config_dir(capsys, project, tmp_path, monkeypatch, 
     home_settings = isolated_env / ".claude"
     home_settings.mkdir()
     (home_settings / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
-        {"hooks": [{"type": "command", "command": hookcommand.router_hook_command(settingsfile.router_executable(),
+        {"hooks": [{"type": "command", "command": hookcommand.router_hook_command(hookcommand.router_executable(),
                                                                             clusters=str(example_cluster_file))}]}]}}))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     code, checks, _ = doctor(capsys, "--project", project)
@@ -160,7 +160,7 @@ def test_doctor_fails_a_session_start_hook_that_forgets_nothing(capsys, project,
 
 
 def test_doctor_warns_when_only_the_prompt_hook_is_wired(capsys, project, example_cluster_file):
-    write_settings(project, hookcommand.router_hook_command(settingsfile.router_executable(),
+    write_settings(project, hookcommand.router_hook_command(hookcommand.router_executable(),
                                                             clusters=example_cluster_file))
     _code, checks, _ = doctor(capsys, "--project", project)
     assert checks["session reset hook"]["status"] == "warn"

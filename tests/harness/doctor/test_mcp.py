@@ -43,7 +43,7 @@ def test_doctor_starts_the_installed_server_and_lists_its_tools(capsys, project)
      "route failed: Error executing tool route: /no/such/clusters.md: cannot read the cluster file"),
 ])
 def test_doctor_fails_a_server_that_does_not_work(capsys, project, entry, message):
-    from harness.install.settingsfile import router_executable
+    from harness.install.hookcommand import router_executable
 
     if entry["command"] == "MEMORY_ROUTER_EXE":
         entry = dict(entry, command=router_executable()[0])

@@ -15,6 +15,7 @@ from harness.install import settings as inst
 from harness.install import settingsfile
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from harness.cli import main
+from harness.doctor import probes
 from support.settings_project import backups, cli, settings_file
 
 FOREIGN = (
@@ -185,14 +186,14 @@ def test_hand_written_router_hook_refused(capsys, project):
 
 def test_file_changed_during_install_is_refused(capsys, project, monkeypatch):
     settings_file(project).write_bytes(FOREIGN)
-    real_backup = settingsfile._backup
+    real_backup = settingsfile.backup
 
-    def backup_then_someone_edits(path, data):
-        result = real_backup(path, data)
+    def backup_then_someone_edits(path, data, *rest):
+        result = real_backup(path, data, *rest)
         pathlib.Path(path).write_bytes(b'{"edited": "meanwhile"}')
         return result
 
-    monkeypatch.setattr(settingsfile, "_backup", backup_then_someone_edits)
+    monkeypatch.setattr(settingsfile, "backup", backup_then_someone_edits)
     code, _, err = cli(capsys, "install", "--project", project)
     assert code == 1 and "changed since it was read" in err
     assert settings_file(project).read_bytes() == b'{"edited": "meanwhile"}'
@@ -229,7 +230,7 @@ def test_missing_clusters_option_file_is_input_error(capsys, project, tmp_path):
 def test_installed_command_works_without_an_activated_venv(capsys, project, example_cluster_file, isolated_env):
     cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
     command = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.ROUTER_MARK)[0].command
-    payload = json.dumps(doctor_checks.probe_payload(str(project), "why doesn't the Bash tool pick up env vars I set "
+    payload = json.dumps(probes.probe_payload(str(project), "why doesn't the Bash tool pick up env vars I set "
                                                           "with setx? I even rebooted")).encode()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(isolated_env)}
     result = subprocess.run(command, shell=True, input=payload, capture_output=True, env=env, cwd=project, timeout=60)
@@ -239,7 +240,7 @@ def test_installed_command_works_without_an_activated_venv(capsys, project, exam
 
 
 def test_router_executable_is_absolute_and_runs():
-    argv = settingsfile.router_executable()
+    argv = hookcommand.router_executable()
     assert os.path.isabs(argv[0])
     result = subprocess.run(argv + ["--version"], capture_output=True, timeout=60)
     assert result.returncode == 0 and b"memory-router" in result.stdout

@@ -10,6 +10,7 @@ from harness.install import settings as inst
 from harness.install import mcpjson as mcp_install
 from support.settings_project import cli, mcp_file
 from router.config import bundled_cluster_file
+from harness import project as proj
 
 FOREIGN = (
     b'{\n'
@@ -217,4 +218,4 @@ def test_install_record_is_kept_beside_the_settings_installers(capsys, project):
     record = json.loads((project / ".claude" / "memory-router" / "mcp.json").read_text(encoding="utf-8"))
     assert record["role"] == "mcp" and record["settings"] == str(mcp_file(project))
     assert record["original_existed"] is False
-    assert inst.state_dir_for(inst.project_settings_path(project)) == str(project / ".claude" / "memory-router")
+    assert proj.state_dir_for(proj.project_settings_path(project)) == str(project / ".claude" / "memory-router")

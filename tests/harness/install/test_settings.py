@@ -9,6 +9,7 @@ from harness.install import jsonedit
 from harness.install import settings as inst
 from harness.fileops import sha256_bytes
 from router.errors import InputError
+from harness import project
 from support.settings_data import FOREIGN_HANDLER, OURS, dumps, settings_with_foreign_hooks
 
 
@@ -148,8 +149,8 @@ def test_sentinel_and_router_marks_do_not_collide():
 
 
 def test_user_settings_path_honours_claude_config_dir(tmp_path):
-    assert inst.user_settings_path({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == str(tmp_path / "cfg" / "settings.json")
-    assert inst.user_settings_path({"HOME": str(tmp_path)}) == str(tmp_path / ".claude" / "settings.json")
+    assert project.user_settings_path({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == str(tmp_path / "cfg" / "settings.json")
+    assert project.user_settings_path({"HOME": str(tmp_path)}) == str(tmp_path / ".claude" / "settings.json")
 
 
 # --------------------------------------------------------------------------- uninstall plans

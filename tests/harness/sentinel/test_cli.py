@@ -8,6 +8,7 @@ import pytest
 from harness.doctor import checks as doctor_checks
 from harness.install import hookcommand
 from harness.install import settings as inst
+from harness.doctor import probes
 from support.fixture_transcripts import real_injection_line
 from support.settings_project import cli, doctor, settings_file
 
@@ -57,7 +58,7 @@ def test_sentinel_and_router_uninstalled_in_either_order(capsys, project):
 def test_installed_sentinel_fires_once(capsys, project):
     cli(capsys, "sentinel", "install", "--project", project, "--text", "MEMORY-ROUTER-SENTINEL-once")
     command = inst.find_entries(json.loads(settings_file(project).read_text()), hookcommand.SENTINEL_MARK)[0].command
-    payload = json.dumps(doctor_checks.probe_payload(str(project))).encode()
+    payload = json.dumps(probes.probe_payload(str(project))).encode()
     runs = [subprocess.run(command, shell=True, input=payload, capture_output=True, cwd=project, timeout=60)
             for _ in range(2)]
     assert b"MEMORY-ROUTER-SENTINEL-once" in runs[0].stdout and runs[1].stdout == b""

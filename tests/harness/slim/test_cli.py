@@ -477,7 +477,7 @@ def test_rollback_after_a_render_late_in_a_second_restores_that_render_archive(s
     import types
 
     second = 1_753_161_901
-    stale = store.memory_dir / f"MEMORY.archive-{archives.utc_stamp(second + 0.5)}.md"
+    stale = store.memory_dir / f"MEMORY.archive-{archives.archive_stamp(second + 0.5)}.md"
     stale.write_bytes(b"an older index\n")
     monkeypatch.setattr(archives, "time", types.SimpleNamespace(
         time=lambda: second + 0.9996, strftime=time.strftime, gmtime=time.gmtime, monotonic=time.monotonic,

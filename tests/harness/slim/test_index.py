@@ -133,13 +133,6 @@ def test_unrouted_slugs_are_those_in_neither_strip_nor_cluster(small_index):
     assert slim.unrouted_slugs(["a_one", "lost", "b_one", "hot_only", "lost"], small_index, ["hot_only"]) == ["lost"]
 
 
-def test_unified_diff_marks_missing_final_newline():
-    assert slim.unified_diff("same\n", "same\n", "a", "b") == ""
-    diff = slim.unified_diff("one\ntwo", "one\nthree\n", "a", "b")
-    assert "-two\n\\ No newline at end of file\n" in diff
-    assert "+three\n" in diff
-
-
 @pytest.mark.parametrize("name, key", [
     ("MEMORY.archive-2026-07-22T05-25-01-376Z.md", ("2026-07-22T05-25-01-376Z", 1)),
     ("MEMORY.archive-2026-07-22T05-25-01-376Z-3.md", ("2026-07-22T05-25-01-376Z", 3)),

@@ -20,6 +20,7 @@ from router.config import default_settings
 from router.provider import build_table
 from router.score import build_routing_table
 from router.session import route_fresh
+from harness.tokens.report import DEFAULT_TURNS
 
 LONG_SESSION = "v2.0.76-tools.jsonl"   # first reply: input 10, cache 8889 + 17919, output 1 then 358
 TOOL_HEAVY = "v2.1.38-tools.jsonl"
@@ -126,7 +127,7 @@ def test_calls_per_prompt_scales_totals_not_break_even(paths, capsys):
         a, b = one["session"]["scenarios"][name], three["session"]["scenarios"][name]
         assert b["flat_total"] == 3 * a["flat_total"]
         assert b["break_even_prompts"] == a["break_even_prompts"]
-    assert one["session"]["turns"] == tokens_cli.DEFAULT_TURNS
+    assert one["session"]["turns"] == DEFAULT_TURNS
 
 
 def test_without_suite_the_net_is_not_claimed(paths, capsys):
@@ -170,7 +171,7 @@ def test_api_tokenizer_with_a_key_labels_figures_api(paths, capsys, monkeypatch)
         calls.append((model, key))
         return lambda text: 5 + len(text)
 
-    monkeypatch.setattr(tokens_cli, "api_count_message", fake_api_count_message)
+    monkeypatch.setattr(tk, "api_count_message", fake_api_count_message)
     result = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite,
                     "--tokenizer", "api", "--model", "claude-test")
     assert calls == [("claude-test", "test-key")]
@@ -272,10 +273,10 @@ def test_api_request_shape_with_a_fake_urlopen(monkeypatch):
         return FakeResponse(json.dumps({"input_tokens": 8 + len(text)}).encode())
 
     monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
-    count = tokens_cli.api_count_message("claude-test", "sk-test")
+    count = tk.api_count_message("claude-test", "sk-test")
     assert count("hello") == 13
     request = sent[0]
-    assert request.full_url == tokens_cli.COUNT_TOKENS_URL and request.get_method() == "POST"
+    assert request.full_url == tk.COUNT_TOKENS_URL and request.get_method() == "POST"
     headers = {k.lower(): v for k, v in request.header_items()}
     assert headers["x-api-key"] == "sk-test" and headers["anthropic-version"] == "2023-06-01"
     assert json.loads(request.data) == {"model": "claude-test", "messages": [{"role": "user", "content": "hello"}]}
@@ -302,7 +303,7 @@ def test_api_failures_are_one_line_errors(monkeypatch, failure, message):
 
     monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
     with pytest.raises(MemoryRouterError) as caught:
-        tokens_cli.api_count_message("m", "k")("text")
+        tk.api_count_message("m", "k")("text")
     assert message in str(caught.value) and caught.value.exit_code == 1
 
 

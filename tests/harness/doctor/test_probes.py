@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.doctor import checks as doctor
+from harness.doctor import probes
 
 
 # --------------------------------------------------------------------------- hook output
@@ -21,6 +21,6 @@ from harness.doctor import checks as doctor
     (1, b"", False, "exited 1"),
 ])
 def test_judge_hook_output(code, stdout, ok, phrase):
-    result, message = doctor.judge_hook_output(code, stdout, b"boom\n")
+    result, message = probes.judge_hook_output(code, stdout, b"boom\n")
     assert result is ok
     assert phrase in message

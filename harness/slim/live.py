@@ -1,0 +1,131 @@
+"""The live MEMORY.md that ``slim render`` and ``slim rollback`` write: which directory holds it,
+the render's plan (everything read and the slim text built before anything is written), the
+archive kept before every write, and the archive a rollback restores. The slim format itself is
+``harness.slim.index``; ``harness.slim.cli`` is the face."""
+
+import os
+
+from canaries.memoryindex import is_slim_index
+from harness.memorydir import index_path, require_memory_dir
+from harness.slim import index as slim
+from router.errors import InputError, RefusedError
+
+# harness.fileops and harness.archives (hashlib, tempfile) are imported where they are used, so
+# `memory-router --help` does not pay for them.
+
+
+def resolve_live_dir(memory_dir, config):
+    """The memory directory whose MEMORY.md is written: --memory-dir, else the config's
+    memory_dir; never a guess (``harness.project.resolve_memory_dir``'s policy for writers)."""
+    from harness.project import resolve_memory_dir
+
+    directory, _how = resolve_memory_dir(memory_dir, config)
+    return require_memory_dir(directory, fix="pass the directory that holds your MEMORY.md")
+
+
+def archive(directory, stem, data):
+    from harness import archives
+
+    # Recorded (size, sha256): rollback checks an archive against its record before restoring it.
+    return archives.write_archive(directory, stem, ".md", data, record=True)
+
+
+def replace_live(snapshot, data, archive_path):
+    """Re-check the snapshot, then write ``data`` atomically over the live file and read it back."""
+    snapshot.replace(data, note=f"; the archive {archive_path} is kept" if archive_path else "")
+
+
+def decode(data, path):
+    from router.errors import decode_utf8
+
+    return decode_utf8(data, path, "MEMORY.md")
+
+
+def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
+    """Read everything and build the slim text; raises before anything could be written."""
+    from harness.memorydir import parse_index_text, read_memory_files
+    from router import config as config_mod
+    from router.configfile import load_config
+    from router.clusterfile import load_cluster_file
+
+    config = load_config(config_path)
+    memory_dir = resolve_live_dir(memory_dir, config)
+    # No fallback to the bundled example store here: its router must never land in a live file.
+    cluster_path = config_mod.resolve_cluster_path(clusters, config, config_mod.project_dirs())
+    if cluster_path is None:
+        raise InputError("no cluster file found", fix="pass --clusters FILE or set clusters in memory-router.toml")
+    index = load_cluster_file(cluster_path)
+
+    from harness.fileops import Snapshot
+
+    live_path = index_path(memory_dir)
+    snapshot = Snapshot(live_path, "MEMORY.md")
+    if not snapshot.exists:
+        raise InputError("no MEMORY.md to slim", path=live_path, fix="pass the memory directory that holds MEMORY.md")
+    before = decode(snapshot.data, live_path)
+
+    if hot:
+        sources = [("--hot", hot)]
+    else:
+        config_label = f"hot_strip in {config['source']}" if config and config.get("source") else "hot_strip"
+        # One source per memory file, so an unknown slug's error names the file to fix.
+        sources = [(config_label, (config or {}).get("hot_strip") or [])]
+        sources += [(f"hot: true in {found.path}", [found.slug]) for found in read_memory_files(memory_dir)
+                    if found.hot]
+    hot, origin = slim.merge_hot_slugs(*sources)
+    strip = slim.build_hot_strip(index, hot, origin)
+    router = slim.render_layer0_router(index)
+    after = slim.assemble_slim_index(strip, router)
+
+    flat_slugs = [entry.slug for entry in parse_index_text(before)]
+    return {
+        "memory_dir": memory_dir,
+        "live_path": live_path,
+        "cluster_path": os.path.abspath(cluster_path),
+        "index": index,
+        "snapshot": snapshot,
+        "before": before,
+        "after": after,
+        "hot": hot,
+        "origin": origin,
+        "unrouted": slim.unrouted_slugs(flat_slugs, index, hot),
+        "already_slim": is_slim_index(before),
+    }
+
+
+def apply_render(plan):
+    """Archive the live file, then replace it with the slim text. Returns the archive path."""
+    snapshot = plan["snapshot"]
+    if not snapshot.unchanged():
+        raise RefusedError(f"{snapshot.path} changed since it was read; nothing was written",
+                           fix="look at the change, then run the command again")
+    from harness.fileops import require_not_read_only
+
+    require_not_read_only(snapshot.path, "MEMORY.md")
+    archive_path = archive(plan["memory_dir"], slim.ARCHIVE_STEM, snapshot.data)
+    replace_live(snapshot, plan["after"].encode("utf-8"), archive_path)
+    return archive_path
+
+
+def resolve_archive(explicit, memory_dir, live_path):
+    if explicit:
+        candidates = [explicit]
+        if not os.path.isabs(explicit):
+            candidates.append(os.path.join(memory_dir, explicit))
+        for candidate in candidates:
+            # exists, not isfile: a FIFO or directory named here gets the reader's message.
+            if os.path.exists(candidate):
+                path = os.path.abspath(candidate)
+                break
+        else:
+            raise InputError("archive not found", path=explicit,
+                             fix="pass an existing archive file (e.g. MEMORY.archive-<stamp>.md)")
+        if os.path.exists(live_path) and os.path.samefile(path, live_path):
+            raise InputError("the archive named is the live MEMORY.md itself", path=path,
+                             fix="pass an archive file")
+        return path
+    name = slim.newest_archive(os.listdir(memory_dir))
+    if name is None:
+        raise RefusedError(f"no {slim.ARCHIVE_STEM}-<UTC stamp>.md archive in {memory_dir}; nothing was written",
+                           fix="pass --archive FILE")
+    return os.path.join(memory_dir, name)

@@ -1,0 +1,157 @@
+"""``memory-router tokens report``'s model: what the slim index saves, net of what the hook injects.
+
+(a) always-loaded bytes, lines and tokens, flat vs slim; (b) per-prompt injection sizes over a
+suite's prompts; (c) the modelled session (``harness.tokens.sessionmodel``); (d) the first API
+call's input tokens measured in real transcripts; (e) request bytes measured from the real client
+by ``memory-router lab`` (``harness.lab.report.tokens_section``). The counting is
+``harness.tokens.counts``; ``harness.tokens.cli`` prints the report.
+"""
+
+import os
+
+from harness.tokens import counts as tk
+from harness.tokens import sessionmodel
+from router.errors import InputError
+
+DEFAULT_TURNS = 20
+
+
+def flat_and_slim(flat=None, slim=None, memory_dir=None, config_path=None):
+    """``(flat path, slim path)``: ``--flat``/``--slim``, filled from ``--memory-dir`` (or the
+    config's ``memory_dir``: ``harness.project.resolve_memory_dir``'s policy, never a guess):
+    the newest render archive there is the flat index, its MEMORY.md the slim one. An explicit
+    ``--flat``/``--slim`` wins; a relative one is looked for in the current directory, then in
+    the memory directory, so the Quick start's line works from anywhere."""
+    from harness.memorydir import index_path, require_memory_dir
+    from harness.slim.index import newest_archive
+
+    paths = {"flat": flat, "slim": slim}
+    directory = memory_dir
+    if directory is None and not (flat and slim):
+        from harness.project import resolve_memory_dir
+        from router.configfile import load_config
+
+        directory, _how = resolve_memory_dir(None, load_config(config_path), required=False)
+    if directory is not None:
+        directory = require_memory_dir(os.path.abspath(os.path.expanduser(directory)),
+                                       fix="pass the directory that holds MEMORY.md and its MEMORY.archive-<stamp>.md")
+        for name, value in paths.items():
+            if value and not os.path.isabs(value) and not os.path.exists(value) \
+                    and os.path.exists(os.path.join(directory, value)):
+                paths[name] = os.path.join(directory, value)
+        if not paths["slim"]:
+            paths["slim"] = index_path(directory)
+        if not paths["flat"]:
+            newest = newest_archive(os.listdir(directory))
+            if newest is None:
+                raise InputError("no MEMORY.archive-<UTC stamp>.md (the flat index slim render archives) here",
+                                 path=directory, fix="run `memory-router slim render` first, or pass --flat FILE")
+            paths["flat"] = os.path.join(directory, newest)
+    if not paths["flat"] or not paths["slim"]:
+        missing = " and ".join(f"--{name}" for name, value in paths.items() if not value)
+        raise InputError(f"no {missing} given",
+                         fix="pass --memory-dir DIR (its newest archive is the flat index, its MEMORY.md the "
+                             "slim one), set memory_dir in memory-router.toml, or pass --flat FILE --slim FILE")
+    return paths["flat"], paths["slim"]
+
+
+def _read_text(path, what):
+    from router.errors import read_utf8
+
+    return read_utf8(path, what, f"pass an existing {what}")
+
+
+def suite_prompts_and_clusters(path):
+    """The suite's prompts and the cluster file it names, from one parse."""
+    from canaries.suite import load_suite_unchecked
+
+    suite = load_suite_unchecked(path)
+    return suite.prompts, suite.cluster_path
+
+
+def route_suite(prompts, cluster_path, settings):
+    from router.clusterfile import load_cluster_file
+    from router.provider import build_table
+    from router.session import route_fresh
+
+    table = build_table(load_cluster_file(cluster_path))
+    return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]
+
+
+def first_call_in(path):
+    """(d): the first API call of one transcript, streamed line by line with transcripts.reader."""
+    from transcripts.reader import TranscriptReader
+
+    reader = TranscriptReader(path)
+    call = tk.first_call_usage((entry.line, entry.raw) for entry in reader)
+    if call is None:
+        raise InputError("no assistant line with usage in this transcript, so there is no API call to measure",
+                         path=path, fix="pass a session transcript that has at least one assistant reply")
+    call["transcript"] = os.path.abspath(path)
+    call["reader"] = reader.summary()
+    return call
+
+
+def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clusters=None, config_path=None,
+                 turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None):
+    from harness.context import resolve_cli_clusters
+    from router.configfile import load_config
+    from router.config import settings_of
+
+    """The ``tokens report`` object: (a) always loaded, (b) injections and (c) the modelled session
+    with ``suite``, (d) transcripts with ``before``/``after``, (e) the lab run with ``lab``."""
+    flat, slim = flat_and_slim(flat, slim, memory_dir, config_path)
+    flat_text = _read_text(flat, "flat index")
+    slim_text = _read_text(slim, "slim index")
+    report = {
+        "tokenizer": {"method": counter.method, "detail": counter.detail},
+        "always_loaded": tk.always_loaded(flat_text, slim_text, counter),
+        "injections": None,
+        "session": None,
+        "transcripts": None,
+        "notes": [],
+    }
+    report["always_loaded"]["flat"]["path"] = os.path.abspath(flat)
+    report["always_loaded"]["slim"]["path"] = os.path.abspath(slim)
+    if counter.method == "estimate":
+        report["notes"].append(f"token figures are estimates ({tk.ESTIMATE_RULE}); install ctok or use "
+                               "--tokenizer api for Claude-shaped counts")
+
+    if suite:
+        config = load_config(config_path)
+        settings = settings_of(config)
+        prompts, suite_clusters = suite_prompts_and_clusters(suite)
+        cluster_path = clusters or suite_clusters or resolve_cli_clusters(None, config, quiet=True)
+        decisions = route_suite(prompts, cluster_path, settings)
+        rows = tk.injection_sizes(decisions, counter)
+        for row, prompt in zip(rows, prompts):
+            row["prompt"] = prompt if len(prompt) <= 80 else prompt[:77] + "..."
+        injections = tk.injection_summary(rows, counter.method)
+        injections.update(suite=os.path.abspath(suite), cluster_file=os.path.abspath(cluster_path),
+                          per_prompt=rows)
+        report["injections"] = injections
+        flat_tokens = report["always_loaded"]["flat"]["tokens"]
+        slim_tokens = report["always_loaded"]["slim"]["tokens"]
+        report["session"] = {
+            "turns": turns,
+            "calls_per_prompt": calls_per_prompt,
+            "tokens_method": counter.method,
+            "model": "flat: flat index on every API call; slim: slim index on every API call plus each "
+                     "injection from its prompt to the end of the session (it stays in the history)",
+            "scenarios": sessionmodel.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
+                                              turns, calls_per_prompt),
+        }
+    else:
+        report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
+                               "the always-loaded drop alone is the shell game spec §6.5 warns about")
+
+    if before or after:
+        first = first_call_in(before) if before else None
+        last = first_call_in(after) if after else None
+        report["transcripts"] = {"before": first, "after": last, "delta": tk.transcript_delta(first, last),
+                                 "method": "measured"}
+    if lab:
+        from harness.lab.report import tokens_section
+
+        report["lab"] = tokens_section(lab)
+    return report
