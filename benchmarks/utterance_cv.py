@@ -15,10 +15,16 @@ case is judged by a setting chosen without it. Printed: the pooled held-out figu
 the setting each fold chose, and the point chosen on all the cases (what the shipped defaults
 are). Nothing here changes a file.
 
-OBJECTIVE, fixed before the search: a point is *feasible* when false priming over the silent
-cases is at most ``MAX_FALSE_PRIMING`` and the mean injected characters per routed prompt at
-most ``MAX_ROUTED_CHARS`` (issue 21's targets); feasible points first, then higher fact recall,
-then lower false priming, then fewer characters, then grid order.
+OBJECTIVE (issue 21's targets): a point is *feasible* when false priming is at most
+``MAX_NEAR_MISS_PRIMING`` on the near-misses people write (kind ``near-miss-people``) and at most
+``MAX_FALSE_PRIMING`` on the other silent cases; the points with the least excess over those two
+ceilings (rounded to ``EXCESS_STEP``) first, then higher fact recall rounded to ``RECALL_STEP``
+(about two cases: a smaller difference is noise, not a reason to send more bytes), then fewer
+injected characters per routed prompt, then exact fact recall, then grid order. Earlier
+objectives, and why they were left: a cap of 200 characters per routed prompt forced one line per
+prompt (a ~50-character header plus a ~145-character member line is already 195), which cost
+more fact recall than "without losing fact recall" allows; one pooled ceiling of 0.10 over all
+silent cases let the near-misses people write stay at 0.30.
 """
 
 import argparse
@@ -32,7 +38,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
-from canaries.crossval import fold_of, per_kind  # noqa: E402
+from canaries.crossval import fold_of, kind_of, per_kind  # noqa: E402
 from canaries.metrics import fact_recall  # noqa: E402
 from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
@@ -43,19 +49,19 @@ from utterancefiles import ENRICHMENT, read_blind  # noqa: E402
 
 FITTING_SUITES = ("spec.yaml", "example.yaml", "paraphrase.yaml", "nearmiss-fit.yaml", "chatty.yaml")
 BLIND = os.path.join(ENRICHMENT, "example-blind.tsv")
-MAX_FALSE_PRIMING = 0.10
-MAX_ROUTED_CHARS = 200.0
+MAX_NEAR_MISS_PRIMING = 0.10
+MAX_FALSE_PRIMING = 0.05
+EXCESS_STEP = 0.05
+RECALL_STEP = 0.01
 
 GRIDS = {
     "full": {
-        "utterance_mode": ("bag", "best"),
-        "utterance_idf": ("bag", "merged"),
-        "utterance_weight": (0.5, 1.0, 1.5),
-        "weighted_floor": (8.0, 10.0),
-        "utterance_coverage": (0.0, 0.35, 0.45, 0.55),
-        "utterance_strong": (0.0, 15.0, 25.0),
-        "utterance_line_share": (0.5, 0.75, 0.9),
-        "utterance_line_limit": (1, 2, 3),
+        "utterance_weight": (0.5, 0.75, 1.0),
+        "weighted_floor": (8.0, 10.0, 12.0),
+        "utterance_coverage": (0.35, 0.45, 0.55),
+        "utterance_strong": (0.0, 12.0, 15.0, 20.0),
+        "utterance_line_share": (0.5, 0.9),
+        "utterance_line_limit": (1, 2),
     },
     "small": {
         "utterance_weight": (0.5, 1.0),
@@ -75,21 +81,30 @@ def fitting_cases():
     return [case for suite in suites for case in suite.cases], index, [os.path.relpath(s.path, ROOT) for s in suites]
 
 
+def _primed(rows):
+    return sum(1 for r in rows if r.routed) / len(rows) if rows else 0.0
+
+
 def figures(results):
     silent = [r for r in results if r.case.silent is True]
+    people = [r for r in silent if kind_of(r.case) == "near-miss-people"]
     routed = [r for r in results if r.chars]
     return {
         "cases": len(results),
         "fact_recall": fact_recall(results)["recall"],
-        "false_priming": sum(1 for r in silent if r.routed) / len(silent) if silent else 0.0,
+        "false_priming": _primed(silent),
+        "near_miss_people_priming": _primed(people),
+        "other_false_priming": _primed([r for r in silent if r not in people]),
         "routed_chars": sum(r.chars for r in routed) / len(routed) if routed else 0.0,
         "routed": len(routed),
     }
 
 
 def objective(fig, order):
-    feasible = fig["false_priming"] <= MAX_FALSE_PRIMING + 1e-12 and fig["routed_chars"] <= MAX_ROUTED_CHARS
-    return (feasible, fig["fact_recall"] or 0.0, -fig["false_priming"], -fig["routed_chars"], -order)
+    excess = (max(0.0, fig["near_miss_people_priming"] - MAX_NEAR_MISS_PRIMING)
+              + max(0.0, fig["other_false_priming"] - MAX_FALSE_PRIMING))
+    recall = fig["fact_recall"] or 0.0
+    return (-round(excess / EXCESS_STEP), round(recall / RECALL_STEP), -round(fig["routed_chars"]), recall, -order)
 
 
 def grid_points(base, grid):
@@ -132,7 +147,8 @@ def main(argv=None):
     without = run_cases(cases, plain, base)
     report = {
         "suites": names, "utterances": os.path.relpath(BLIND, ROOT), "k": args.k, "grid": grid,
-        "objective": {"max_false_priming": MAX_FALSE_PRIMING, "max_routed_chars": MAX_ROUTED_CHARS},
+        "objective": {"max_near_miss_people_priming": MAX_NEAR_MISS_PRIMING, "max_false_priming": MAX_FALSE_PRIMING,
+                      "excess_step": EXCESS_STEP, "recall_step": RECALL_STEP},
         "without_utterances": {"all": figures(without), "by_kind": per_kind(without)},
         "held_out": {"all": figures(held), "by_kind": per_kind(held)},
         "folds": folds,
@@ -147,7 +163,8 @@ def main(argv=None):
     print(f"suites: {', '.join(names)}; utterances: {report['utterances']}; {len(points)} points, {args.k} folds")
 
     def line(name, fig):
-        return (f"{name:34} fact recall {fig['fact_recall']:.3f}  false priming {fig['false_priming']:.3f}  "
+        return (f"{name:34} fact recall {fig['fact_recall']:.3f}  false priming {fig['false_priming']:.3f} "
+                f"(people {fig['near_miss_people_priming']:.2f}, other {fig['other_false_priming']:.2f})  "
                 f"chars/routed {fig['routed_chars']:.0f}  ({fig['routed']} routed of {fig['cases']})")
 
     print(line("without utterances (today)", report["without_utterances"]["all"]))

@@ -35,11 +35,11 @@ DEFAULTS = {
     "word_priors": False,
     "word_prior_knee": 3.5,
     "utterances": True,
-    "utterance_weight": 1.0,
-    "utterance_cap": 0.0,
-    "utterance_member_floor": 0.0,
+    "utterance_weight": 0.5,
+    "utterance_coverage": 0.45,
+    "utterance_strong": 15.0,
     "utterance_line_share": 0.5,
-    "utterance_line_limit": 4,
+    "utterance_line_limit": 2,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -77,9 +77,10 @@ DOCS = {
                   "(<cluster file stem>.utterances.tsv, written by clusters enrich) when there is one",
     "utterance_weight": "weighted provider, utterances: multiplier of an utterance word's weight (its idf among "
                         "the members' utterances)",
-    "utterance_cap": "weighted provider, utterances: most weight one member gains from its utterances (0: no cap)",
-    "utterance_member_floor": "weighted provider, utterances: a cluster is chosen only when one member's own words "
-                              "and utterances weigh this much (0: off)",
+    "utterance_coverage": "weighted provider, utterances (near-miss gate): the top cluster's tags and best member "
+                          "must explain this share of the prompt's words the store knows (0: off)",
+    "utterance_strong": "weighted provider, utterances: a best member this strong (idf units) passes the near-miss "
+                        "gate anyway (0: never)",
     "utterance_line_share": "weighted provider, utterances: a member line is sent only with this share of the best "
                             "member's evidence",
     "utterance_line_limit": "weighted provider, utterances: most member lines sent per prompt (0: line_cap)",
@@ -245,8 +246,8 @@ RANGES = {
     "intent_gate_focus": (1, None, "a count of the prompt's words on one member line"),
     "word_prior_knee": (0.0, 8.0, "a Zipf frequency lies between 0 and 8"),
     "utterance_weight": (0.0, None, "a multiplier of an utterance word's weight"),
-    "utterance_cap": (0.0, None, "a weight in IDF units (0: no cap)"),
-    "utterance_member_floor": (0.0, None, "a weight in IDF units (0: off)"),
+    "utterance_coverage": (0.0, 1.0, "it is a share of the prompt's known words"),
+    "utterance_strong": (0.0, None, "a weight in IDF units (0: never)"),
     "utterance_line_share": (0.0, 1.0, "it is a share of the best member's evidence"),
     "utterance_line_limit": (0, None, "0 means up to line_cap"),
 }

@@ -6,18 +6,24 @@
 the utterances add is **evidence per member**:
 
 - A prompt word found in a member's utterances, and not already in that member's own line or
-  among its cluster's tag and label words, adds ``utterance_weight`` x its utterance idf to that
-  member's line weight (at most ``utterance_cap`` per member), and once to its cluster's member
-  words. A member is then scored by its hook line plus its utterances, and a cluster by its tags
-  and label plus its best member, as before.
-- **Near-miss gate.** A cluster whose members all have utterances is chosen only if its best
-  member's evidence (its line and utterance words, not counting the cluster's tag words)
-  reaches ``utterance_member_floor``: a prompt that grazes a cluster's tags but matches no
-  member's need stays silent.
-- **Fewer lines.** The routed clusters' lines are sent best member first, and only the members
-  with at least ``utterance_line_share`` of the best member's evidence, at most
-  ``utterance_line_limit`` of them; a routed cluster none of whose lines survive is dropped.
-  Without member evidence (a prompt that matched tags alone) the lines are chosen as before.
+  among its cluster's tag and label words, adds ``utterance_weight`` x its utterance idf (the
+  stem's rarity among the members' utterance bags) to that member's line weight, and once to its
+  cluster's member words. A member is then scored by its hook line plus its utterances, and a
+  cluster by its tags and label plus its best member, as before (floor ``weighted_floor``).
+- **Near-miss gate.** When every member of the top cluster has utterances, the top cluster's tag
+  and label words and its best member's words (line and utterances) must explain at least
+  ``utterance_coverage`` of the prompt's known weight (``coverage``: each prompt stem the store or
+  its utterances hold, at its idf; words the store never uses do not count), unless that best
+  member alone weighs ``utterance_strong``: a prompt that grazes a cluster's words but is about
+  something else (a how-to about the same tool) stays silent.
+- **Fewer lines.** Each routed cluster's best member is sent, best first, then the other members
+  with at least ``utterance_line_share`` of the best member's evidence, up to
+  ``utterance_line_limit`` lines in all; a routed cluster none of whose members has evidence
+  keeps its lines out. Without member evidence (a prompt that matched tags alone) the lines are
+  chosen as before.
+
+The constants are what benchmarks/utterance_cv.py chose by 5-fold cross-validation on the
+example store's suites with blind utterances (docs/providers.md has the figures).
 
 The decision also says, per member, which of the prompt's words matched its utterances
 (``utterance_hits``: {slug: [prompt words]}), for ``route --json`` and the session stage's line
@@ -58,57 +64,37 @@ def _prompt_stems(text):
 
 def utterance_matches(words, table, parts, settings):
     """{(position, member_index): {stem: weight}}: the prompt stems found in a member's
-    utterances that its own line and its cluster's tags do not already count, by how
-    ``utterance_mode`` reads them: ``bag`` every such stem of any of its utterances; ``best`` those
-    of its best-matching single utterance; ``pair`` the best utterance holding at least two."""
+    utterances that its own line and its cluster's tags do not already count, each at
+    ``utterance_weight`` x its utterance idf."""
     postings = table["utterance_postings"]
     factor = settings["utterance_weight"]
-    mode = settings.get("utterance_mode", "bag")
     tag_words = parts["tag_words"]
     line_words = parts["line_words"]
-    per_utterance = {}
+    out = {}
     for word in sorted(words):
         entry = postings.get(word)
         if not entry:
             continue
-        which = settings.get("utterance_idf", "bag")
-        if which == "merged":
-            weight = table["utterance_reweight_postings"].get(word)[0] * factor
-        else:
-            weight = entry[0 if which == "bag" else 1] * factor
-        flat = entry[2:]
-        for position, member_index, number in zip(flat[0::3], flat[1::3], flat[2::3]):
+        weight = entry[0] * factor
+        flat = entry[1:]
+        for position, member_index in zip(flat[0::2], flat[1::2]):
             if word in tag_words.get(position, ()) or word in line_words.get((position, member_index), ()):
                 continue
-            per_utterance.setdefault((position, member_index), {}).setdefault(number, {})[word] = weight
-    out = {}
-    for key, found in per_utterance.items():
-        if mode == "bag":
-            merged = {}
-            for hits in found.values():
-                merged.update(hits)
-            out[key] = merged
-            continue
-        best = max(found.values(), key=lambda hits: (sum(hits.values()), sorted(hits)))
-        if mode == "pair" and len(best) < 2:
-            continue
-        out[key] = best
+            out.setdefault((position, member_index), {})[word] = weight
     return out
 
 
-def merge_matches(parts, matches, settings):
+def merge_matches(parts, matches):
     """Add the utterance evidence to ``parts`` (in place): each member's line weight and words,
     each cluster's member-only weight (a word once per cluster, as member words count)."""
-    cap = settings["utterance_cap"]
     line_weight = parts["line_weight"]
     line_words = parts["line_words"]
     member_only = parts["member_only"]
     member_words = parts["member_words"]
     added = {}
     for (position, member_index), found in sorted(matches.items()):
-        total = sum(found.values())
         key = (position, member_index)
-        line_weight[key] = line_weight.get(key, 0.0) + (min(total, cap) if cap > 0 else total)
+        line_weight[key] = line_weight.get(key, 0.0) + sum(found.values())
         line_words.setdefault(key, []).extend(sorted(found))
         held = added.setdefault(position, set(member_words.get(position, ())))
         for word, weight in sorted(found.items()):
@@ -118,10 +104,11 @@ def merge_matches(parts, matches, settings):
     return parts
 
 
-def coverage(chosen, parts, found, words, table):
+def coverage(position, parts, found, words, table):
     """The share of the prompt's known weight (each prompt stem the store or its utterances hold,
-    at its idf) that the chosen clusters explain: their tag and label words and the words of each
-    one's best member (its line and its utterances)."""
+    at its idf) that the cluster at ``position`` explains: its tag and label words and the words
+    of its best member (its line and its utterances). The top cluster alone: a second cluster
+    that explains the rest (the rare word's) does not make a grazed top cluster a match."""
     utterance_postings = table["utterance_postings"]
 
     def weight(word):
@@ -134,13 +121,10 @@ def coverage(chosen, parts, found, words, table):
     total = sum(weight(word) for word in words | set(found))
     if total <= 0:
         return 0.0
-    explained = set()
-    line_weight = parts["line_weight"]
-    for position in chosen:
-        explained.update(parts["tag_words"].get(position, ()))
-        best = max(((w, key) for key, w in line_weight.items() if key[0] == position), default=None)
-        if best is not None:
-            explained.update(parts["line_words"].get(best[1], ()))
+    explained = set(parts["tag_words"].get(position, ()))
+    best = max(((w, key) for key, w in parts["line_weight"].items() if key[0] == position), default=None)
+    if best is not None:
+        explained.update(parts["line_words"].get(best[1], ()))
     return sum(weight(word) for word in explained) / total
 
 
@@ -160,10 +144,22 @@ def select_by_evidence(table, chosen, line_weight, settings):
     top = max((row[0] for row in candidates), default=0.0)
     if top <= 0:
         return _select_lines(table, chosen, line_weight, settings["line_cap"])
-    limit = settings["utterance_line_limit"] or settings["line_cap"]
+    limit = min(settings["utterance_line_limit"] or settings["line_cap"], settings["line_cap"])
     share = settings["utterance_line_share"]
-    kept = sorted((row for row in candidates if row[0] > 0 and row[0] >= share * top),
-                  key=lambda row: (-row[0], row[1], row[3]))[:min(limit, settings["line_cap"])]
+    ranked = sorted((row for row in candidates if row[0] > 0), key=lambda row: (-row[0], row[1], row[3]))
+    # Each chosen cluster's best member first (a second cluster is chosen for a fact of its own),
+    # then the others with enough evidence, best first, up to the limit.
+    kept = []
+    for rank in range(len(chosen)):
+        first = next((row for row in ranked if row[1] == rank), None)
+        if first is not None:
+            kept.append(first)
+    for row in ranked:
+        if len(kept) >= max(limit, len(chosen)):
+            break
+        if row not in kept and row[0] >= share * top:
+            kept.append(row)
+    kept.sort(key=lambda row: (-row[0], row[1], row[3]))
     return [(row[2], row[3], row[4], row[5]) for row in kept], len(candidates)
 
 
@@ -174,40 +170,30 @@ def route_with_utterances(prompt, table, settings):
     forms = _prompt_stems(text)
     words = set(forms)
     found = _lookup(words, table, settings)
-    if settings.get("utterance_idf", "bag") == "merged":
-        reweight = table["utterance_reweight_postings"]
-        found = {word: ((reweight.get(word) or (weight,))[0] * (weight / table["term_postings"].get(word)[0])
-                        if table["term_postings"].get(word) else weight, flat, via)
-                 for word, (weight, flat, via) in found.items()}
     parts = score_parts(found, settings)
     matches = utterance_matches(words, table, parts, settings)
-    merge_matches(parts, matches, settings)
+    merge_matches(parts, matches)
     rows = rank_parts(parts, settings)
     line_weight = parts["line_weight"]
     best = best_lines(line_weight)
-    member_floor = settings["utterance_member_floor"]
-    grazed = [row for row in rows if member_floor > 0 and _enriched(table, row[0])
-              and member_part(parts, row[0], best) < member_floor]
-    eligible = [row for row in rows if row not in grazed]
     floor = settings["weighted_floor"]
     clusters = table["clusters"]
-    rare = parts["rare"]
-    if rare is not None and any(row[0] == rare[2] for row in grazed):
-        rare = None
-    chosen = _choose(eligible, rare, floor, settings)
-    share = coverage(chosen, parts, found, words, table) if chosen else 0.0
-    strong = settings.get("utterance_strong", 0.0)
-    if chosen and share < settings.get("utterance_coverage", 0.0) and not (
-            strong > 0 and member_part(parts, chosen[0], best) >= strong):
-        grazed = grazed + [row for row in eligible if row[0] == chosen[0]]
-        chosen = []
+    chosen = _choose(rows, parts["rare"], floor, settings)
+    share = None
+    near_miss = False
+    if chosen and _enriched(table, chosen[0]):
+        share = coverage(chosen[0], parts, found, words, table)
+        strong = settings["utterance_strong"]
+        if share < settings["utterance_coverage"] and not (strong > 0 and member_part(parts, chosen[0], best) >= strong):
+            near_miss = True
+            chosen = []
     gate = None
     if chosen and settings["intent_gate"]:
         focus = max((len(w) for (p, _m), w in parts["line_words"].items() if p == chosen[0]), default=0)
         if focus < settings["intent_gate_focus"]:
             gate = general_request(text, found)
-    top = eligible[0][1] if eligible else 0
-    second = eligible[1][1] if len(eligible) > 1 else 0
+    top = rows[0][1] if rows else 0
+    second = rows[1][1] if len(rows) > 1 else 0
     per_cluster = {}
     for (position, member_index), found_words in matches.items():
         per_cluster.setdefault(position, set()).update(found_words)
@@ -223,6 +209,7 @@ def route_with_utterances(prompt, table, settings):
         "margin_over_floor": round(top - floor, 4),
         "lead_over_second": round(top - second, 4),
         "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
+        "coverage": None if share is None else round(share, 4),
     }
     if gate is not None:
         chosen = []
@@ -246,7 +233,7 @@ def route_with_utterances(prompt, table, settings):
         "size_capped_lines": size_capped,
         "additional_context": context,
         "utterance_hits": _hits_by_slug(table, rows, matches, forms),
-        "explanation": _explain(rows, grazed, chosen, gate, clusters, parts, best, floor, matches, forms),
+        "explanation": _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, matches),
     })
     return decision
 
@@ -264,7 +251,7 @@ def _hits_by_slug(table, rows, matches, forms):
     return out
 
 
-def _explain(rows, grazed, chosen, gate, clusters, parts, best, floor, matches, forms):
+def _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, matches):
     if not rows:
         return "no prompt word (or a one-edit variant of it) is in the store or its utterances"
     top = rows[0]
@@ -275,8 +262,9 @@ def _explain(rows, grazed, chosen, gate, clusters, parts, best, floor, matches, 
         head += f"; utterance words {', '.join(words)}"
     if gate is not None:
         return f"{head}; silenced by the intent gate: a general '{gate}' request with no ownership word"
+    if near_miss:
+        return (f"{head}; near miss: the chosen clusters' tags and best members explain {share:.0%} of the "
+                "prompt's known words, nothing sent")
     if not chosen:
-        if any(row[0] == top[0] for row in grazed):
-            return f"{head}: no member's own words or utterances meet the prompt (near miss), nothing sent"
         return f"{head}: under the floor"
     return head + f"; sent {', '.join(clusters[p][0] for p in chosen)}"

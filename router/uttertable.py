@@ -78,10 +78,10 @@ def add_utterance_postings(table, index, utterances, source=None, problem=None):
     ``utterances`` (``{slug: (text, ...)}``; slugs not in ``index`` are ignored). Nothing is added
     when no member of the index has an utterance and there is no ``problem`` to report.
 
-    ``utterance_postings``: stem -> (idf, position, member_index, utterance_number, ...), one
-    triple per utterance holding the stem; the idf is over all utterances (one document each)."""
-    docs = []
-    members = 0
+    ``utterance_postings``: stem -> (idf, position, member_index, ...) over the members whose
+    utterances hold the stem; the idf is over the members' utterance bags (one document each)."""
+    bags = []
+    rows = 0
     unenriched = []
     for position, cluster in enumerate(index.clusters):
         for member_index, member in enumerate(cluster.members):
@@ -90,48 +90,30 @@ def add_utterance_postings(table, index, utterances, source=None, problem=None):
                 if not unenriched or unenriched[-1] != position:
                     unenriched.append(position)
                 continue
-            members += 1
-            for number, text in enumerate(texts):
-                words = stems_of_text(text)
-                if words:
-                    docs.append((position, member_index, number, words))
-    if not docs and problem is None:
+            bag = set()
+            for text in texts:
+                bag |= stems_of_text(text)
+            rows += len(texts)
+            if bag:
+                bags.append((position, member_index, bag))
+    if not bags and problem is None:
         return table
     frequency = {}
-    bags = {}
-    for position, member_index, _number, words in docs:
-        bags.setdefault((position, member_index), set()).update(words)
-        for word in words:
+    for _position, _member_index, bag in bags:
+        for word in bag:
             frequency[word] = frequency.get(word, 0) + 1
-    bag_frequency = {}
-    for words in bags.values():
-        for word in words:
-            bag_frequency[word] = bag_frequency.get(word, 0) + 1
-    documents = len(docs)
+    documents = len(bags)
     ceiling = max(MIN_DF_FOR_DROP, MAX_DF_SHARE * documents)
     postings = {}
-    for position, member_index, number, words in docs:
-        for word in words:
+    for position, member_index, bag in bags:
+        for word in bag:
             if frequency[word] <= ceiling:
-                postings.setdefault(word, []).extend((position, member_index, number))
+                postings.setdefault(word, []).extend((position, member_index))
     from router.weightedtable import idf
 
-    # Merged: a member's document is its line plus its utterances (what learned terms do).
-    term_postings = table["term_postings"]
-    merged_docs = table["weighted_meta"]["documents"]
-    merged_df = {}
-    for word, entry in term_postings.items():
-        flat = entry[1:]
-        merged_df[word] = set(zip(flat[0::2], flat[1::2]))
-    for key, words in bags.items():
-        for word in words:
-            merged_df.setdefault(word, set()).add(key)
-    table["utterance_reweight_postings"] = {word: (round(idf(len(keys), merged_docs), 4),)
-                                            for word, keys in merged_df.items()}
-    table["utterance_postings"] = {word: (round(idf(bag_frequency[word], len(bags)), 4),
-                                          round(idf(len(flat) // 3, documents), 4)) + tuple(flat)
+    table["utterance_postings"] = {word: (round(idf(len(flat) // 2, documents), 4),) + tuple(flat)
                                    for word, flat in postings.items()}
-    table["utterance_meta"] = {"file": source, "members": members, "rows": documents, "problem": problem,
+    table["utterance_meta"] = {"file": source, "members": documents, "rows": rows, "problem": problem,
                                "unenriched": tuple(unenriched),
                                "dropped_common": sum(1 for count in frequency.values() if count > ceiling)}
     return table

@@ -475,3 +475,36 @@ def test_a_companion_file_joins_the_table_key_absent_or_present(tmp_path):
     learned.unlink()
     assert cache._stat_key(str(store), "table-companions", (str(learned),))[0] == absent
     assert cache._table_kind(()) != cache._table_kind((str(learned),))
+
+
+def test_the_utterances_file_beside_the_cluster_file_joins_every_table_key(tmp_path):
+    """The weighted table is built with the utterances beside the cluster file (when there are
+    any), so writing, editing or deleting that file rebuilds the table, with or without the
+    caller's own companions."""
+    from router.config import utterances_path
+    from router.provider import build_table
+
+    store = tmp_path / "c.md"
+    store.write_text(generate_store(clusters=3, members_per_cluster=2, vocabulary=60, seed=1), encoding="utf-8")
+    builds = []
+
+    def build(path):
+        builds.append(path)
+        return build_table(load_cluster_file(path))
+
+    first = load_routing_table(str(store), build)
+    assert "utterance_meta" not in first and len(builds) == 1
+    load_routing_table(str(store), build)
+    assert len(builds) == 1
+    slug = load_cluster_file(store).clusters[0].members[0].slug
+    head = "slug\tutterance\tmemory_hash\tengine\tmodel\twritten\n"
+    with open(utterances_path(str(store)), "w", encoding="utf-8") as handle:
+        handle.write(head + f"{slug}\tmy widget keeps wobbling\t-\thand\t-\t2026-12-01T21:00:00Z\n")
+    table = load_routing_table(str(store), build)
+    assert len(builds) == 2 and table["utterance_meta"]["members"] == 1
+    assert table["utterance_postings"].get("wobbl")
+    learned = str(tmp_path / "c.learned.tsv")
+    load_routing_table(str(store), build, companions=(learned,))
+    assert len(builds) == 3
+    os.unlink(utterances_path(str(store)))
+    assert "utterance_meta" not in load_routing_table(str(store), build) and len(builds) == 4

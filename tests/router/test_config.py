@@ -106,3 +106,30 @@ def test_citation_defaults_are_described():
     text = config_mod.describe_citation_defaults()
     for key, value in config_mod.CITATION_DEFAULTS.items():
         assert f"{key} = {value!r}" in text
+
+
+def test_utterance_keys_are_documented_and_in_the_help_text():
+    text = config_mod.describe_defaults()
+    assert "utterances = True:" in text and "utterances.tsv" in text
+    for key in ("utterance_weight", "utterance_coverage", "utterance_strong",
+                "utterance_line_share", "utterance_line_limit"):
+        assert f"  {key} = " in text
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("utterances = \"yes\"\n", "utterances must be true or false"),
+    ("utterance_coverage = 1.5\n", "utterance_coverage = 1.5 is out of range"),
+    ("utterance_line_share = -0.1\n", "utterance_line_share = -0.1 is out of range"),
+    ("utterance_line_limit = 1.5\n", "utterance_line_limit must be an integer"),
+    ("utterance_weight = -1\n", "utterance_weight = -1.0 is out of range"),
+])
+def test_bad_utterance_keys_are_refused(tmp_path, text, needle):
+    path = write(tmp_path / "memory-router.toml", text)
+    with pytest.raises(ConfigError) as err:
+        configfile.parse_config_file(str(path))
+    assert needle in str(err.value)
+
+
+def test_utterances_can_be_turned_off(tmp_path):
+    path = write(tmp_path / "memory-router.toml", "utterances = false\n")
+    assert config_mod.settings_of(configfile.parse_config_file(str(path)))["utterances"] is False

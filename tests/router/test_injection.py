@@ -115,3 +115,16 @@ def test_a_decision_cut_by_its_own_size_cap_keeps_the_reason_in_the_header():
     plan = injection.plan_injection(dict(decision, size_capped_lines=0), "setx variable not seen by the bash tool",
                                     settings)
     assert plan["text"].splitlines()[0] == "Routed memory cluster: c1 (6 more not shown)"
+
+
+def test_a_decisions_utterance_hits_count_as_words_of_their_line():
+    # A prompt in other words than every hook: without the provider's utterance hits all lines tie
+    # and the share cut keeps the first; with them the member the prompt was about is sent.
+    settings = dict(default_settings(), lines_per_injection=1, line_evidence_share=0.5)
+    prompt = "my antivirus makes installs crawl"
+    plain = injection.plan_injection(DECISION, prompt, settings)
+    assert [l["slug"] for l in plain["lines"]] == ["alpha_notes"]
+    reached = dict(DECISION, utterance_hits={"deploy_steps": ["antivirus", "crawl"]})
+    plan = injection.plan_injection(reached, prompt, settings)
+    assert [l["slug"] for l in plan["lines"]] == ["deploy_steps"]
+    assert "antivirus" not in plan["text"]
