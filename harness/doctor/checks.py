@@ -9,7 +9,9 @@ import os
 
 from harness import project as proj
 from harness.memorydir import read_memory_index
+from harness.doctor.plugins import PluginView, settings_hooks
 from harness.doctor.probes import check, probe_prompt, routing_probe, run_hook_command, session_probe
+from harness.doctor.selector import selector_check
 from harness.install import hookcommand
 from harness.install import settings as inst
 from harness.install.settingsfile import read_settings, scan_settings
@@ -35,13 +37,17 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     entries = [(item["label"], item["path"], e) for item in locations for e in item["router"]]
     hooks = [{"location": label, "settings": path, "where": e.where, "command": e.command, "timeout": e.timeout,
               "added_by_install": e.marked} for label, path, e in entries]
+    plugin_view = PluginView(project_dir)  # the Claude Code plugins that run our hooks (harness.doctor.plugins)
     if entries:
         checks.append(check("hook installed", "pass",
                              "; ".join(f"{h['location']}: {h['settings']} {h['where']}" for h in hooks), hooks=hooks))
+    elif plugin_view.hook_installed():
+        checks.append(plugin_view.hook_installed())
     else:
         checks.append(check("hook installed", "fail",
-                             "no memory-router hook in " + ", ".join(i["path"] for i in locations),
-                             fix="memory-router install --project DIR (or --user)", hooks=[]))
+                             "no memory-router hook in " + ", ".join(i["path"] for i in locations) + " or an enabled plugin",
+                             fix="memory-router install --project DIR (or --user), or claude plugin install "
+                                 "memory-router@memory-router (docs/plugin.md)", hooks=[]))
     distinct = sorted({e.command for _l, _p, e in entries})
     if len(distinct) > 1:
         checks.append(check("one hook", "fail", f"{len(distinct)} different router hook commands are wired; "
@@ -61,6 +67,9 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         checks.append(check("session reset hook", "warn", "no SessionStart hook runs memory-router session-start: "
                              "after /compact the router notices the compaction only from the transcript (and sends "
                              "a fact again only then)", fix="memory-router install again (it adds the hook)"))
+
+    if not distinct:  # the plugin's hooks get the trial runs instead
+        distinct, session_commands = plugin_view.commands("prompt hook"), plugin_view.commands("session reset")
 
     sentinels = [(item["label"], e) for item in locations for e in item["sentinel"]]
     if sentinels:
@@ -164,6 +173,8 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     from harness.doctor.gate import doctor_checks as gate_doctor_checks
 
     checks.extend(gate_doctor_checks(project_dir, run_commands))
+    checks.extend(plugin_view.checks(settings_hooks(locations), run_commands))
+    checks.append(selector_check(project_dir, bool(entries or plugin_view.enabled)))
     return checks
 
 
