@@ -80,10 +80,14 @@ def read_labels(path):
 
 
 def build(memory_dir=None, index=None, out=None, clusters=None, max_size=None, labels=None, previous=None,
-          keep_clusters=False, dry_run=False, config_path=None):
+          keep_clusters=False, dry_run=False, config_path=None, namer=None):
     """Build a cluster file from a memory directory (or a flat index), carrying ids over from
     ``previous`` (else the existing ``out`` file), and write both forms unless ``dry_run``.
-    Returns the summary ``clusters build`` prints (``--json`` prints it whole)."""
+    Returns the summary ``clusters build`` prints (``--json`` prints it whole).
+
+    ``namer(result, previous, labels, md_path, source) -> (index, report)`` renames the built
+    clusters before anything is rendered (``clusters build --engine``:
+    ``harness.clusters.build_engine.EngineStage``); its report is the summary's ``naming``."""
     from harness.clusters import builder
     from harness.archives import write_archive
     from harness.clusters.clustering import DEFAULT_MAX_SIZE
@@ -129,6 +133,9 @@ def build(memory_dir=None, index=None, out=None, clusters=None, max_size=None, l
         max_size=DEFAULT_MAX_SIZE if max_size is None else max_size,
         labels=labels, previous=previous, keep_clusters=keep_clusters)
     index = result.index
+    naming = None
+    if namer is not None:
+        index, naming = namer(result, previous, labels, md_path, source)
     md_text = render_markdown(index).encode("utf-8")
     tsv_text = render_tsv(index).encode("utf-8")
     changes = builder.compare_builds(previous, index)
@@ -168,6 +175,8 @@ def build(memory_dir=None, index=None, out=None, clusters=None, max_size=None, l
         "changes": changes,
         "warnings": warnings,
     }
+    if naming is not None:
+        summary["naming"] = naming
     return summary
 
 

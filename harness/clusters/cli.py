@@ -95,12 +95,32 @@ def cmd_clusters_build(args):
     from harness.clusters.build import build
     from harness.output import print_json
 
+    stage = None
+    if args.engine:  # the engine names the clusters, then enriches the built store (docs/enrich.md)
+        from harness.clusters.build_engine import EngineStage
+        from harness.clusters.enrich_cli import engine_from
+        from router.configfile import load_config
+
+        stage = EngineStage(engine_from(args, load_config(args.config)), args.per_memory, args.dry_run, args.json,
+                            args.yes, say=lambda text: print(text, flush=True))
     summary = build(args.memory_dir, args.index, args.out, args.clusters, args.max_size, args.labels, args.previous,
-                    args.keep_clusters, args.dry_run, args.config)
+                    args.keep_clusters, args.dry_run, args.config, namer=stage)
+    if stage is not None:
+        summary["enrich"] = stage.enrich(summary["out"]["md"])
     if args.json:
         print_json(summary)
     else:
         print_summary(summary)
+    if stage is not None:
+        failed = len(summary["naming"]["failed"]) + summary["enrich"]["failed"]
+        if not args.json:
+            enriched = summary["enrich"]
+            print(f"utterances: {enriched['rows']} rows in {enriched['utterances_file']}"
+                  + (" (dry run: not written)" if args.dry_run else ""))
+            if failed:
+                print(f"{failed} engine request(s) failed (the builder's names, or the previous utterances, are "
+                      "kept for those clusters)", file=sys.stderr)
+        return 1 if failed else 0
     return 0
 
 
@@ -134,6 +154,11 @@ def register_build(clusters_subparsers):
     options.dry_run(build, "print what would change; write nothing")
     build.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
     options.json_output(build)
+    from harness.clusters.enrich_cli import add_engine_options
+
+    add_engine_options(build, engine_help="ask this engine (claude, anthropic, command, or a plugin's) to name each "
+                                          "cluster (id, label, tags), then enrich the built store in the same run "
+                                          "(docs/enrich.md); default: no engine, zero-AI")
     build.set_defaults(handler=cmd_clusters_build)
 
 

@@ -107,8 +107,9 @@ def progress_bar(disabled):
     return Progress(*columns, console=console(stderr=True), transient=True, disable=disabled)
 
 
-def run_with_progress(run, total, quiet, label="enrich"):
-    """Run ``run(on_event)`` under a progress bar (one step per cluster); print each cluster's line."""
+def run_with_progress(run, total, quiet, label="enrich", lines=True):
+    """Run ``run(on_event)`` under a progress bar (one step per cluster); print each cluster's line
+    (unless ``lines`` is false: the caller prints its own)."""
     from harness.clusters.enrich import summary_line
 
     with progress_bar(quiet or not total) as progress:
@@ -118,11 +119,12 @@ def run_with_progress(run, total, quiet, label="enrich"):
             if event.kind == "start":
                 progress.update(task, description=f"{label} {event.cluster_id}")
             elif event.kind == "retry" and not quiet:
-                progress.console.print(f"{event.cluster_id}: {event.detail}", markup=False, highlight=False)
+                progress.console.print(f"{event.cluster_id}: {event.detail}", markup=False, highlight=False,
+                                       soft_wrap=True)
             elif event.kind == "done":
                 progress.advance(task)
-                if not quiet:
-                    progress.console.print(summary_line(event.detail), markup=False, highlight=False,
+                if not quiet and lines:
+                    progress.console.print(summary_line(event.detail), markup=False, highlight=False, soft_wrap=True,
                                            style="red" if event.detail.error else None)
         return run(on_event)
 
