@@ -9,7 +9,7 @@ import sys
 
 from harness import options
 from harness.install import gate as gate_install
-from harness.install import hookcommand, mcpjson
+from harness.install import hookcommand, mcpjson, plugins
 from harness.install import settings as inst
 from harness.install.settingsfile import (
     ROUTER_ROLE,
@@ -53,6 +53,7 @@ def cmd_install(args):
         return cmd_install_mcp(args)
     settings_path, _level = target_settings(args.user, args.project)
     _require_files(args)
+    plugins.refuse_beside_plugin(project_dir(args.project), settings_path)  # each hook wired once
     carried, timeout, notes = carry_over(settings_path, args.clusters, args.config)
     command = hookcommand.router_hook_command(hookcommand.router_executable(), as_written=carried["as_written"],
                                               clusters=carried["clusters"], config=carried["config"])
@@ -112,6 +113,9 @@ def cmd_uninstall(args):
         for entry in manual:
             print(f"note: {entry.where} runs the router but was not added by memory-router install; left as is: "
                   f"{entry.command}")
+    note = plugins.still_enabled_note(project_dir(args.project))
+    if note:
+        print(note)
     return 0
 
 
@@ -135,6 +139,9 @@ def cmd_install_mcp(args):
     entry = mcpjson.server_entry(hookcommand.router_executable(), clusters=args.clusters, config=args.config)
     path = mcpjson.mcp_json_path(directory)
     action, detail, backup = mcpjson.install(directory, entry, dry_run=args.dry_run)
+    note = plugins.mcp_note(directory)
+    if note:
+        print(note, file=sys.stderr)
     if action == "dry-run":
         print(f"(dry run: {path} not changed)", file=sys.stderr)
         return 0

@@ -259,3 +259,13 @@ def still_enabled_note(project_dir, environ=None):
         return None
     return (f"note: the {found[0].where()} still runs the memory-router hooks "
             f"(claude plugin uninstall {found[0].plugin_id} removes them)")
+
+
+def mcp_note(project_dir, environ=None):
+    """A line saying an enabled plugin already starts a memory-router MCP server, or ``None``:
+    two servers are two sets of tools (not a double injection), so it is said, not refused."""
+    found = [p for p in router_plugins(project_dir, environ) if p.enabled and p.mcp_server]
+    if not found:
+        return None
+    return (f"note: the {found[0].where()} already starts a memory-router MCP server (tools "
+            f"mcp__plugin_{found[0].plugin_id.partition('@')[0]}_memory-router__*); this adds a second one")

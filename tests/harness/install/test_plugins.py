@@ -136,3 +136,24 @@ def test_claude_config_dir_moves_the_records(isolated_env, project, monkeypatch,
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
     assert plugins.router_plugins(str(project)) == []
     assert pathlib.Path(plugins.plugins_dir()) == tmp_path / "elsewhere" / "plugins"
+
+
+def test_mcp_note_names_the_plugins_server(isolated_env, project):
+    assert plugins.mcp_note(str(project)) is None
+    write_records(isolated_env, project)
+    assert "mcp__plugin_memory-router_memory-router__*" in plugins.mcp_note(str(project))
+
+
+def test_install_cli_refuses_and_writes_nothing(isolated_env, project, run_cli):
+    write_records(isolated_env, project)
+    done = run_cli("install", "--project", project)
+    assert done.returncode == 1
+    assert b"already runs the memory-router prompt hook" in done.stderr
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_uninstall_cli_says_the_plugin_still_runs_the_hooks(isolated_env, project, run_cli):
+    assert run_cli("install", "--project", project).returncode == 0
+    write_records(isolated_env, project)
+    done = run_cli("uninstall", "--project", project)
+    assert done.returncode == 0 and f"claude plugin uninstall {PLUGIN_ID}".encode() in done.stdout
