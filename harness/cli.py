@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "harness.gate",           # gate check (the gate hook itself is dispatched in main)
     "harness.lab.cli",        # lab run/report/serve/client
     "harness.learn",          # learn (learned terms from session transcripts)
+    "harness.plugin",         # plugin bootstrap (the Claude Code plugin's own environment)
 )
 
 EXIT_CODES = """exit codes:
