@@ -75,6 +75,8 @@ def _warn(message):
 
 
 def cmd_lab_run(args):
+    if args.compare:
+        return cmd_compare_native(args)
     from harness.lab import client as lab_client
     from harness.lab.runner import run_session
     from harness.lab.script import Script
@@ -109,6 +111,45 @@ def cmd_lab_run(args):
                 failed = [o.index + 1 for o in result.outcomes if o.exit_code != 0]
                 _warn(f"{mode}: the client failed on prompt(s) {failed}; see {result.run_dir}/run.json")
     return _report(run_dir, args.json, args.plot, args.no_calls)
+
+
+def cmd_compare_native(args):
+    """``lab run RUN_DIR --compare native``: flat, the built-in selector (an oracle stand-in) and
+    slim + router on one store and the same labelled prompts (``harness.lab.native``)."""
+    from harness.lab import client as lab_client
+    from harness.lab import native
+    from harness.output import print_json
+
+    if args.prompt or args.prompts:
+        raise InputError("--compare native needs prompts labelled with their fact", fix="pass --suite FILE "
+                         "(cases with one injects slug) or leave it out for the bundled example suite")
+    pairs = native.labelled_prompts(args.suite or bundled_suite(), args.limit)
+    if not pairs:
+        raise InputError("the suite has no case naming exactly one fact (injects: [slug])", path=args.suite,
+                         fix="pass a suite whose cases name their fact")
+    claude, _how = lab_client.find_claude(args.claude)
+    warning = lab_client.version_warning(lab_client.client_version(claude))
+    if warning:
+        _warn(warning)
+    run_dir = os.path.abspath(args.run_dir)
+    if os.path.exists(run_dir) and os.listdir(run_dir):
+        raise InputError("the run directory is not empty", path=run_dir,
+                         fix="pass a new directory; a run never overwrites another")
+    os.makedirs(run_dir, exist_ok=True)
+    progress = None if args.json else (lambda name, i, total, _p: print(f"{name:>6}: prompt {i + 1}/{total}",
+                                                                        file=sys.stderr, flush=True))
+    results = native.run_compare(run_dir, pairs, claude, clusters=args.clusters, timeout=args.timeout,
+                                 on_prompt=progress)
+    failed = {name: r["failed_prompts"] for name, r in results.items() if not r["ok"]}
+    for name, prompts in failed.items():
+        _warn(f"{name}: the client failed on prompt(s) {[i + 1 for i in prompts]}; see {run_dir}/{name}/run.json")
+    if args.json:
+        print_json({"run_dir": run_dir, "prompts": len(pairs),
+                    "results": {name: r["summary"] for name, r in results.items()}})
+    else:
+        print(native.table(results))
+        print(f"\n{len(pairs)} prompts; request logs and compare.json in {run_dir}")
+    return 1 if failed else 0
 
 
 def _report(run_dir, as_json, plot, no_calls):
@@ -222,6 +263,11 @@ def register(subparsers):
                           "process kept, as in an interactive session; no slash commands) (default: resume)")
     run.add_argument("--timeout", metavar="SECONDS", type=float, default=180,
                      help="per prompt (default: 180)")
+    run.add_argument("--compare", choices=("native",),
+                     help="native: three sessions on one store (flat MEMORY.md; Claude Code's own memory selector "
+                          "on, CLAUDE_MEMORY_STORES, with the stand-in answering its side requests as an oracle; "
+                          "slim + memory-router) over the suite's cases that name one fact, and a table of memory "
+                          "bytes, side-request bytes, model calls per prompt and fact delivery (docs/lab.md)")
     client_option(run)
     report_options(run)
     run.set_defaults(handler=cmd_lab_run)

@@ -162,3 +162,15 @@ def test_real_client_head_to_head(tmp_path, claude_client):
     assert selector["fact_first"] == 0 and selector["fact_after_tool_result"] == 3
     assert flat["fact_first"] == 3 and router["fact_first"] == 3
     assert router["memory_bytes_session"] < flat["memory_bytes_session"]
+
+
+def test_compare_native_refuses_unlabelled_prompts(run_cli, tmp_path):
+    done = run_cli("lab", "run", tmp_path / "run", "--compare", "native", "--prompt", "hello")
+    assert done.returncode == 2 and b"labelled with their fact" in done.stderr
+
+
+def test_compare_native_refuses_a_suite_without_single_fact_cases(run_cli, tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump({"cases": [{"id": "a", "prompt": "one", "silent": True}]}), encoding="utf-8")
+    done = run_cli("lab", "run", tmp_path / "run", "--compare", "native", "--suite", suite)
+    assert done.returncode == 2 and b"no case naming exactly one fact" in done.stderr
