@@ -3,7 +3,6 @@ into a temp dir, so no test can read or touch the user's own files."""
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -12,6 +11,8 @@ import pytest
 # Fixtures shared by several test modules (a canary store and suite writer; sessions in the
 # 2.1.293 transcript shape; a project with a .claude/ folder), loaded as plugins so all see them.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from support.executables import memory_router_exe  # noqa: E402,F401 - `from conftest import` it
+
 pytest_plugins = ["support.canary_store", "support.transcript_sessions", "support.settings_project",
                   "support.mcp_session"]
 
@@ -51,14 +52,6 @@ def transcript_fixtures():
     if not TRANSCRIPT_FIXTURES.is_dir():
         pytest.fail(f"real Claude Code fixtures missing at {TRANSCRIPT_FIXTURES}: run tests/fixtures/regenerate.py")
     return TRANSCRIPT_FIXTURES
-
-
-def memory_router_exe():
-    """The installed console script, as Claude Code runs it."""
-    exe = shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
-    if exe is None:
-        pytest.fail("the memory-router console script is not installed in this environment")
-    return exe
 
 
 @pytest.fixture

@@ -211,3 +211,28 @@ def test_front_matter_alias_bomb_is_read_as_plain_lines_not_expanded():
     text = "---\n" + "\n".join(anchors) + "\nname: *i\ndescription: short\n---\nbody\n"
     memory = memorydir.memory_from_text("/m/bomb_note.md", text)
     assert memory.slug == "bomb_note" and memory.description == "short" and len(memory.name) < 100
+
+
+def test_index_path_and_read_memory_index(tmp_path):
+    from harness.memorydir import index_path, read_memory_index
+
+    assert index_path(str(tmp_path)) == str(tmp_path / "MEMORY.md")
+    assert read_memory_index(str(tmp_path)) == (str(tmp_path / "MEMORY.md"), None)
+    (tmp_path / "MEMORY.md").write_bytes(b"- a \xe2\x80\x94 hook \xff\n")
+    assert read_memory_index(str(tmp_path))[1] == "- a \u2014 hook \ufffd\n"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: None, "memory directory does not exist"),
+    (lambda p: p.write_text("x"), "is a file, not a memory directory"),
+])
+def test_require_memory_dir_refuses_what_is_not_a_directory(tmp_path, make, message):
+    from harness.memorydir import require_memory_dir
+
+    target = tmp_path / "memory"
+    make(target)
+    with pytest.raises(InputError, match=message):
+        require_memory_dir(str(target))
+    target.unlink(missing_ok=True)
+    target.mkdir()
+    assert require_memory_dir(str(target)) == str(target)

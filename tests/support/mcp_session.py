@@ -3,17 +3,10 @@
 install and doctor tests."""
 
 import os
-import shutil
-import sys
 
 import pytest
 
-
-def _exe():
-    exe = shutil.which("memory-router", path=os.path.dirname(sys.executable)) or shutil.which("memory-router")
-    if exe is None:
-        pytest.fail("the memory-router console script is not installed in this environment")
-    return exe
+from support.executables import memory_router_exe
 
 
 def session_env(project, home, **extra):
@@ -35,7 +28,7 @@ def run_session(args, project, home, calls=(), read=(), env=None, command=None):
     from mcp.client.stdio import stdio_client
 
     errlog_path = os.path.join(str(project), "server-stderr.log")
-    params = StdioServerParameters(command=command or _exe(), args=[str(a) for a in args], cwd=str(project),
+    params = StdioServerParameters(command=command or memory_router_exe(), args=[str(a) for a in args], cwd=str(project),
                                    env=env or session_env(project, home))
     out = {"calls": {}, "reads": {}}
 

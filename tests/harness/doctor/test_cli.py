@@ -7,7 +7,6 @@ import shutil
 import pytest
 
 from harness.install import hookcommand
-from harness.install import settingsfile
 from support.settings_project import cli, doctor, write_settings
 
 

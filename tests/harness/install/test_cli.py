@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.doctor import checks as doctor_checks
 from harness.install import hookcommand
 from harness.install import settings as inst
 from harness.install import settingsfile
@@ -17,20 +16,9 @@ from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from harness.cli import main
 from harness.doctor import probes
 from support.settings_project import backups, cli, settings_file
+from support.settings_data import FOREIGN_SETTINGS
 
-FOREIGN = (
-    b'{\n'
-    b'    "permissions": {"allow": ["Bash(ls:*)", "Read(~/notes/**)"]},\n'
-    b'    "hooks": {\n'
-    b'        "PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "check.sh"}]}],\n'
-    b'        "UserPromptSubmit": [\n'
-    b'            {"hooks": [{"type": "command", "command": "\\"$CLAUDE_PROJECT_DIR\\"/.claude/hooks/ctx.sh",'
-    b' "timeout": 10}]}\n'
-    b'        ]\n'
-    b'    },\n'
-    b'    "model": "opus"\n'
-    b'}\n'
-)
+FOREIGN = FOREIGN_SETTINGS
 
 
 ORIGINALS = {

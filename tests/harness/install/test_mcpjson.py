@@ -3,10 +3,11 @@
 import json
 import os
 import shutil
+import sys
 
 import pytest
 
-from harness.install import settings as inst
+from harness.install import hookcommand
 from harness.install import mcpjson as mcp_install
 from support.settings_project import cli, mcp_file
 from router.config import bundled_cluster_file
@@ -202,6 +203,11 @@ def test_bad_options_exit_2(capsys, args, message):
     ({"command": "/v/bin/memory-router", "args": ["mcp"]}, True),
     ({"command": "C:\\v\\Scripts\\memory-router.exe", "args": ["mcp", "--clusters", "c.md"]}, True),
     ({"command": "/usr/bin/python3", "args": ["-P", "-m", "router", "mcp"]}, True),
+    # the bare-interpreter form install --mcp writes when no console script is found
+    ({"command": "/v/bin/python", "args": ["-P", "-m", "harness", "mcp"]}, True),
+    ({"command": "/v/bin/python3.11", "args": ["-I", "-m", "harness", "mcp", "--clusters", "c.md"]}, True),
+    ({"command": "/v/bin/python", "args": ["-P", "-m", "harness", "hook"]}, False),
+    ({"command": "/v/bin/python", "args": ["-P", "-m", "harness.sentinel", "mcp"]}, False),
     ({"command": "/v/bin/memory-router", "args": ["hook"]}, False),
     ({"command": "/v/bin/memory-router"}, False),
     ({"command": "npx", "args": ["memory-router", "mcp"]}, False),
@@ -219,3 +225,39 @@ def test_install_record_is_kept_beside_the_settings_installers(capsys, project):
     assert record["role"] == "mcp" and record["settings"] == str(mcp_file(project))
     assert record["original_existed"] is False
     assert proj.state_dir_for(proj.project_settings_path(project)) == str(project / ".claude" / "memory-router")
+
+
+def test_the_bare_interpreter_form_installs_reinstalls_uninstalls_and_is_seen_by_doctor(capsys, project, monkeypatch):
+    """No console script found: install --mcp writes ``python -P -m harness mcp``. Its own entry
+    must then be recognised: a second install changes nothing (it once refused, "an entry
+    memory-router did not write"), a changed install updates it, uninstall gives back the exact
+    original bytes, and doctor finds and starts the server."""
+    from harness.doctor import mcp as mcp_doctor
+
+    monkeypatch.setattr(hookcommand, "router_executable", lambda: [sys.executable, "-P", "-m", "harness"])
+    mcp_file(project).write_bytes(FOREIGN)
+    (project / "brain").mkdir()
+    shutil.copy(bundled_cluster_file(), project / "brain" / "memory-layer1-clusters.md")
+
+    assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0
+    entry = servers(mcp_file(project).read_bytes())["memory-router"]
+    assert entry["command"] == sys.executable and entry["args"] == ["-P", "-m", "harness", "mcp"]
+    code, out, _ = cli(capsys, "install", "--mcp", "--project", project)
+    assert code == 0 and "nothing changed" in out
+    clusters = project / "brain" / "memory-layer1-clusters.md"
+    code, out, _ = cli(capsys, "install", "--mcp", "--project", project, "--clusters", clusters)
+    assert code == 0 and "updated the memory-router MCP server" in out
+
+    (check,) = mcp_doctor.doctor_checks(str(project))
+    assert check["status"] == "pass", check
+    assert check["tools"] == list(mcp_install_tool_names())
+
+    code, out, _ = cli(capsys, "uninstall", "--mcp", "--project", project)
+    assert code == 0 and "restored, byte for byte" in out
+    assert mcp_file(project).read_bytes() == FOREIGN
+
+
+def mcp_install_tool_names():
+    from harness.mcp.store import TOOL_NAMES
+
+    return TOOL_NAMES

@@ -1,12 +1,14 @@
 """harness.lab.server: the loopback stand-in speaks the streaming protocol and logs verbatim."""
 
 import json
+import os
+import signal
 import urllib.request
 
 import pytest
 
 from harness.lab.script import COMPACTING_INPUT_TOKENS, Script
-from harness.lab.server import LOOPBACK, LabServer, sse_chunks, sse_events
+from harness.lab.server import LOOPBACK, LabServer, serve_until_signalled, sse_chunks, sse_events
 
 
 def post(server, body, path="/v1/messages?beta=true"):
@@ -159,3 +161,29 @@ def test_pause_waits_between_blocks_and_still_sends_every_byte(tmp_path):
     names = [name for name, _ in parse_sse(paused)]
     assert names.count("content_block_stop") == 2 and names[-1] == "message_stop"
     assert slow >= 0.4 > fast             # one pause, between the two blocks
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_sent_the_moment_the_server_is_announced_stops_it_cleanly(tmp_path, signum):
+    """The race behind the flaky ``lab serve`` test: the signal arrives right after the
+    announcement, before the command reaches its wait. It must stop the server the same clean
+    way (return, log closed, port released, the old handler back), never escape as an interrupt."""
+    previous = signal.getsignal(signum)
+    seen = {}
+
+    def announce(server):
+        seen["url"] = server.url
+        os.kill(os.getpid(), signum)
+        # Work the announcement still does after the signal landed (printing, flushing).
+        with urllib.request.urlopen(server.url + "/v1/messages", data=json.dumps(
+                {"model": "m", "stream": False, "messages": [{"role": "user", "content": "hi"}]}).encode(),
+                timeout=10) as response:
+            seen["reply"] = json.loads(response.read())["content"][0]["text"]
+
+    log = tmp_path / "requests.jsonl"
+    serve_until_signalled(LabServer(Script.default(), str(log)), announce)
+    assert seen["reply"] == "Reply 1."
+    assert signal.getsignal(signum) is previous
+    assert json.loads(log.read_text().splitlines()[0])["seq"] == 1
+    with pytest.raises(OSError):
+        urllib.request.urlopen(seen["url"] + "/v1/messages", data=b"{}", timeout=2)

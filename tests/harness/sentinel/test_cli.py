@@ -5,26 +5,14 @@ import subprocess
 
 import pytest
 
-from harness.doctor import checks as doctor_checks
 from harness.install import hookcommand
 from harness.install import settings as inst
 from harness.doctor import probes
 from support.fixture_transcripts import real_injection_line
 from support.settings_project import cli, doctor, settings_file
+from support.settings_data import FOREIGN_SETTINGS
 
-FOREIGN = (
-    b'{\n'
-    b'    "permissions": {"allow": ["Bash(ls:*)", "Read(~/notes/**)"]},\n'
-    b'    "hooks": {\n'
-    b'        "PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "check.sh"}]}],\n'
-    b'        "UserPromptSubmit": [\n'
-    b'            {"hooks": [{"type": "command", "command": "\\"$CLAUDE_PROJECT_DIR\\"/.claude/hooks/ctx.sh",'
-    b' "timeout": 10}]}\n'
-    b'        ]\n'
-    b'    },\n'
-    b'    "model": "opus"\n'
-    b'}\n'
-)
+FOREIGN = FOREIGN_SETTINGS
 
 
 

@@ -17,7 +17,7 @@ from harness.cli import main
 from router.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
-from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
+from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for, fail_final_rename
 
 
 def sha(path):
@@ -150,20 +150,7 @@ def test_dry_run_json_carries_the_diff(store, capsys):
 
 
 def test_failed_final_rename_leaves_live_file_whole_and_archive_present(store, monkeypatch, capsys):
-    real_replace = os.replace
-
-    def failing_replace(src, dst, *args, **kwargs):
-        if os.path.abspath(dst) == str(store.live):
-            raise OSError(28, "No space left on device")
-        return real_replace(src, dst, *args, **kwargs)
-
-    def failing_exchange(first, second):
-        if os.path.abspath(second) == str(store.live):
-            raise OSError(5, "Input/output error")
-        return False
-
-    monkeypatch.setattr(fileops.os, "replace", failing_replace)
-    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
+    fail_final_rename(monkeypatch, store.live, OSError(28, "No space left on device"))
     assert store.render() == 1
     err = capsys.readouterr().err
     assert "could not replace" in err and "unchanged" in err and "Traceback" not in err
@@ -401,20 +388,7 @@ def test_rollback_refuses_when_live_changes_after_archiving(store, monkeypatch, 
 def test_rollback_failed_rename_leaves_live_file_and_both_archives(store, monkeypatch, capsys):
     assert store.render() == 0
     slim_sha = sha(store.live)
-    real_replace = os.replace
-
-    def failing_replace(src, dst, *args, **kwargs):
-        if os.path.abspath(dst) == str(store.live):
-            raise OSError(5, "Input/output error")
-        return real_replace(src, dst, *args, **kwargs)
-
-    def failing_exchange(first, second):
-        if os.path.abspath(second) == str(store.live):
-            raise OSError(5, "Input/output error")
-        return False
-
-    monkeypatch.setattr(fileops.os, "replace", failing_replace)
-    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
+    fail_final_rename(monkeypatch, store.live)
     assert store.rollback() == 1
     assert sha(store.live) == slim_sha
     [pre] = store.archives("MEMORY.pre-rollback-")

@@ -8,7 +8,6 @@ import types
 
 import pytest
 
-import harness.tokens.cli as tokens_cli
 from harness.slim import index as slim
 from harness.tokens import sessionmodel
 from harness.tokens import counts as tk
