@@ -17,11 +17,12 @@ refused key) and ``EngineUnavailable`` (exit 2) before any request when it canno
 
 import json
 import os
+import selectors
 import shlex
 import shutil
 import subprocess
 import tempfile
-import threading
+import time
 
 from harness.clusters.enrich_protocol import (
     MAX_ANSWER_BYTES,
@@ -66,55 +67,73 @@ def one_line(text, limit=200):
 def run_program(argv, data, timeout, env=None, cwd=None, limit=MAX_ANSWER_BYTES):
     """Run ``argv`` with ``data`` on stdin; ``(exit code, stdout bytes, stderr tail)``. Stdout
     past ``limit`` bytes, or a run past ``timeout`` seconds, kills the program's whole process
-    group and raises ``EngineError``; a program that cannot start raises a fatal one."""
+    group and raises ``EngineError``; a program that cannot start raises a fatal one.
+
+    One thread and one ``select`` loop (as ``subprocess.communicate`` does), so the answer is read
+    the moment it is written: no polling, no helper threads to start per request."""
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=env, cwd=cwd, start_new_session=True)
     except OSError as err:
         raise EngineError(f"cannot run {argv[0]}: {err.strerror or err}", fatal=True) from None
-    out, err_tail, overflow = bytearray(), bytearray(), threading.Event()
-
-    def feed():
-        try:
-            process.stdin.write(data)
-        except OSError:
-            pass  # the program did not read it all; its exit code and answer tell the rest
-        finally:
-            try:
-                process.stdin.close()
-            except OSError:
-                pass
-
-    def read_out():
-        while chunk := process.stdout.read(65536):
-            out.extend(chunk)
-            if len(out) > limit:
-                overflow.set()
-                _kill(process)
-                return
-
-    def read_err():
-        while chunk := process.stderr.read(65536):
-            err_tail.extend(chunk)
-            del err_tail[:-STDERR_TAIL]
-
-    threads = [threading.Thread(target=f, daemon=True) for f in (feed, read_out, read_err)]
-    for thread in threads:
-        thread.start()
+    name = os.path.basename(argv[0])
+    out, err_tail = bytearray(), bytearray()
+    deadline = time.monotonic() + timeout
+    pending = memoryview(data)
+    selector = selectors.DefaultSelector()
     try:
-        code = process.wait(timeout=timeout)
+        os.set_blocking(process.stdin.fileno(), False)
+        selector.register(process.stdin, selectors.EVENT_WRITE) if pending else process.stdin.close()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(process.stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(argv, timeout)
+            # at most 0.2 s a wait: a program that exited while a child of its own holds its
+            # output open has answered all it will
+            events = selector.select(min(remaining, 0.2))
+            if not events and process.poll() is not None:
+                break
+            for key, _mask in events:
+                if key.fileobj is process.stdin:
+                    try:
+                        pending = pending[os.write(key.fd, pending[:65536]):]
+                    except BlockingIOError:
+                        continue
+                    except OSError:           # the program stopped reading: its answer tells the rest
+                        pending = pending[:0]
+                    if not pending:
+                        selector.unregister(process.stdin)
+                        process.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.fileobj is process.stdout:
+                    out += chunk
+                    if len(out) > limit:
+                        _kill(process)
+                        raise EngineError(f"{name} printed more than {limit:,} bytes (killed): not an answer")
+                else:
+                    err_tail += chunk
+                    del err_tail[:-STDERR_TAIL]
+        code = process.wait(timeout=max(0.01, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill(process)
         process.wait()
-        raise EngineError(f"{os.path.basename(argv[0])} gave no answer within {timeout:g} s (killed)") from None
+        raise EngineError(f"{name} gave no answer within {timeout:g} s (killed)") from None
     except BaseException:
         _kill(process)
         process.wait()
         raise
-    for thread in threads:
-        thread.join(timeout=5)
-    if overflow.is_set():
-        raise EngineError(f"{os.path.basename(argv[0])} printed more than {limit:,} bytes (killed): not an answer")
+    finally:
+        selector.close()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
     return code, bytes(out), bytes(err_tail).decode("utf-8", "replace")
 
 

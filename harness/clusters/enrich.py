@@ -8,8 +8,8 @@ Nothing here prints or reads argv: the face (``harness.clusters.enrich_cli``) pa
 gets events (``on_event``) and an ``EnrichResult`` back.
 """
 
-import difflib
 import os
+import re
 import time
 from collections import namedtuple
 
@@ -129,27 +129,45 @@ class UtterancesWriter:
 
     def diff(self):
         """The unified diff from the file as the run found it to what it holds (or would) now."""
-        before = self.original.decode("utf-8", "replace").splitlines(keepends=True)
-        after = self.text.splitlines(keepends=True)
-        old_name = self.path if self.existed else "/dev/null"
-        return "".join(difflib.unified_diff(before, after, old_name, self.path))
+        from harness.output import unified_diff
+
+        return unified_diff(self.original if self.existed else None, self.text, self.path, self.path)
 
 
 EnrichResult = namedtuple("EnrichResult", "outcomes rows written archived")
 
 
+# A topic file's front matter, as harness.memorydir reads it; only the body after it is sent, so
+# it is cut off unparsed (YAML parsing of 130 files was a third of a first run's bookkeeping).
+_FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+
+
 def read_bodies(directory):
-    """``{slug: body}`` of the topic files in a memory directory (``{}`` without one)."""
+    """``{slug: body}`` of the topic files in a memory directory (``{}`` without one): every
+    ``*.md`` but MEMORY.md and its archives, slug from the file name as ``harness.memorydir``
+    makes it, body the text after the front matter."""
     if not directory:
         return {}
-    from harness.memorydir import read_memory_files
-    from router.errors import InputError
+    from router.errors import InputError, read_utf8
+    from router.memorystore import is_index_file, normalise_slug
 
     if not os.path.isdir(directory):
         raise InputError("memory directory does not exist" if not os.path.exists(directory)
                          else "is a file, not a memory directory", path=directory,
                          fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
-    return {found.slug: found.body for found in read_memory_files(directory)}
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as err:
+        raise InputError(f"cannot list memory directory: {err.strerror or err}", path=directory) from None
+    bodies = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        if not name.endswith(".md") or is_index_file(name) or os.path.isdir(path):
+            continue
+        text = read_utf8(path, "memory file", "pass your Claude Code memory directory")
+        match = _FRONT_MATTER_RE.match(text)
+        bodies.setdefault(normalise_slug(name[:-3]), text[match.end():] if match else text)
+    return bodies
 
 
 def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=None):

@@ -326,3 +326,23 @@ def test_the_estimate_counts_requests_and_tokens(store):
     assert text // 4 + 3 * engine.overhead_tokens <= figure.input_tokens <= text // 4 + 3 * engine.overhead_tokens + 400
     assert figure.output_tokens == sum(-(-(len(r["memories"]) * (40 + 10 * 70) + 40) // 4) for r in requests)
     assert enrich.estimate(requests, engines.create_engine("command", command="x")).input_tokens < figure.input_tokens
+
+
+def test_read_bodies_agrees_with_the_memory_directory_reader(store, tmp_path):
+    from harness.memorydir import read_memory_files
+
+    memory = store[1]
+    (memory / "no-front-matter.md").write_text("just a body\n")
+    (memory / "MEMORY.archive-2026-12-01T00-00-00-000Z.md").write_text("- an archive\n")
+    (memory / "folder.md").mkdir()
+    (memory / "notes.txt").write_text("not a memory")
+    expected = {found.slug: found.body for found in read_memory_files(memory)}
+    assert enrich.read_bodies(memory) == expected
+    assert enrich.read_bodies(memory)["no_front_matter"] == "just a body\n"
+    heldout = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "heldout" / "memory"
+    assert enrich.read_bodies(heldout) == {found.slug: found.body for found in read_memory_files(heldout)}
+    assert enrich.read_bodies(None) == {}
+    from router.errors import InputError
+
+    with pytest.raises(InputError, match="memory directory does not exist"):
+        enrich.read_bodies(tmp_path / "nowhere")
