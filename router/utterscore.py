@@ -32,10 +32,8 @@ cluster file's own.
 """
 
 from router.score import prompt_for_scoring, render_context
-from router.stem import stem
 from router.tokens import tokenize
 from router.weighted import (
-    _STOP_STEMS,
     _choose,
     _learned_hits,
     _line,
@@ -46,20 +44,11 @@ from router.weighted import (
     member_part,
     rank_parts,
     score_parts,
+    stem_forms,
 )
 
 # Members named in a decision's utterance_hits at most (the explanation of a big cluster).
 MAX_EXPLAINED = 12
-
-
-def _prompt_stems(text):
-    """{stem: sorted prompt tokens giving it}: the weighted provider's words, with their forms."""
-    forms = {}
-    for token in tokenize(text):
-        key = token if "_" in token else stem(token)
-        if key not in _STOP_STEMS:
-            forms.setdefault(key, []).append(token)
-    return {key: sorted(tokens) for key, tokens in forms.items()}
 
 
 def utterance_matches(words, table, parts, settings):
@@ -167,7 +156,7 @@ def route_with_utterances(prompt, table, settings):
     """Route one prompt on a table with utterances; the ``route_weighted`` decision plus
     ``utterance_hits``."""
     text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
-    forms = _prompt_stems(text)
+    forms = stem_forms(tokenize(text))
     words = set(forms)
     found = _lookup(words, table, settings)
     parts = score_parts(found, settings)

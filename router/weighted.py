@@ -68,9 +68,19 @@ _OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we
 _STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
 
 
+def stem_forms(tokens):
+    """{stem: sorted tokens giving it} of a text's tokens: the routing words (identifiers whole,
+    stopword stems dropped) and the prompt forms they came from."""
+    forms = {}
+    for token in tokens:
+        key = token if "_" in token else stem(token)
+        if key not in _STOP_STEMS:
+            forms.setdefault(key, []).append(token)
+    return {key: sorted(found) for key, found in forms.items()}
+
+
 def _stems(tokens):
-    out = {token if "_" in token else stem(token) for token in tokens}
-    return {word for word in out if word not in _STOP_STEMS}
+    return set(stem_forms(tokens))
 
 
 def _deletes(word):

@@ -1,8 +1,12 @@
 """Mutation self-check for the weighted provider: each rule of router/weighted.py (and of its
-table, router/weightedtable.py), broken in a
+table, router/weightedtable.py, and of routing on utterances, router/utterscore.py), broken in a
 mutant copy compiled from the real source, must turn the bundled canary suites red when they
 run under ``provider = "weighted"`` (as the spec scorer's rules are checked in
-test_gate_mutations.py)."""
+test_gate_mutations.py).
+
+The bundled example store ships its utterances, so the suites route through router/utterscore.py;
+each mutant is also run with ``utterances = false`` (the path of a store without them), where it
+must fail a case the real provider passes there."""
 
 import pathlib
 import sys
@@ -17,14 +21,15 @@ from router.provider import build_table
 
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
 # Where a mutation's anchor lives when it is not router/weighted.py.
-MODULE_OF = {"no idf: every word weighs the same": "weightedtable"}
+MODULE_OF = {"no idf: every word weighs the same": "weightedtable", "near-miss gate off": "utterscore",
+             "utterance words weigh nothing": "utterscore", "lines in file order, not by member evidence": "utterscore",
+             "intent gate off (utterances)": "utterscore"}
 
 MUTATIONS = [
     ("rows[0][1] < floor or", "rows[0][1] < floor - 3 or", "floor lowered"),
     ("cluster_part.get(position, 0.0) + weight * tag_boost", "cluster_part.get(position, 0.0) + weight",
      "tag boost ignored"),
-    ("    out = {token if \"_\" in token else stem(token) for token in tokens}", "    out = set(tokens)",
-     "prompt words not stemmed"),
+    ("key = token if \"_\" in token else stem(token)", "key = token", "prompt words not stemmed"),
     ("found = _corroborated(_match(words, table))", "found = _match(words, table)",
      "spelling repairs need no corroboration"),
     ("if settings[\"rare_word_rule\"] and rare is not None", "if False and rare is not None", "rare-word rule off"),
@@ -32,10 +37,32 @@ MUTATIONS = [
     ("return log(1 + (documents - df + 0.5) / (df + 0.5))", "return 1.0", "no idf: every word weighs the same"),
     ("return (-member_weight.get((row[1], row[2]), 0.0), row[0], row[2])", "return (row[0], row[2])",
      "line cap keeps file order instead of prompt weight"),
+    ("share < settings[\"utterance_coverage\"]", "share < 0", "near-miss gate off"),
+    ("weight = entry[0] * factor", "weight = 0.0", "utterance words weigh nothing"),
+    ("if row[0] > 0), key=lambda row: (-row[0], row[1], row[3]))", "if row[0] > 0), key=lambda row: (row[1], row[3]))",
+     "lines in file order, not by member evidence"),
+    ("if chosen and settings[\"intent_gate\"]:", "if False:", "intent gate off (utterances)"),
 ]
 
 
+def _failures(settings):
+    failures = set()
+    for path in bundled_suites():
+        suite = load_suite(path)
+        for result in run_cases(suite.cases, build_table(suite.index), settings):
+            if result.failed:
+                failures.add(result.case.id)
+    return failures
+
+
+ON = dict(default_settings(), provider="weighted")
+OFF = dict(ON, utterances=False)
+
+
 def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighted"):
+    """The cases a mutant fails: with the shipped utterances, and without them (beyond those the
+    real provider fails without them: the suites' marks are the shipped provider's)."""
+    baseline_off = _failures(OFF)
     path = ROUTER / f"{module_name}.py"
     source = path.read_text(encoding="utf-8")
     if original is not None:
@@ -43,16 +70,13 @@ def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighte
         source = source.replace(original, mutant)
     module = types.ModuleType(f"router.{module_name}")
     module.__file__ = str(path)
-    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    # The utterance modules bind weighted's functions when imported: forget them, so they are
+    # imported again against the mutant (or are the mutant).
+    for dependent in ("router.utterscore", "router.uttertable"):
+        monkeypatch.delitem(sys.modules, dependent, raising=False)
     monkeypatch.setitem(sys.modules, f"router.{module_name}", module)
-    settings = dict(default_settings(), provider="weighted")
-    failures = []
-    for path in bundled_suites():
-        suite = load_suite(path)
-        for result in run_cases(suite.cases, build_table(suite.index), settings):
-            if result.failed:
-                failures.append(result.case.id)
-    return failures
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return sorted(_failures(ON) | (_failures(OFF) - baseline_off))
 
 
 def test_the_real_weighted_provider_passes_the_gate(monkeypatch):
