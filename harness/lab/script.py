@@ -46,7 +46,10 @@ class Script:
     ``output_tokens``, ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` (reported in
     ``message_start``), ``pause`` (seconds the stream waits between content blocks: the client then
     writes the earlier blocks' transcript rows before the message's final usage arrives, as it
-    does against the real API).
+    does against the real API), ``enrich_answer`` (true: answer the memory-router enrichment
+    request in the latest prompt, docs/enrich.md, from the request itself: ``per_memory``
+    utterances for each memory asked about, or a label request's names; as a ``record_answer``
+    tool call when the request offers that tool, else as JSON text).
     """
 
     def __init__(self, rules=(), summary=DEFAULT_SUMMARY, input_tokens=DEFAULT_INPUT_TOKENS):
@@ -146,6 +149,8 @@ class Script:
                 if self._matches(rule.get("when") or {}, body):
                     self._used[i] += 1
                     reply = dict(rule["reply"])
+                    if reply.pop("enrich_answer", False):
+                        reply.update(enrich_reply(body))
                     reply.setdefault("input_tokens", self.input_tokens)
                     reply["rule"] = i
                     return reply
@@ -156,4 +161,34 @@ class Script:
 
 WHEN_KEYS = {"prompt_contains", "after_tool_result", "compaction", "has_tool", "system_contains"}
 REPLY_KEYS = {"text", "tool_use", "input_tokens", "output_tokens", "cache_creation_input_tokens",
-              "cache_read_input_tokens", "pause"}
+              "cache_read_input_tokens", "pause", "enrich_answer"}
+REQUEST_MARKER = "The request, as JSON:\n"      # harness.clusters.enrich_protocol.prompt_text
+TYPE_WORDS = ("env", "feedback", "project", "reference", "user")
+
+
+def enrich_reply(body):
+    """The reply to the memory-router request in ``body``'s latest prompt (``{}`` when it holds
+    none): for ``memory-router.enrich/1`` ``per_memory`` utterances per memory, made of its slug's
+    words; for ``memory-router.label/1`` an id, label and tags from its first member's slug."""
+    text = last_user_text(body)
+    at = text.find(REQUEST_MARKER)
+    if at < 0:
+        return {}
+    try:
+        request, _end = json.JSONDecoder().raw_decode(text[at + len(REQUEST_MARKER):])
+    except ValueError:
+        return {}
+
+    def words(slug):
+        return [w for w in slug.split("_") if w not in TYPE_WORDS] or [slug]
+
+    if request.get("protocol") == "memory-router.label/1":
+        first = words(request["memories"][0]["slug"])
+        answer = {"cluster": {"id": "_".join(first[:2]), "label": "about " + " ".join(first), "tags": first[:4]}}
+    else:
+        n = int(request.get("per_memory") or 1)
+        answer = {"utterances": {m["slug"]: [f"trouble with {' '.join(words(m['slug']))}, take {k + 1}"
+                                             for k in range(n)] for m in request.get("memories", ())}}
+    if "record_answer" in tool_names(body):
+        return {"tool_use": {"name": "record_answer", "input": answer}}
+    return {"text": json.dumps(answer)}

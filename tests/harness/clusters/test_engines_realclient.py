@@ -179,3 +179,40 @@ def test_a_prose_reply_is_that_clusters_protocol_error(claude, user_setup, reque
     request, _answer = request_and_answer
     with pytest.raises(engines.EngineError, match="protocol broken: the answer is not JSON"):
         ask(claude, user_setup, request, "Sure! here are some ideas", tmp_path, monkeypatch)
+
+
+def test_clusters_enrich_through_the_real_client_end_to_end(claude, user_setup, example_cluster_file, tmp_path,
+                                                            monkeypatch, capsys):
+    """`memory-router clusters enrich --engine claude` on three clusters of the example store: one
+    headless client run per cluster, the stand-in answering each from its request."""
+    from harness.cli import main
+    from harness.lab.script import Script
+    from harness.lab.server import LabServer
+    from router.clusterfile import ClusterIndex, load_cluster_file, render_markdown
+    from router.config import utterances_path
+    from router.utterances import read_utterances
+
+    index = load_cluster_file(example_cluster_file)
+    small = tmp_path / "brain" / "memory-layer1-clusters.md"
+    small.parent.mkdir()
+    small.write_text(render_markdown(ClusterIndex([index.cluster(c) for c in ("layer1_16", "layer1_17", "layer1_18")])))
+    home, markers, env = user_setup
+    log = tmp_path / "requests.jsonl"
+    script = Script([{"when": {"prompt_contains": "memory-router.enrich/1"}, "reply": {"enrich_answer": True},
+                      "times": 0}])
+    with LabServer(script, log) as server:
+        for name, value in {**env, "ANTHROPIC_BASE_URL": server.url}.items():
+            monkeypatch.setenv(name, value)
+        code = main(["clusters", "enrich", "--clusters", str(small), "--engine", "claude", "--command", claude,
+                     "--per-memory", "2", "--yes", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["engine"] == "claude" and report["model"] == "haiku" and report["failed"] == 0
+    rows = read_utterances(utterances_path(small))
+    members = {m.slug for c in ("layer1_16", "layer1_17", "layer1_18") for m in index.cluster(c).members}
+    assert {r.slug for r in rows} == members and len(rows) == 2 * len(members)
+    bodies = [json.loads(json.loads(line)["body"]) for line in log.read_text().splitlines()
+              if "count_tokens" not in json.loads(line)["path"]]
+    assert len(bodies) == 3 and all(b["tools"] == [] for b in bodies)
+    assert HOOK_CONTEXT not in json.dumps(bodies) and sorted(p.name for p in markers.iterdir()) == []
+    assert transcripts(home) == []

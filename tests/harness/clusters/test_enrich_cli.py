@@ -196,3 +196,24 @@ def test_utterances_route_but_never_reach_the_agent(store, run_cli):
         context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
         assert f"- {target} \u2014 " in context                  # routed on the utterances' words
         assert "IGNORE" not in context and "zebrafish" not in context and "quokka" not in context
+
+
+def test_the_anthropic_engine_end_to_end_against_the_lab_stand_in(store, capsys, monkeypatch, tmp_path):
+    from harness.lab.script import Script
+    from harness.lab.server import LabServer
+
+    script = Script([{"when": {"has_tool": "record_answer"}, "reply": {"enrich_answer": True}, "times": 0}])
+    log = tmp_path / "requests.jsonl"
+    with LabServer(script, log) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "lab-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        path, memory = store
+        assert main(["clusters", "enrich", "--clusters", str(path), "--memory-dir", str(memory), "--engine",
+                     "anthropic", "--per-memory", "3", "--yes", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["engine"] == "anthropic" and report["model"] == "claude-haiku-5-5" and report["failed"] == 0
+    rows = read_utterances(utterances_path(path))
+    assert len(rows) == 135 * 3 and {r.engine for r in rows} == {"anthropic"}
+    assert rows[0].text == f"trouble with {' '.join(w for w in rows[0].slug.split('_')[1:])}, take 1"
+    bodies = [json.loads(json.loads(line)["body"]) for line in log.read_text().splitlines()]
+    assert len(bodies) == 27 and all(b["tool_choice"] == {"type": "tool", "name": "record_answer"} for b in bodies)
