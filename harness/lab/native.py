@@ -176,13 +176,19 @@ def table(results):
             ("model calls per prompt", "model_calls_per_prompt"),
             ("fact in the request before the first answer", "fact_first"),
             ("fact only after a tool result", "fact_after_tool_result"),
-            ("fact delivery rate", "delivery_rate")]
+            ("fact delivery rate", "delivery_rate"),
+            ("seconds per prompt (wall; each first answer held 1 s)", "seconds_per_prompt")]
     names = [name for name, *_ in RUNS if name in results]
     lines = ["| | " + " | ".join(LABELS[n] for n in names) + " |", "|---" * (len(names) + 1) + "|"]
     for label, key in rows:
+        if all(results[name]["summary"].get(key) is None for name in names):
+            continue
         cells = []
         for name in names:
-            value = results[name]["summary"][key]
+            value = results[name]["summary"].get(key)
+            if value is None:
+                cells.append("")
+                continue
             if key in ("fact_first", "fact_after_tool_result"):
                 cells.append(f"{value}/{results[name]['summary']['prompts']}")
             elif isinstance(value, float):
@@ -222,6 +228,8 @@ def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=N
                              timeout=timeout or DEFAULT_PROMPT_TIMEOUT,
                              on_prompt=None if on_prompt is None else (lambda i, t, p, n=name: on_prompt(n, i, t, p)))
         analysis = analyze(measure.read_log(result.request_log), pairs, facts)
+        seconds = [o.seconds for o in result.outcomes]
+        analysis["summary"]["seconds_per_prompt"] = round(sum(seconds) / len(seconds), 2) if seconds else 0
         analysis["ok"] = result.ok
         analysis["failed_prompts"] = [o.index for o in result.outcomes if o.exit_code != 0]
         results[name] = analysis

@@ -174,3 +174,10 @@ def test_compare_native_refuses_a_suite_without_single_fact_cases(run_cli, tmp_p
     suite.write_text(yaml.safe_dump({"cases": [{"id": "a", "prompt": "one", "silent": True}]}), encoding="utf-8")
     done = run_cli("lab", "run", tmp_path / "run", "--compare", "native", "--suite", suite)
     assert done.returncode == 2 and b"no case naming exactly one fact" in done.stderr
+
+
+def test_table_leaves_out_a_figure_no_run_has():
+    results = {"flat": native.analyze(flat_log(), PAIRS, FACTS)}
+    assert "seconds per prompt" not in native.table(results)
+    results["flat"]["summary"]["seconds_per_prompt"] = 1.5
+    assert "| seconds per prompt (wall; each first answer held 1 s) | 1.5 |" in native.table(results)
