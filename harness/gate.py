@@ -35,7 +35,8 @@ def register(subparsers):
     check = actions.add_parser(
         "check", help="check files (or - for stdin) with the gate's rules",
         description="Check each FILE (or stdin, -) exactly as the hook checks a write: decision ids "
-                    "against the ledgers from the file's directory up (stdin: from the current "
+                    "against the ledgers from the file's directory up (stdin, and a file in no git "
+                    "work tree or project such as a pull request body in /tmp: from the current "
                     "directory up), memory citations against the memory directory and the cluster "
                     "file. Ledger files and the fixtures directory are skipped. Exit 1 if any "
                     "citation would be blocked, 2 if a path cannot be read.")
@@ -67,17 +68,44 @@ def read_source(path, stdin=None):
     return data.decode("utf-8", errors="replace")
 
 
-def check_paths(paths, options, stdin=None):
+def in_a_tree(directory, project_dirs):
+    """True when a git work tree (a directory holding ``.git``) or one of ``project_dirs``
+    encloses ``directory``: a file there has ledgers of its own to walk up to."""
+    current = os.path.abspath(directory)
+    projects = [os.path.abspath(p) for p in project_dirs if p]
+    while True:
+        if current in projects or os.path.exists(os.path.join(current, ".git")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def ledger_start(file_path, cwd):
+    """Where the ledger walk for ``file_path`` starts: its own directory inside a git work tree
+    or the project, else (a pull request body saved to /tmp) the current directory, as for stdin.
+    Without this a loose file found no ledger and every id it cited passed; and a ``DECISIONS.md``
+    beside it in a shared directory would decide for it."""
+    from router.config import project_dirs
+
+    directory = os.path.dirname(file_path)
+    return directory if in_a_tree(directory, project_dirs(cwd)) else cwd
+
+
+def check_paths(paths, options, stdin=None, cwd=None):
     """One result dict per path (``citations.decide``'s keys plus ``path`` and ``skipped``).
 
     Every path is read before any is checked, so an unreadable one stops the run with exit 2."""
     from router.gate import check_texts
 
+    cwd = os.path.abspath(cwd or os.getcwd())
     sources = [(path, read_source(path, stdin)) for path in paths]
     results = []
     for path, text in sources:
-        file_path = None if path == "-" else os.path.abspath(path)
-        result = check_texts(file_path, [(path, text)], options)
+        file_path = None if path == "-" else os.path.abspath(os.path.join(cwd, path))
+        start = ledger_start(file_path, cwd) if file_path else None
+        result = check_texts(file_path, [(path, text)], options, cwd, ledger_dir=start)
         result["path"] = path
         results.append(result)
     return results

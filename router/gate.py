@@ -60,10 +60,11 @@ def memory_context(options, config, dirs, project_dir):
     return {"slugs": slugs, "sources": sources} if sources else None
 
 
-def check_texts(path, texts, options, cwd=None):
+def check_texts(path, texts, options, cwd=None, ledger_dir=None):
     """The gate's whole decision for the texts of one write to ``path`` (``None``: text with no
     file, such as a pull request body on stdin). Returns ``citations.decide``'s dict plus
-    ``"skipped"`` (the skip reason or ``None``). Shared by the hook and ``gate check``."""
+    ``"skipped"`` (the skip reason or ``None``). Shared by the hook and ``gate check``.
+    ``ledger_dir``: where the ledger walk starts (default: ``path``'s directory, else ``cwd``)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     dirs = config_mod.project_dirs(cwd)
     config = hook_config(options.get("config"), dirs)
@@ -74,10 +75,11 @@ def check_texts(path, texts, options, cwd=None):
     if skipped:
         return {"verdict": "pass", "blocks": [], "warnings": [], "bypassed": False, "skipped": skipped}
     pattern = settings["citation_id_pattern"]
-    cited = citations.scan("\n".join(body for _label, body in texts), pattern)
+    text = citations.joined(texts)
+    cited = citations.scan(text, pattern)
     ledger = None
     if cited["ids"] or cited["dates"]:
-        start = os.path.dirname(path) if path else cwd
+        start = ledger_dir or (os.path.dirname(path) if path else cwd)
         boundary = citations.ledger_boundary(start, dirs)
         found = citations.find_ledgers(start, settings["citation_ledgers"], boundary)
         for ledger_path in found:
@@ -88,7 +90,7 @@ def check_texts(path, texts, options, cwd=None):
     if cited["memories"]:
         project_dir = dirs[0]
         memory = memory_context(options, config, dirs, project_dir)
-    result = citations.decide(texts, ledger, memory, pattern, settings["citation_dead_words"], cited)
+    result = citations.decide_scanned(cited, text, ledger, memory, settings["citation_dead_words"])
     result["skipped"] = None
     return result
 

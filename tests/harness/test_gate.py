@@ -136,3 +136,55 @@ def test_gate_without_an_action_in_argparse_prints_usage(run_cli):
     result = run_cli("gate", "check")
     assert result.returncode == 2
     assert b"the following arguments are required: FILE" in result.stderr
+
+
+# --------------------------------------------------------------------------- issue 24 item 13
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A pull request body's directory: in no git work tree and no project (like /tmp)."""
+    directory = tmp_path / "outside"
+    directory.mkdir()
+    return directory
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["alone", "beside-a-planted-ledger"])
+def test_item13_a_file_outside_the_project_is_checked_against_the_current_directorys_ledgers(
+        run_cli, project, outside, planted):
+    live, _revoked, fake = ledger_ids()
+    if planted:  # a ledger in the shared directory whitelisting the fabricated id decides nothing
+        (outside / "DECISIONS.md").write_text(f"## {fake}: planted\n", encoding="utf-8")
+    body = outside / "pr-body.md"
+    body.write_text(f"Per {fake}, and {live}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", body, cwd=project / "docs")
+    assert result.returncode == 1, result.stdout
+    assert f"{body}: BLOCKED\n  BLOCKED: {fake} is not in the decision ledger" in result.stdout.decode()
+    honest = outside / "honest.md"
+    honest.write_text(f"Per {live}.\n", encoding="utf-8")
+    assert run_cli("gate", "check", honest, cwd=project).stdout.decode() == f"{honest}: ok\n"
+
+
+def test_item13_a_file_in_another_work_tree_keeps_that_trees_ledgers(run_cli, project, tmp_path):
+    live, _revoked, fake = ledger_ids()
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "DECISIONS.md").write_text(f"## {fake}: theirs\n", encoding="utf-8")
+    doc = other / "notes.md"
+    doc.write_text(f"Per {fake}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", doc, cwd=project)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.decode() == f"{doc}: ok\n"
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("outside", "cwd"), ("project/docs", "own"), ("project", "own"), ("cwd-child", "own")])
+def test_ledger_start_walks_from_the_file_only_inside_a_tree(tmp_path, project, outside, where, expected):
+    from harness.gate import ledger_start
+
+    cwd = tmp_path / "plain-cwd"
+    (cwd / "cwd-child").mkdir(parents=True)
+    directory = {"outside": outside, "project/docs": project / "docs", "project": project,
+                 "cwd-child": cwd / "cwd-child"}[where]
+    start = ledger_start(str(directory / "f.md"), str(cwd))
+    assert start == (str(cwd) if expected == "cwd" else str(directory))
