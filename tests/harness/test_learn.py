@@ -252,3 +252,77 @@ def test_the_default_provider_routes_the_same_phrasing_after_learning(project, s
     after = route()
     assert after["routed"][0] == cluster
     assert slug in [line["slug"] for line in after["lines"]]
+
+
+# --------------------------------------------------------------------------- issue 24 item 22; utterances
+
+
+def with_lone_surrogate(path):
+    """The transcript with half an emoji in its prompt, as JSON carries it (``\\ud83d``)."""
+    path.write_text(path.read_text(encoding="utf-8").replace("HALF", "\\ud83d"), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("mode", [[], ["--json"], ["--dry-run"], ["--json", "--dry-run"]],
+                         ids=["plain", "json", "dry-run", "json-dry-run"])
+def test_item22_a_lone_surrogate_in_a_prompt_is_learned_from_in_every_output_mode(project, session, tmp_path,
+                                                                                 capsys, mode):
+    transcript = with_lone_surrogate(lab_session(session, tmp_path / "s.jsonl", prompt="the antivirus HALF makes "
+                                                 "installing packages painfully slow"))
+    assert learn(project, transcript, *mode) == 0
+    out = capsys.readouterr().out
+    assert "\ufffd" in out
+    if "--json" in mode:
+        (item,) = json.loads(out)["learned"]
+        assert item["prompt"] == "the antivirus \ufffd makes installing packages painfully slow"
+    written = "--dry-run" not in mode
+    assert os.path.exists(learned_file(project)) is written
+    if written:
+        assert [r.term for r in read_learned(learned_file(project))] == [
+            "antivirus", "installing", "package", "painfully", "slow"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--json"]], ids=["plain", "json"])
+def test_item22_nothing_is_written_when_the_output_cannot_be_made(project, session, tmp_path, monkeypatch, mode):
+    import harness.learn
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the report cannot be made")
+
+    monkeypatch.setattr(harness.learn, "_short", broken)
+    monkeypatch.setattr(harness.learn, "utterance_words", broken, raising=False)
+    with pytest.raises(RuntimeError, match="cannot be made"):
+        learn(project, lab_session(session, tmp_path / "s.jsonl"), *mode)
+    assert not os.path.exists(learned_file(project))
+
+
+def utterances_file(root, rows):
+    path = root / "brain" / "memory-layer1-clusters.utterances.tsv"
+    header = "slug\tutterance\tmemory_hash\tengine\tmodel\twritten\n"
+    path.write_text(header + "".join(f"{slug}\t{text}\t-\thand\t-\t2026-12-01T21:00:00Z\n" for slug, text in rows),
+                    encoding="utf-8")
+    return path
+
+
+def test_learn_says_which_evidence_words_the_memorys_utterances_already_hold(project, session, tmp_path, capsys,
+                                                                           monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")   # the table unfolded
+    utterances_file(project, [(DEFENDER, "antivirus scans slow down my installs"),
+                              ("env_bash_tool_env_var_caching", "painfully slow shell")])
+    transcript = lab_session(session, tmp_path / "s.jsonl")
+    assert learn(project, transcript, "--json", "--dry-run") == 0
+    out = json.loads(capsys.readouterr().out)
+    (item,) = out["learned"]
+    # by stem, as the router matches them ("installing" meets "installs"); another memory's words do not count
+    assert item["utterance_hits"] == ["antivirus", "installing", "slow"]
+    assert out["utterances_problem"] is None and out["utterances_file"].endswith(".utterances.tsv")
+    assert learn(project, transcript, "--dry-run") == 0
+    assert "antivirus, installing, slow" in capsys.readouterr().out
+
+
+def test_a_damaged_utterances_file_is_reported_and_learning_goes_on(project, session, tmp_path, capsys):
+    utterances_file(project, [("Not A Slug", "antivirus")])
+    assert learn(project, lab_session(session, tmp_path / "s.jsonl"), "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "invalid slug 'Not A Slug'" in out["utterances_problem"] and out["written"] is True
+    assert out["learned"][0]["utterance_hits"] == []
