@@ -219,7 +219,8 @@ def test_the_claude_engine_reads_an_error_result(tmp_path):
     engine.check()
     with pytest.raises(engines.EngineError) as caught:
         engine.ask(REQUEST)
-    assert caught.value.transient and "claude reported an error (HTTP 529): API Error: overloaded" in caught.value.message
+    assert caught.value.transient
+    assert "claude reported an error (HTTP 529): API Error: overloaded" in caught.value.message
 
 
 def test_a_missing_claude_is_refused_before_any_request():

@@ -106,8 +106,8 @@ def ask(claude, user_setup, request, answer, tmp_path, monkeypatch, without=()):
         del flags[at:at + (2 if flag == "--tools" else 1)]
     monkeypatch.setattr(engines, "CLAUDE_FLAGS", tuple(flags))
     log = tmp_path / f"requests-{'-'.join(f.strip('-') for f in without) or 'all'}.jsonl"
-    script = Script([{"when": {"prompt_contains": "memory-router.enrich/1"}, "reply": {"text": answer if isinstance(answer, str) else json.dumps(answer)},
-                      "times": 0}])
+    reply = {"text": answer if isinstance(answer, str) else json.dumps(answer)}
+    script = Script([{"when": {"prompt_contains": "memory-router.enrich/1"}, "reply": reply, "times": 0}])
     with LabServer(script, log) as server:
         engine = engines.create_engine("claude", command=claude, env={**env, "ANTHROPIC_BASE_URL": server.url},
                                        timeout=120)

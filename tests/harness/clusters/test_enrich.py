@@ -123,7 +123,8 @@ def test_an_edit_to_one_memory_re_asks_only_its_cluster(store, tmp_path):
     topic = store[1] / "env_pg_dump_custom_format.md"
     topic.write_text(topic.read_text().replace("at length", "and a new paragraph"))
     log = tmp_path / "asked.jsonl"
-    _plan, _writer, result, _events = run(store, engines.create_engine("command", command=command("good", "--log", log)))
+    engine = engines.create_engine("command", command=command("good", "--log", log))
+    _plan, _writer, result, _events = run(store, engine)
     assert [(r["cluster"], r["slugs"]) for r in asked(log)] == [("layer1_postgres", ["env_pg_dump_custom_format"])]
     assert result.archived is not None and pathlib.Path(result.archived).name.startswith(
         "memory-layer1-clusters.utterances.archive-")
@@ -167,7 +168,8 @@ def test_an_interrupted_run_keeps_what_finished_and_resumes(store, tmp_path):
     rows = read_utterances(utterances_path(store[0]))
     assert {r.slug for r in rows} == {"env_pnpm_store_on_d", "feedback_bun_for_scripts"}
     log = tmp_path / "asked.jsonl"
-    _plan, _writer, result, _events = run(store, engines.create_engine("command", command=command("good", "--log", log)))
+    engine = engines.create_engine("command", command=command("good", "--log", log))
+    _plan, _writer, result, _events = run(store, engine)
     assert [r["cluster"] for r in asked(log)] == ["layer1_postgres", "layer1_windows"]
     rows = read_utterances(utterances_path(store[0]))
     assert [r.text for r in rows if r.slug == "env_pnpm_store_on_d"] == ["first run words"]

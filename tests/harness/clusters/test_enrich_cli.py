@@ -141,7 +141,8 @@ def test_an_unknown_engine_and_a_missing_program_exit_2(store, capsys):
 
 def test_a_damaged_utterances_file_exits_2_and_is_kept(store, capsys):
     target = pathlib.Path(utterances_path(store[0]))
-    target.write_text("slug\tutterance\tmemory_hash\tengine\tmodel\twritten\nBad Slug\tx\t-\thand\t-\t2026-12-01T21:00:00Z\n")
+    target.write_text("slug\tutterance\tmemory_hash\tengine\tmodel\twritten\n"
+                      "Bad Slug\tx\t-\thand\t-\t2026-12-01T21:00:00Z\n")
     before = target.read_bytes()
     assert main(enrich_argv(store, "good", "--yes")) == 2
     assert f"{target}:2:1: invalid slug 'Bad Slug'" in capsys.readouterr().err
@@ -217,3 +218,25 @@ def test_the_anthropic_engine_end_to_end_against_the_lab_stand_in(store, capsys,
     assert rows[0].text == f"trouble with {' '.join(w for w in rows[0].slug.split('_')[1:])}, take 1"
     bodies = [json.loads(json.loads(line)["body"]) for line in log.read_text().splitlines()]
     assert len(bodies) == 27 and all(b["tool_choice"] == {"type": "tool", "name": "record_answer"} for b in bodies)
+
+
+CONFIGURED = [
+    ((), {}, ("claude", "haiku", None)),
+    ((), {"enrich_engine": "command", "enrich_command": "prog --x", "enrich_model": "m1"},
+     ("command", "m1", "prog --x")),
+    (("--engine", "anthropic", "--model", "m2"), {"enrich_engine": "command", "enrich_model": "m1"},
+     ("anthropic", "m2", None)),
+    (("--command", "other"), {"enrich_engine": "command", "enrich_command": "prog"}, ("command", "-", "other")),
+]
+
+
+@pytest.mark.parametrize("argv, config, expected", CONFIGURED, ids=["defaults", "config", "options win", "command"])
+def test_the_engine_comes_from_the_options_then_the_config_then_the_defaults(argv, config, expected):
+    import argparse
+
+    from harness.clusters.enrich_cli import add_engine_options, engine_from
+
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser)
+    engine = engine_from(parser.parse_args(list(argv)), config)
+    assert (engine.name, engine.model, engine.command) == expected
