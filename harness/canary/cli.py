@@ -28,7 +28,7 @@ def cmd_run(args):
     if args.json:
         print_json(canary_run.run_json(run))
     else:
-        tables.print_run(run["results"], run["counts"], run["comparison"])
+        tables.print_run(run["results"], run["counts"], run["comparison"], verbose=args.verbose)
     if args.junit:
         canary_run.write_junit(args.junit, run)
         if not args.json:
@@ -156,6 +156,9 @@ def register_canary(subparsers):
                      help="suite files or directories of them (default: the bundled suites)")
     add_store_options(run)
     options.json_output(run)
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="print every case (expected, got, score, margin), each session's steps and the xfail "
+                          "residuals; default: one line per suite, one per failure, and the total")
     run.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     run.add_argument("-k", dest="pattern", metavar="PATTERN",
                      help="run only cases whose id or one of whose tags contains PATTERN (case-insensitive)")

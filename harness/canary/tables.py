@@ -8,80 +8,109 @@ from harness.canary.suiteargs import display_path, fmt_chars, fmt_num, fmt_ratio
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
 
 
-def print_run(suite_results, counts, comparison):
+def print_run(suite_results, counts, comparison, verbose=False):
+    """``canary run`` for people. By default one line per suite (its counts and the cluster file
+    it was checked against), one line per failure (FAIL or XPASS, with every difference) and the
+    total; ``verbose`` adds every case's table, every session's steps and the xfail residuals."""
     from rich.text import Text
 
-    from canaries.runner import defaults_summary, expected_summary
-    from harness.output import console, table
+    from harness.output import console
 
     out = console()
+    stores = {suite_result.suite.cluster_path for suite_result in suite_results}
+    one_store = len(stores) == 1
+    if one_store:
+        out.print(f"clusters: {store_name(next(iter(stores)))}", markup=False, soft_wrap=True)
     for suite_result in suite_results:
         suite = suite_result.suite
-        rows = []
-        for result in suite_result.results:
-            got = "\n".join(result.routed) + f"\n({len(result.injected)} lines)" if result.routed else "silent"
-            rows.append((result.case.id, expected_summary(result.case, "\n", suite.defaults) or "(defaults)", got, fmt_num(result.top_score),
-                         fmt_num(result.margin), Text(result.verdict.upper(), style=VERDICT_STYLES[result.verdict])))
-        limits = defaults_summary(suite.defaults)
-        title = f"{display_path(suite.path)} (clusters: {display_path(suite.cluster_path)}"
-        title += f"; every case: {limits})" if limits else ")"
-        out.print(table(title,
-                        ["id", "expected", "got", "score", "margin", "verdict"], rows))
-        for result in suite_result.results:
-            if result.verdict == "pass":
-                continue
-            where = f"{display_path(suite.path)}:{result.case.line}"
-            label = result.verdict.upper()
-            reason = f" (xfail: {result.xfail})" if result.verdict == "xfail" else ""
-            out.print(Text(f"{label} {result.case.id} at {where}{reason}", style=VERDICT_STYLES[result.verdict]),
-                      soft_wrap=True)
-            for difference in result.differences:
-                out.print(f"    {difference}", markup=False, soft_wrap=True)
-        if suite_result.sessions:
-            print_sessions(out, suite, suite_result.sessions)
+        if verbose:
+            print_cases(out, suite, suite_result.results)
         c = suite_result.counts()
+        store = "" if one_store else f" (clusters: {store_name(suite.cluster_path)})"
         out.print(f"{display_path(suite.path)}: {c['pass']} passed, {c['fail']} failed, {c['xfail']} xfail, "
-                  f"{c['xpass']} xpass", markup=False, soft_wrap=True)
-        out.print()
+                  f"{c['xpass']} xpass{store}", markup=False, soft_wrap=True)
+        if verbose and suite_result.sessions:
+            print_sessions(out, suite, suite_result.sessions)
+        shown = [r for r in suite_result.results + suite_result.sessions if verbose or r.verdict in ("fail", "xpass")]
+        for result in shown:
+            if result.verdict != "pass":
+                out.print(failure_line(suite, result), soft_wrap=True)
+        if verbose:
+            out.print()
     if comparison is not None:
         print_comparison(out, comparison)
     failed = counts["fail"] + counts["xpass"]
     regressions = len(comparison["regressions"]) if comparison else 0
     summary = (f"{counts['total']} cases in {len(suite_results)} suite(s): {counts['pass']} passed, "
-               f"{counts['fail']} failed, {counts['xfail']} xfail (known residuals), {counts['xpass']} xpass")
+               f"{counts['fail']} failed, {counts['xfail']} xfail, {counts['xpass']} xpass")
     if regressions:
         summary += f"; {regressions} baseline regression(s)"
     style = "bold red" if failed or regressions else "bold green"
     out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style), soft_wrap=True)
+    if not verbose:
+        out.print(f"-v lists every case, each session's steps and the {counts['xfail']} xfail (known residuals)",
+                  markup=False, style="dim")
+
+
+def store_name(cluster_path):
+    from harness.context import is_bundled
+
+    return display_path(cluster_path) + (" (the bundled example store)" if is_bundled(cluster_path) else "")
+
+
+def failure_line(suite, result):
+    """One line for a case or session that did not pass: verdict, id, file:line, the xfail reason,
+    and every difference, so a log holds the whole failure in one grep-able line."""
+    from rich.text import Text
+
+    kind = "session " if hasattr(result, "steps") else ""
+    reason = f" (xfail: {result.case.xfail if kind else result.xfail})" if result.verdict == "xfail" else ""
+    line = f"{result.verdict.upper()} {kind}{result.case.id} at {display_path(suite.path)}:{result.case.line}{reason}"
+    if result.differences:
+        line += ": " + "; ".join(result.differences)
+    return Text(line, style=VERDICT_STYLES[result.verdict])
+
+
+def print_cases(out, suite, results):
+    """The full table, one row per case: what it expected and what the router did. Id, expected
+    and got are stacked in one column so that an 80-column terminal keeps every id and slug
+    whole."""
+    from rich.text import Text
+
+    from canaries.runner import defaults_summary, expected_summary
+    from harness.output import table
+
+    rows = []
+    for result in results:
+        lines = len(result.injected)
+        got = (" ".join(result.routed) + f" ({lines} line{'' if lines == 1 else 's'})") if result.routed else "silent"
+        expected = expected_summary(result.case, " ", suite.defaults) or "(the suite's defaults)"
+        rows.append((Text(result.verdict.upper(), style=VERDICT_STYLES[result.verdict]), fmt_num(result.top_score),
+                     fmt_num(result.margin), f"{result.case.id}\nexpected {expected}\ngot {got}"))
+    limits = defaults_summary(suite.defaults)
+    title = f"{display_path(suite.path)} (clusters: {display_path(suite.cluster_path)}"
+    title += f"; every case: {limits})" if limits else ")"
+    out.print(table(title, ["verdict", "score", "margin", "case"], rows, no_wrap=("verdict", "score", "margin")))
 
 
 def print_sessions(out, suite, sessions):
-    """One row per step of each session case: what was sent, what the session already held."""
+    """One table per session case, a row per step: what was sent, what the session already held."""
     from rich.text import Text
 
     from harness.output import table
 
-    rows = []
     for result in sessions:
+        rows = []
         for step in result.steps:
             if step["kind"] != "prompt":
-                rows.append((result.case.id, str(step["step"]), f"({step['kind']})", "", "", ""))
+                rows.append((str(step["step"]), "", f"({step['kind']})"))
                 continue
             failed = "FAIL" if step["differences"] else "ok"
-            rows.append((result.case.id, str(step["step"]), step["prompt"][:60],
-                         ", ".join(step["sent"]) or "-", ", ".join(step["held"]) or "-",
-                         Text(failed, style="bold red" if step["differences"] else "green")))
-    out.print(table(f"{display_path(suite.path)}: sessions (each prompt after the steps above it)",
-                    ["session", "step", "prompt", "sent", "already held", "step"], rows))
-    for result in sessions:
-        verdict = result.verdict.upper()
-        if result.verdict == "pass":
-            continue
-        reason = f" (xfail: {result.case.xfail})" if result.verdict == "xfail" else ""
-        out.print(Text(f"{verdict} session {result.case.id} at {display_path(suite.path)}:{result.case.line}{reason}",
-                       style=VERDICT_STYLES[result.verdict]), soft_wrap=True)
-        for difference in result.differences:
-            out.print(f"    {difference}", markup=False, soft_wrap=True)
+            what = (f"{step['prompt'][:60]}\nsent: {', '.join(step['sent']) or '-'}\n"
+                    f"already held: {', '.join(step['held']) or '-'}")
+            rows.append((str(step["step"]), Text(failed, style="bold red" if step["differences"] else "green"), what))
+        out.print(table(f"session {result.case.id} ({display_path(suite.path)}:{result.case.line}): each prompt "
+                        "after the steps above it", ["step", "result", "prompt"], rows, no_wrap=("step", "result")))
 
 
 def print_comparison(out, comparison):
@@ -109,8 +138,10 @@ def print_metrics(suite, metrics):
     routing = metrics["routing"]
     rows = [(cid, row["support"], row["tp"], row["fp"], row["fn"], fmt_ratio(row["precision"]),
              fmt_ratio(row["recall"]), fmt_ratio(row["f1"])) for cid, row in routing["clusters"].items()]
-    out.print(table(f"Routing per cluster: {display_path(suite.path)} ({routing['cases']} cases with routes_to)",
-                    ["cluster", "support", "tp", "fp", "fn", "precision", "recall", "F1"], rows))
+    # Short headers, so the longest example id still leaves a row within 80 columns.
+    out.print(table(f"Routing per cluster: {display_path(suite.path)} ({routing['cases']} cases with routes_to; "
+                    "n: cases expecting the cluster, prec.: precision)",
+                    ["cluster", "n", "tp", "fp", "fn", "prec.", "recall", "F1"], rows))
     silence = metrics["no_route"]
     facts = metrics["fact_recall"]
     chars = metrics["injected_chars"]

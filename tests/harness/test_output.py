@@ -35,3 +35,62 @@ def test_print_json_writes_sets_sorted_and_dataclasses_as_objects():
     out = io.StringIO()
     print_json({"row": Row(1), "tags": {"b", "a"}}, out)
     assert json.loads(out.getvalue()) == {"row": {"a": 1}, "tags": ["a", "b"]}
+
+
+# --------------------------------------------------------------------------- tables at 80 columns
+
+@pytest.mark.parametrize("ranges, available, widths", [
+    ([(5, 10), (3, 4)], 20, None),                  # fits as it is: rich's natural widths
+    ([(30, 30), (10, 40)], 50, [30, 20]),           # the room left goes to the column still short
+    ([(4, 14), (4, 24)], 18, [7, 11]),              # in proportion to what each lacks (10 : 20)
+    ([(4, 5), (4, 5), (4, 5)], 14, [5, 5, 4]),      # integer shares: the spare cells are handed out
+    ([(28, 28), (40, 40)], 60, None),               # even the longest words cannot fit: rich folds
+])
+def test_fit_widths(ranges, available, widths):
+    from harness.output import fit_widths
+
+    got = fit_widths(ranges, available)
+    assert got == widths
+    if got is not None:
+        assert sum(got) == available and all(low <= w <= high for (low, high), w in zip(ranges, got))
+
+
+def render(renderable, width=80):
+    from rich.console import Console
+
+    out = Console(width=width, file=io.StringIO(), highlight=False)
+    out.print(renderable)
+    return out.file.getvalue()
+
+
+def test_a_table_too_wide_for_80_columns_keeps_every_word_and_header_whole():
+    from harness.output import table
+
+    rows = [("layer1_project_memory_router", "17.0074", "-", "bash, setx, tool, variabl, " * 4, "routed"),
+            ("layer1_01", "5.1695", "bash", "-", "")]
+    text = render(table("Scores", ["cluster", "score", "tag hits", "member hits", ""], rows))
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "layer1_project_memory_router" in text and " tag hits " in text and " member hits " in text
+    assert "variabl," in text and "variab\n" not in text
+
+
+def test_rich_alone_cuts_the_id_that_fit_widths_keeps():
+    """The failing case fit_widths exists for: the same table as a plain rich Table."""
+    from rich.table import Table
+
+    plain = Table()
+    for name in ("cluster", "score", "tag hits", "member hits", ""):
+        plain.add_column(name, overflow="fold")
+    plain.add_row("layer1_project_memory_router", "17.0074", "-", "bash, setx, tool, variabl, " * 4, "routed")
+    assert "layer1_project_memory_router" not in render(plain)
+
+
+def test_no_wrap_columns_keep_each_line_whole_and_styles_survive():
+    from rich.text import Text
+
+    from harness.output import table
+
+    fitted = table("t", ["verdict", "case"], [(Text("PASS", style="green"), "a " * 60)], no_wrap=("verdict",))
+    assert fitted.table.columns[0].no_wrap and not fitted.table.columns[1].no_wrap
+    assert isinstance(fitted.table.columns[0]._cells[0], Text)
+    assert "PASS" in render(fitted, width=30)
