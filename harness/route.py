@@ -18,9 +18,10 @@ def cmd_route(args):
          "routed" if d["cluster_id"] in decision["routed"] else "")
         for d in decision["scores"]
     ]
-    out.print(table(f"Scores (floor {decision['floor']}, {len(ctx.index)} clusters, "
-                    f"{len(decision['scores'])} scored above 0)",
-                    ["cluster", "score", "tag hits", "member hits", ""], rows))
+    out.print(table(f"Scores by the {decision['provider']} provider ({floor_text(decision)}; {len(ctx.index)} "
+                    f"clusters, {len(decision['scores'])} scored above 0)",
+                    ["cluster", "score", "tag hits", "member hits", ""], rows, no_wrap=("cluster", "score")))
+    out.print(f"clusters: {ctx.cluster_path}", markup=False, soft_wrap=True)
     out.print(f"provider: {decision['provider']}; confidence {decision['confidence']:.2f}; "
               f"{decision['explanation']}", markup=False)
     out.print(f"prompt tokens: {', '.join(decision['prompt_tokens']) or '(none)'}")
@@ -35,6 +36,19 @@ def cmd_route(args):
         # and this text must be the exact bytes the hook would send.
         print(decision["additional_context"], flush=True)
     return 0
+
+
+# Each built-in provider reads its own floor setting: `--help` lists both, and a route that
+# printed only "floor 8.0" left the reader to guess why the score_floor = 3 shown there did not apply.
+FLOOR_SETTINGS = {"spec": "score_floor", "weighted": "weighted_floor"}
+
+
+def floor_text(decision):
+    """``floor 8.0 = weighted_floor`` for a built-in provider, else the provider's own floor."""
+    setting = FLOOR_SETTINGS.get(decision["provider"])
+    if setting is None:
+        return f"floor {decision['floor']}, the provider's own"
+    return f"floor {decision['floor']} = {setting}"
 
 
 def register(subparsers):

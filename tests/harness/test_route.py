@@ -24,6 +24,32 @@ def test_route_table_for_people(capsys, example_cluster_file):
     assert "routed: nothing" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("provider, floor", [("weighted", "floor 8.0 = weighted_floor"),
+                                             ("spec", "floor 3 = score_floor")])
+def test_route_names_the_provider_and_the_setting_its_floor_comes_from(capsys, example_cluster_file, tmp_path,
+                                                                       provider, floor):
+    config = tmp_path / "memory-router.toml"
+    config.write_text(f'provider = "{provider}"\n')
+    assert main(["route", SPEC_PROMPT, "--clusters", str(example_cluster_file), "--config", str(config)]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the title may wrap
+    assert f"Scores by the {provider} provider ({floor};" in out
+    assert f"clusters: {example_cluster_file}" in out
+
+
+def test_a_custom_provider_floor_is_called_its_own():
+    from harness.route import floor_text
+
+    assert floor_text({"provider": "mypkg.mod:make", "floor": 0.4}) == "floor 0.4, the provider's own"
+
+
+def test_route_table_keeps_cluster_ids_whole_at_80_columns(capsys, example_cluster_file, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["route", SPEC_PROMPT, "--clusters", str(example_cluster_file)]) == 0
+    out = capsys.readouterr().out
+    assert "│ layer1_project_memory_router │" in out
+    assert max(len(line) for line in out.splitlines() if line.startswith(("┃", "│"))) <= 80
+
+
 def test_route_uses_bundled_store_when_none_configured(capsys):
     assert main(["route", SPEC_PROMPT, "--json"]) == 0
     captured = capsys.readouterr()
