@@ -41,7 +41,8 @@ def test_audit_pass_exits_0_with_json_shape(run_cli, session, bodies, tmp_path):
     stream = file["streams"][0]
     assert stream["stream"] == "main" and stream["status"] == "pass"
     assert stream["prompts"][0]["injections"][0]["cluster_ids"] == ["env-vars"]
-    assert {c["id"]: c["status"] for c in stream["checks"]} == {"a": "pass", "b": "pass", "c": "n/a", "d": "pass", "e": "n/a"}
+    assert {c["id"]: c["status"] for c in stream["checks"]} == {"a": "pass", "b": "pass", "c": "n/a", "d": "pass", "e": "n/a",
+                                                              "f": "pass"}
 
 
 def test_audit_resend_exits_1_naming_the_line(run_cli, session, bodies, tmp_path):
@@ -231,3 +232,14 @@ def test_locate_then_audit_with_no_session_prints_the_reason_once(run_cli, tmp_p
     lines = proc.stderr.decode().splitlines()
     assert proc.returncode == 2 and len(lines) == 2 and proc.stdout == b""
     assert "no session transcript for" in lines[0] and "the message above says why" in lines[1]
+
+
+def test_audit_help_lists_every_check(capsys):
+    from harness.cli import main
+    from transcripts.auditmodel import CHECK_NAMES
+
+    assert main(["transcript", "audit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for check_id in CHECK_NAMES:
+        assert f"({check_id}) " in text, check_id
+    assert "(f) the router repeats no member line in one context" in text

@@ -123,13 +123,14 @@ def test_without_the_session_record_the_check_sees_the_fact_twice(tmp_path, clau
     per_call = fact_as_new(result.request_log, fact_line())
     assert sends_before_and_after(per_call, 2) == (2, 1)
     assert [events for index, events in per_call if index == 1] == [["UserPromptSubmit"]]
-    # the audit sees the same line injected twice in one context (check b: a re-send) and agrees
+    # the audit sees the router send the same line twice in one context (check f: the router
+    # repeating itself; the client re-sent nothing, so check b passes) and agrees
     # with the requests on what was injected, so the harness itself passes
     report = build_report(result.run_dir)
     [run] = report["sessions"]
     assert run["audit"]["status"] == "fail"
     audit = result_to_dict(audit_path(result.transcript))
     failed = {c["id"] for stream in audit["streams"] for c in stream["checks"] if c["status"] == "fail"}
-    assert failed == {"b"}
+    assert failed == {"f"}
     assert run["agreement"]["agree"] and run["agreement"]["requests"] == 3, run["agreement"]
     assert report_exit_code(report) == 0
