@@ -238,13 +238,47 @@ def _pread_all(fd):
 
 LOCK_SUFFIX = ".memory-router.lock"
 LOCK_TIMEOUT_SECONDS = 10.0
+# The folder memory-router owns in a project (backups, install records, locks); its .gitignore
+# keeps everything in it, itself too, out of git status.
+STATE_DIRNAME = "memory-router"
+STATE_GITIGNORE = "# memory-router's own files: backups, install records, locks (docs/safety.md)\n*\n"
+
+
+def ensure_state_dir(directory):
+    """Create memory-router's state folder ``directory`` (``.claude/memory-router/``) if needed,
+    with a ``.gitignore`` ignoring all of it; an existing ``.gitignore`` is never rewritten."""
+    os.makedirs(directory, exist_ok=True)
+    try:
+        fd = os.open(os.path.join(directory, ".gitignore"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return directory
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(STATE_GITIGNORE.encode())
+    return directory
 
 
 def lock_path_for(path):
-    """The advisory lock file of ``path``: ``.<name>.memory-router.lock`` beside the real file.
-    Left in place after use: deleting a lock file races with a writer waiting on it."""
-    directory, name = os.path.split(os.path.realpath(os.fspath(path)))
-    return os.path.join(directory, "." + name + LOCK_SUFFIX)
+    """The advisory lock file of ``path`` (the real file, through any symlink). In a git work tree,
+    ``<root>/.claude/memory-router/locks/<path from the root, "/" as %2F>.lock``: in the folder
+    memory-router owns, which its .gitignore keeps out of ``git status``. Elsewhere (a memory
+    directory under ~/.claude/projects/) ``.<name>.memory-router.lock`` beside it. Left in place
+    after use: deleting a lock file races with a writer waiting on it."""
+    return _lock_location(path)[0]
+
+
+def _lock_location(path):
+    """``(lock file, the state folder holding it or None)``."""
+    from urllib.parse import quote
+
+    from router.memorystore import git_root
+
+    real = os.path.realpath(os.fspath(path))
+    directory, name = os.path.split(real)
+    root = git_root(directory)
+    if root is None:
+        return os.path.join(directory, ("" if name.startswith(".") else ".") + name + LOCK_SUFFIX), None
+    state = os.path.join(root, ".claude", STATE_DIRNAME)
+    return os.path.join(state, "locks", quote(os.path.relpath(real, root), safe="") + ".lock"), state
 
 
 @contextlib.contextmanager
@@ -252,8 +286,8 @@ def advisory_lock(path, timeout=None):
     """Hold an exclusive ``flock`` on ``lock_path_for(path)`` while the block runs.
 
     A cooperating writer (a script, an editor hook) takes the same lock around its own
-    read-modify-write (``flock .MEMORY.md.memory-router.lock -c '...'``) and so never interleaves
-    with ours. Waits up to ``timeout`` seconds (``LOCK_TIMEOUT_SECONDS``), then refuses. Where
+    read-modify-write (``flock LOCKFILE -c '...'``; docs/safety.md says where it is) and so never
+    interleaves with ours. Waits up to ``timeout`` seconds (``LOCK_TIMEOUT_SECONDS``), then refuses. Where
     there is no ``fcntl`` (Windows) there is no lock; the checks in ``Snapshot.replace`` remain."""
     try:
         import fcntl
@@ -261,7 +295,10 @@ def advisory_lock(path, timeout=None):
         yield None
         return
     timeout = LOCK_TIMEOUT_SECONDS if timeout is None else timeout
-    lock = lock_path_for(path)
+    lock, state = _lock_location(path)
+    if state is not None:
+        ensure_state_dir(state)
+        os.makedirs(os.path.dirname(lock), exist_ok=True)
     fd = open_regular_fd(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout

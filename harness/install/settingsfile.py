@@ -134,10 +134,10 @@ def read_record(path, role, state_dir=None):
 
 
 def write_record(path, role, record, state_dir=None):
-    from harness.fileops import atomic_write
+    from harness.fileops import atomic_write, ensure_state_dir
 
     target = record_path(path, role, state_dir)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
+    ensure_state_dir(os.path.dirname(target))  # with its .gitignore: git status stays as it was
     atomic_write(target, json.dumps(record, indent=2) + "\n")
 
 
@@ -170,9 +170,11 @@ def backups(path, state_dir=None, stem=None):
 def backup(path, data, state_dir=None, stem=None):
     """Archive ``data`` (the file's bytes now) among its backups; returns the archive's path."""
     from harness.archives import write_archive
+    from harness.fileops import ensure_state_dir
 
     directory = _backup_dir(path, state_dir)
     try:
+        ensure_state_dir(os.path.dirname(directory))
         os.makedirs(directory, exist_ok=True)
         return write_archive(directory, stem or _backup_stem(path), ".json", data)
     except RefusedError:

@@ -363,3 +363,52 @@ def test_without_exchange_a_second_writer_after_the_put_back_check_keeps_theirs(
         snap.replace(b"new\n")
     monkeypatch.undo()
     assert path.read_bytes() == b"third writer\n"
+
+
+# --------------------------------------------------------------------------- where the locks are (issue 22 item 4)
+
+
+@pytest.mark.parametrize("relative, lock", [
+    ("MEMORY.md", ".MEMORY.md.memory-router.lock"),
+    (".mcp.json", ".mcp.json.memory-router.lock"),  # one dot, not "..mcp.json"
+    ("sub/.settings.json", "sub/.settings.json.memory-router.lock"),
+])
+def test_outside_a_git_work_tree_the_lock_is_a_hidden_file_beside_it(tmp_path, relative, lock):
+    assert fileops.lock_path_for(tmp_path / relative) == str(tmp_path / lock)
+
+
+@pytest.mark.parametrize("relative, lock", [
+    ("brain/memory-layer1-clusters.md", "brain%2Fmemory-layer1-clusters.md.lock"),
+    (".mcp.json", ".mcp.json.lock"),
+    (".claude/settings.json", ".claude%2Fsettings.json.lock"),
+])
+def test_in_a_git_work_tree_every_lock_is_in_the_folder_memory_router_owns(tmp_path, relative, lock):
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"old\n")
+    assert fileops.lock_path_for(path) == str(tmp_path / ".claude" / "memory-router" / "locks" / lock)
+    fileops.Snapshot(path).replace(b"new\n")
+    state = tmp_path / ".claude" / "memory-router"
+    assert (state / "locks" / lock).is_file()
+    assert (state / ".gitignore").read_text() == fileops.STATE_GITIGNORE
+    # Nothing but the file itself beside it: no lock, no temp file.
+    assert sorted(p.name for p in path.parent.iterdir() if p.name not in (".git", ".claude", "memory-router")) \
+        == [path.name]
+
+
+def test_two_paths_never_share_a_lock_in_a_work_tree(tmp_path):
+    (tmp_path / ".git").mkdir()
+    locks = {fileops.lock_path_for(tmp_path / p) for p in ("a/b.md", "a%2Fb.md", "a_b.md", "a/b.md.lock")}
+    assert len(locks) == 4
+
+
+def test_the_state_folder_keeps_a_gitignore_someone_edited(tmp_path):
+    state = tmp_path / "memory-router"
+    state.mkdir()
+    (state / ".gitignore").write_text("backups/\n")
+    fileops.ensure_state_dir(state)
+    assert (state / ".gitignore").read_text() == "backups/\n"
+    fresh = tmp_path / "other" / "memory-router"
+    fileops.ensure_state_dir(fresh)
+    assert (fresh / ".gitignore").read_text().splitlines()[-1] == "*"
