@@ -26,7 +26,8 @@ TESTS = ["tests/router/test_citations.py", "tests/router/test_citations_text.py"
          "tests/router/test_citations_issue24.py", "tests/router/test_gate.py", "tests/harness/test_gate.py",
          "tests/router/test_config.py"]
 
-_ID_RE = 'return re.compile(r"(?<![\\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\\w-])", re.I)'
+_ID_RE = ('return re.compile(_ID_BEFORE + r"(?<![\\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\\w-])"\n'
+          '                      + _ID_AFTER, re.I)')
 _OLD_LEAD = '_ENTRY_LEAD = r"[ \\t]{0,3}(?:#{1,6}[ \\t]+|(?:[-*+]|\\d{1,9}[.)])[ \\t]+)?(?:\\*\\*|`)?"\n_X = ('
 _SERIALISED = 'return "\\n".join(_strings(value))'
 
@@ -39,7 +40,7 @@ REVERTS = [
      'TEXT_FIELDS = ("content", "new_string", "new_source")', 'TEXT_FIELDS = ("content", "new_string")'),
     ("non-string field dropped instead of read", "citations.py", _SERIALISED, 'return ""'),
     ("first source wins instead of every source audited", "citations.py",
-     'text = "\\n".join(body for _label, body in texts)', 'text = texts[0][1] if texts else ""'),
+     'return "\\n".join(body for _label, body in texts)', 'return texts[0][1] if texts else ""'),
     ("citation pattern case-sensitive", "citation_text.py", _ID_RE, _ID_RE.replace(", re.I)", ")")),
     ("hyphen guard dropped (ids read inside hyphenated identifiers)", "citation_text.py", _ID_RE,
      _ID_RE.replace("(?<![\\w-])", "(?<!\\w)").replace("(?![\\w-])", "(?!\\w)")),
@@ -67,15 +68,16 @@ REVERTS = [
     ("memory citations not checked", "citations.py", '    memories = cited["memories"]\n', "    memories = {}\n"),
     # issue 24
     ("issue 24: any digit width blocks (the ledger's id shape ignored)", "citations.py",
-     '    if not fits_shape(seen["as"].upper(), shapes):', "    if False:"),
+     "    if not fits_shape(entry_id, shapes):", "    if False:"),
     ("issue 24: lower-case ids outside prose read as citations", "citation_text.py",
-     "            if not in_code and _in_prose(text, match.start(), match.end()):", "            if True:"),
+     '            if not in_code and match.group("pre") is not None and match.group("post") is not None:',
+     "            if True:"),
     ("issue 24: a name before an id ignored", "citation_text.py",
-     "        name = _name_before(text, start)", "        name = None"),
+     '        elif _is_name(match.group("name")) and match.group("opening") is None:', "        elif False:"),
     ("issue 24: ids in URLs and paths read as citations", "citation_text.py",
      "        if inside(urls, start):\n            continue", "        if False:\n            continue"),
     ("issue 24: memory phrases and code read as certain citations", "citation_text.py",
-     "        doubt = _slug_doubt(raw, bool(opened), after)",
+     '        doubt = _slug_doubt(raw, bool(opened), match.group("code"))',
      '        doubt = None if "_" in raw or "-" in raw else ""'),
     ("issue 24: only the old ledger layouts read", "citation_ledger.py", "_ENTRY_LEAD = (", _OLD_LEAD),
     ("issue 24: a ledger without entries blocks", "citations.py",

@@ -162,7 +162,7 @@ def _opening_word(text):
 
 def _near_entry(rest, pattern):
     """Why a line whose first token looks like a ledger id does not parse as an entry, or ``None``."""
-    words = rest.split(None, 1)
+    words = rest.split()
     if not words:
         return None
     token = words[0].rstrip(":.,;|*_`]")

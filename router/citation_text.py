@@ -29,27 +29,32 @@ _TICKS_RE = re.compile(r"`+")
 # the search linear on a long run of letters.
 _URL_OR_PATH_RE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s<>\"'`)\]]*"
                              r"|(?<![\w.~/\\-])(?:~|\.{1,2})?/[^\s<>\"'`)\]]*")
-_MEMORY_RE = re.compile(
-    r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*(?P<open>`|\*{1,2}|_{1,2})?"
-    r"(?P<slug>[a-z][a-z0-9_.-]*[a-z0-9])(?P<close>`|\*{1,2}|_{1,2})?", re.I | re.A)
 _SLUG_CHARS_RE = re.compile(r"[^a-z0-9_]+")
 
-# Before a lower-case id in prose: whitespace or the start, after at most three of these.
-_OPENERS = "(\"'*\u201c\u2018"
-# After an id in prose: at most three of these, then whitespace or the end.
-_CLOSERS = ".,;:!?)\"'*\u201d\u2019"
+# What the text around a citation says about it. The text before one is read backwards, by
+# matching these at its start in the reversed text (anchored, so each costs only what it reads):
+# the capitalised word and one space straight before an id (``Nikon D-500``), and whether a
+# sentence, a list item, a heading or a cell opens before that word (the start, a line break or
+# such a mark, then spaces); whitespace and at most three opening brackets or quotes before a
+# lower-case id in prose; what stands before ``memory:`` (the start, a line break, punctuation or
+# a bracket, then spaces; or a citing word, ``per memory:``).
+_OPENING_MARKS = "\n.!?:;([{\"'*#>|\u201c\u2018\u2013\u2014-"
+_NAME_BEHIND_RE = re.compile(r"[ \u00a0](?P<name>[^\W\d_]*[A-Z])(?![\w-])(?P<opening>[ \t]*(?:["
+                             + re.escape(_OPENING_MARKS) + r"]|\Z))?")
+_PROSE_BEHIND_RE = re.compile(r"[(\"'*\u201c\u2018]{0,3}(?:\s|\Z)")
+_MEMORY_LEADS = ("per", "see", "cf", "from", "in", "by", "and", "or", "also", "via", "under", "as")
+_MEMORY_BEHIND_RE = re.compile(r"[ \t]*(?:[" + re.escape(_OPENING_MARKS + ",`") + r"]|\Z)|[ \t]+(?:"
+                               + "|".join(word[::-1] for word in _MEMORY_LEADS) + r")(?![\w-])", re.I | re.A)
+# After an id in prose: a possessive and at most three closing marks, then whitespace or the end.
+_PROSE_AFTER = r"(?P<post>(?:['\u2019]s)?[.,;:!?)\"'*\u201d\u2019]{0,3}(?!\S))?"
 # A capitalised word straight before an id names a product or a form (``Nikon D-500``,
 # ``Form D-1``) unless it opens a sentence or is one of these.
 _CITING_WORDS = frozenset({"Decision", "Decisions", "Per", "See", "Cf", "Under"})
-# What may end the text before a word that opens a sentence (or a list item, a heading, a cell).
-_SENTENCE_ENDS = ".!?:;([{\"'*#>|-\u201c\u2018\u2013\u2014\n"
-# The words that may stand before ``memory:`` in a citation (``per memory: x``); any other word
-# makes it a phrase (``Shared memory: x``).
-_MEMORY_LEADS = frozenset({"per", "see", "cf", "from", "in", "by", "and", "or", "also", "via", "under", "as"})
-# What may stand before ``memory:`` besides such a word.
-_MEMORY_LEAD_MARKS = "([{,;:.!?\"'*`>|#-\u201c\u2018\u2013\u2014\n"
-# After a slug, these make it code: ``shared_mem::Handle``, ``store(``, ``x[``, ``x<T>``, ``x=``.
-_CODE_AFTER = ("::", "(", "[", "<", "{", "=", "/", "\\")
+# ``memory: <slug>``, and code after it (``shared_mem::Handle``, ``store(``, ``x[``, ``x<T>``,
+# ``x{``, ``x=``, a path).
+_MEMORY_RE = re.compile(
+    r"(?<![\w-])(?:native[ \t]+)?memory:[ \t]*(?P<open>`|\*{1,2}|_{1,2})?"
+    r"(?P<slug>[a-z][a-z0-9_.-]*[a-z0-9])(?P<close>`|\*{1,2}|_{1,2})?(?P<code>::|[(\[<{=/\\])?", re.I | re.A)
 
 
 def fold(text):
@@ -61,8 +66,14 @@ def fold(text):
 def id_regex(pattern):
     """An id of ``pattern`` standing alone, any case: never inside a hyphenated identifier
     (``fix-D-030-x``) or a longer word (``ND-030``, ``file_D-030``, the plural ``D-030s``); the
-    possessive ``D-030's`` counts, and so does underscore emphasis (``_D-030_``, ``__D-030__``)."""
-    return re.compile(r"(?<![\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\w-])", re.I)
+    possessive ``D-030's`` counts, and so does underscore emphasis (``_D-030_``, ``__D-030__``).
+    Its group ``post`` is set when prose follows it (``_PROSE_AFTER``)."""
+    return re.compile(r"(?<![\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\w-])" + _PROSE_AFTER, re.I)
+
+
+def _behind(regex, backwards, position):
+    """``regex`` matched backwards from ``position`` of a text whose reverse is ``backwards``."""
+    return regex.match(backwards, len(backwards) - position)
 
 
 # --- where code and URLs are ------------------------------------------------------------------
@@ -90,10 +101,10 @@ def code_spans(text):
 
 def _inline_code(line):
     """Inline code spans of one line: a run of backticks up to the next run of the same length."""
-    runs = [(match.start(), match.end()) for match in _TICKS_RE.finditer(line)]
-    following = {}  # run index -> index of the next run of the same length
+    runs = [match.span() for match in _TICKS_RE.finditer(line)]
+    following = [None] * len(runs)  # the index of the next run of the same length
     nearest = {}
-    for index in range(len(runs) - 1, -1, -1):
+    for index in reversed(range(len(runs))):
         length = runs[index][1] - runs[index][0]
         following[index] = nearest.get(length)
         nearest[length] = index
@@ -103,13 +114,16 @@ def _inline_code(line):
         closing = following[index]
         if closing is None:
             index += 1
-            continue
-        spans.append((runs[index][0], runs[closing][1]))
-        index = closing + 1
+        else:
+            spans.append((runs[index][0], runs[closing][1]))
+            index = closing + 1
     return spans
 
 
 def url_spans(text):
+    """``(start, end)`` of every URL and absolute or relative path (``_URL_OR_PATH_RE``), in order."""
+    if "/" not in text:
+        return []
     return [match.span() for match in _URL_OR_PATH_RE.finditer(text)]
 
 
@@ -125,43 +139,10 @@ def _span_start(span):
 
 # --- decision ids ------------------------------------------------------------------------------
 
-def _in_prose(text, start, end):
-    """Whether the id at ``text[start:end]`` stands as a word of prose: after whitespace (or an
-    opening bracket or quote after whitespace), before whitespace (or closing punctuation, or a
-    possessive, then whitespace). ``arr[d-1]``, ``$((d-1))`` and ``S^{d-1}`` do not."""
-    before = start
-    while before > 0 and start - before < 3 and text[before - 1] in _OPENERS:
-        before -= 1
-    if before > 0 and not text[before - 1].isspace():
-        return False
-    after = end
-    if text[after:after + 2] in ("'s", "\u2019s"):
-        after += 2
-    limit = after + 3
-    while after < len(text) and after < limit and text[after] in _CLOSERS:
-        after += 1
-    return after == len(text) or text[after].isspace()
-
-
-def _name_before(text, start):
-    """The capitalised word straight before an id when it reads as a name (``Nikon D-500``), or
-    ``None``: a word opening a sentence, a list item or a heading reads as prose (``Per D-030``)."""
-    if start < 2 or text[start - 1] not in " \u00a0":
-        return None
-    first = start - 1
-    while first > 0 and start - first < 40 and text[first - 1].isalpha():
-        first -= 1
-    word = text[first:start - 1]
-    if not word or not word[0].isupper() or word in _CITING_WORDS:
-        return None
-    if first > 0 and (text[first - 1].isalnum() or text[first - 1] in "_-"):
-        return None
-    before = first
-    while before > 0 and first - before < 8 and text[before - 1] in " \t":
-        before -= 1
-    if before == 0 or text[before - 1] in _SENTENCE_ENDS:
-        return None
-    return word
+def _is_name(behind):
+    """Whether the capitalised word read backwards before an id (``_NAME_BEHIND_RE``'s match) is
+    a name: it does not open a sentence and is not a citing word."""
+    return behind is not None and behind.group("opening") is None and behind.group("name")[::-1] not in _CITING_WORDS
 
 
 def _note_id(found, entry_id, written, kind, reason=None):
@@ -174,15 +155,16 @@ def _note_id(found, entry_id, written, kind, reason=None):
         seen[kind] = True
 
 
-def scan_ids(text, pattern, code=None, urls=None):
+def scan_ids(text, pattern):
     """``{id: {"as", "upper", "prose", "reason"}}`` for the ids ``text`` cites, upper-cased, in
     first-seen order. ``upper``: written in upper case outside code and not after a name;
     ``prose``: in lower case as a word of prose; ``reason``: why an upper-case occurrence is not
     certain (inside code, after a name). A lower-case id outside prose (``arr[d-1]``) and any id
     in a URL or path (``/docs/D-42/setup``) is no citation and not listed. Whether the id has the
     ledger's shape is the caller's question (``router.citation_ledger.fits_shape``)."""
-    code = code_spans(text) if code is None else code
-    urls = url_spans(text) if urls is None else urls
+    code = code_spans(text)
+    urls = url_spans(text)
+    backwards = text[::-1]
     found = {}
     for match in id_regex(pattern).finditer(text):
         start = match.start("id")
@@ -192,15 +174,14 @@ def scan_ids(text, pattern, code=None, urls=None):
         entry_id = written.upper()
         in_code = inside(code, start)
         if written != entry_id:
-            if not in_code and _in_prose(text, match.start(), match.end()):
+            if not in_code and match.group("post") is not None and _behind(_PROSE_BEHIND_RE, backwards, match.start()):
                 _note_id(found, entry_id, written, "prose")
             continue
+        name = _behind(_NAME_BEHIND_RE, backwards, match.start())
         if in_code:
             _note_id(found, entry_id, written, "reason", "inside code")
-            continue
-        name = _name_before(text, start)
-        if name:
-            _note_id(found, entry_id, written, "reason", f"after the name {name!r}")
+        elif _is_name(name):
+            _note_id(found, entry_id, written, "reason", f"after the name {name.group('name')[::-1]!r}")
         else:
             _note_id(found, entry_id, written, "upper")
     return found
@@ -208,25 +189,12 @@ def scan_ids(text, pattern, code=None, urls=None):
 
 # --- memory citations --------------------------------------------------------------------------
 
-def _memory_lead(text, start):
-    """Whether what stands before ``memory:`` at ``start`` lets it be a citation."""
-    before = start
-    while before > 0 and start - before < 8 and text[before - 1] in " \t":
-        before -= 1
-    if before == 0 or text[before - 1] in _MEMORY_LEAD_MARKS:
-        return True
-    first = before
-    while first > 0 and before - first < 20 and text[first - 1].isalpha():
-        first -= 1
-    return text[first:before].lower() in _MEMORY_LEADS
-
-
-def _slug_doubt(raw, emphasised, after):
+def _slug_doubt(raw, emphasised, code):
     """Why the slug ``raw`` may not be a memory citation, ``""`` when it is not one at all (one
     plain word: ``memory: low``), or ``None`` when it certainly is one."""
     if "." in raw:
         return "a dotted name"
-    if after.startswith(_CODE_AFTER):
+    if code:
         return "followed by code"
     if "_" in raw or raw.count("-") > 1:
         return None
@@ -235,7 +203,7 @@ def _slug_doubt(raw, emphasised, after):
     return "an emphasised word" if emphasised else ""
 
 
-def scan_memories(text, code=None):
+def scan_memories(text):
     """``{slug: {"as", "certain", "reason"}}`` for the memory slugs ``text`` cites as
     ``memory: <slug>`` or ``native memory: <slug>`` (any case, optionally in backticks or
     emphasis), normalised like memory file names (lower case, ``[^a-z0-9_]`` as ``_``, a
@@ -246,7 +214,8 @@ def scan_memories(text, code=None):
     and not followed by code. Uncertain (``reason`` says why): ``Shared memory: read-only``,
     YAML ``memory: on-demand``, ``memory: memory_store.Store``, ``memory: shared_mem::Handle``,
     ``memory: _fake_``. One plain word (``memory: low``, ``Memory: 4GB``) is no citation."""
-    code = code_spans(text) if code is None else code
+    code = code_spans(text)
+    backwards = text[::-1]
     found = {}
     for match in _MEMORY_RE.finditer(text):
         opened, closed = match.group("open"), match.group("close")
@@ -255,14 +224,12 @@ def scan_memories(text, code=None):
         raw = match.group("slug")
         if raw.lower().endswith(".md"):
             raw = raw[:-3]
-        end = match.end() if opened else match.end("slug")
-        after = text[end:end + 2]
-        doubt = _slug_doubt(raw, bool(opened), after)
+        doubt = _slug_doubt(raw, bool(opened), match.group("code"))
         if doubt == "":
             continue
         if doubt is None and inside(code, match.start()):
             doubt = "inside code"
-        if doubt is None and not _memory_lead(text, match.start()):
+        if doubt is None and not _behind(_MEMORY_BEHIND_RE, backwards, match.start()):
             doubt = "after another word"
         slug = _SLUG_CHARS_RE.sub("_", raw.lower())
         seen = found.setdefault(slug, {"as": raw, "certain": False, "reason": doubt})
@@ -280,7 +247,4 @@ def scan(text, pattern):
     """Everything ``text`` cites: ``{"ids": scan_ids, "memories": scan_memories, "dates": [...]}``,
     read from the folded text (``fold``)."""
     folded = fold(text)
-    code = code_spans(folded)
-    return {"ids": scan_ids(folded, pattern, code, url_spans(folded)),
-            "memories": scan_memories(folded, code),
-            "dates": owner_ruling_dates(folded)}
+    return {"ids": scan_ids(folded, pattern), "memories": scan_memories(folded), "dates": owner_ruling_dates(folded)}

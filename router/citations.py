@@ -15,9 +15,10 @@ import difflib
 import json
 import os
 
-from router.citation_ledger import (decode, find_ledgers, fits_shape, highest_id, id_shapes,  # noqa: F401
-                                    ledger_boundary, load_ledgers, parse_ledger)
-from router.citation_text import fold, id_regex, owner_ruling_dates, scan  # noqa: F401
+# find_ledgers, ledger_boundary, load_ledgers and scan are used through this module by router.gate.
+from router.citation_ledger import (fits_shape, find_ledgers, highest_id, id_shapes,  # noqa: F401
+                                    ledger_boundary, load_ledgers)
+from router.citation_text import scan
 
 BYPASS_MARKER = "citation-check: allow-unknown-ids"
 
@@ -118,7 +119,7 @@ def payload_texts(payload):
 def _json_kind(value):
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")
+    return {list: "array", str: "string", bool: "boolean"}.get(type(value), "number")
 
 
 def unreadable(payload, texts):
@@ -202,11 +203,12 @@ def _shape_doubt(entry_id, shapes, example):
 
 class _Report:
     """The blocks and warnings of one decision. Warnings are capped as they are collected (past
-    the cap only a count is kept); blocks are kept as ``(kind, key)`` and only the first few are
-    made messages, since each message names the ledgers or the nearest slugs."""
+    the cap only a count is kept); blocks are kept as the missing ids and slugs, and only the
+    first few are made messages, since each message names the ledgers or the nearest slugs."""
 
     def __init__(self):
-        self.blocks = []    # ("id" | "memory", key): messages are built for the first few only
+        self.missing_ids = []        # blocks: messages are built for the first few only
+        self.missing_memories = []
         self.warnings = []
         self.unlisted = 0
 
@@ -245,7 +247,7 @@ def _check_ids(report, ids, ledger, dead_words):
         elif doubt:
             doubtful.append(f"{_shown(seen['as'])} ({doubt})")
         else:
-            report.blocks.append(("id", entry_id))
+            report.missing_ids.append(entry_id)
     if doubtful:
         report.warn(f"not blocked, as these may not be citations, but the ledger lacks them: "
                     f"{_listing(doubtful)}. If one is a citation, cite an id the ledger holds")
@@ -266,7 +268,7 @@ def _check_memories(report, memories, memory):
         if slug in memory["slugs"]:
             continue
         if seen["certain"]:
-            report.blocks.append(("memory", slug))
+            report.missing_memories.append(slug)
         else:
             doubtful.append(f"{_shown(seen['as'])} ({seen['reason']})")
     if doubtful:
@@ -274,28 +276,39 @@ def _check_memories(report, memories, memory):
                     f"directory nor the cluster file holds them: {_listing(doubtful)}")
 
 
-def _block_messages(blocks, ledger, memory):
-    top = highest_id(ledger["ids"]) if ledger is not None else None
-    messages = [_unknown_id_message(key, ledger, top) if kind == "id" else _unknown_memory_message(key, memory)
-                for kind, key in blocks[:MAX_BLOCKS]]
-    if len(blocks) > MAX_BLOCKS:
-        rest = [_shown(key) for _kind, key in blocks[MAX_BLOCKS:]]
-        messages.append(f"and {len(rest)} more citations of ids or memories that do not exist: {_listing(rest)}")
+def _block_messages(report, ledger, memory):
+    ids = report.missing_ids[:MAX_BLOCKS]
+    top = highest_id(ledger["ids"]) if ids else None
+    messages = [_unknown_id_message(entry_id, ledger, top) for entry_id in ids]
+    messages += [_unknown_memory_message(slug, memory) for slug in report.missing_memories[:MAX_BLOCKS - len(ids)]]
+    rest = (report.missing_ids + report.missing_memories)[MAX_BLOCKS:]
+    if rest:
+        messages.append(f"and {len(rest)} more citations of ids or memories that do not exist: "
+                        f"{_listing([_shown(key) for key in rest])}")
     return messages
 
 
-def decide(texts, ledger, memory, pattern, dead_words, cited=None):
-    """The gate's decision for the texts of one write.
+def decide(texts, ledger, memory, pattern, dead_words):
+    """The gate's decision for the texts of one write (``decide_scanned`` on ``scan`` of them).
 
     ``ledger`` is ``load_ledgers``' result (``None``: no ledger found); ``memory`` is
-    ``{"slugs": set, "sources": [...]}`` (``None``: no memory directory or cluster file found);
-    ``cited`` is ``scan``'s result for the joined texts when the caller has it already.
+    ``{"slugs": set, "sources": [...]}`` (``None``: no memory directory or cluster file found).
     Returns ``{"verdict": "block" | "warn" | "pass", "blocks": [...], "warnings": [...],
     "bypassed": bool}``, each list capped. With the bypass marker the verdict is never
     ``block``: what would have been blocked is listed as a warning, so the bypass always
     announces itself."""
-    text = "\n".join(body for _label, body in texts)
-    cited = scan(text, pattern) if cited is None else cited
+    text = joined(texts)
+    return decide_scanned(scan(text, pattern), text, ledger, memory, dead_words)
+
+
+def joined(texts):
+    """The texts of one write as one text, a line break between them (so the end of one and the
+    start of the next cannot fuse into an id)."""
+    return "\n".join(body for _label, body in texts)
+
+
+def decide_scanned(cited, text, ledger, memory, dead_words):
+    """``decide`` for a write whose joined ``text`` has been scanned already (``cited``)."""
     report = _Report()
     ids = cited["ids"]
     if ids and ledger is None:
@@ -316,11 +329,11 @@ def decide(texts, ledger, memory, pattern, dead_words, cited=None):
                     "cluster file was found")
     elif memories:
         _check_memories(report, memories, memory)
-    blocks = _block_messages(report.blocks, ledger, memory)
+    blocks = _block_messages(report, ledger, memory)
     warnings = report.warnings + ([f"and {report.unlisted} more warnings"] if report.unlisted else [])
     bypassed = BYPASS_MARKER in text
     if bypassed:
-        count = len(report.blocks)
+        count = len(report.missing_ids) + len(report.missing_memories)
         warnings = [f"citation gate bypassed by the literal {BYPASS_MARKER}: "
                     + (f"{count} citation(s) not enforced" if count else "nothing would have been blocked")]\
             + ["not enforced: " + block for block in blocks] + warnings

@@ -434,3 +434,34 @@ def test_doubtful_memories_are_listed_with_their_reasons():
         "warnings"]
     assert warning == ("not blocked, as these may not be memory citations, but neither the memory directory nor the "
                        "cluster file holds them: read-only (a hyphenated word), a_b.c (a dotted name)")
+
+
+def test_exactly_three_ledger_problems_add_no_count(tmp_path):
+    ledger = ledger_of(tmp_path, "## D-001: a\n## D002: b\n## D003: c\n## D004: d\n")
+    result = decide_text("Per D-001.", ledger)
+    assert [w.split(": ", 1)[0] for w in result["warnings"]] == [f"ledger {tmp_path / 'decisions.md'}:{n}" for n in (2, 3, 4)]
+
+
+def test_a_citation_after_a_dropped_one_is_still_checked(fixture_ledger_loaded):
+    assert decide_text("x = d-1 and D-999", fixture_ledger_loaded)["blocks"][0].startswith("D-999 is not in")
+
+
+def test_a_missing_memory_after_a_known_one_blocks():
+    memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
+    result = decide_text("per memory: project_hot_strip and per memory: feedback_missing", memory=memory)
+    assert [block.split()[1] for block in result["blocks"]] == ["feedback_missing"]
+
+
+def test_blocks_of_ids_and_memories_share_the_cap(fixture_ledger_loaded):
+    memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
+    text = "D-901 D-902 D-903; " + ", ".join(f"memory: feedback_{n}_x" for n in range(4))
+    blocks = decide_text(text, fixture_ledger_loaded, memory)["blocks"]
+    assert [block.split()[0] for block in blocks[:5]] == ["D-901", "D-902", "D-903", "memory", "memory"]
+    assert blocks[3].startswith("memory feedback_0_x is in neither") and blocks[4].startswith("memory feedback_1_x")
+    assert blocks[5] == "and 2 more citations of ids or memories that do not exist: feedback_2_x, feedback_3_x"
+
+
+def test_memory_blocks_alone_are_capped():
+    memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
+    blocks = decide_text(", ".join(f"memory: feedback_{n}_x" for n in range(6)), memory=memory)["blocks"]
+    assert len(blocks) == 6 and blocks[5] == "and 1 more citations of ids or memories that do not exist: feedback_5_x"

@@ -96,6 +96,9 @@ def test_item4_a_ledger_yielding_no_entries_warns_and_never_blocks(tmp_path):
         assert result["warnings"][0] == (f"ledger {tmp_path / 'decisions.md'} yields no entries (none of its lines "
                                          "reads like '## D-001: title', '| D-001 | title |' or '- [x] D-001: title'): "
                                          "no id is blocked on its account")
+    assert result["warnings"][1] == ("not blocked, as these may not be citations, but the ledger lacks them: "
+                                     "D-999 (no entry could be read from the ledger). If one is a citation, cite an "
+                                     "id the ledger holds")
 
 
 def test_item4_an_id_in_the_ledger_text_but_not_an_entry_warns(tmp_path):

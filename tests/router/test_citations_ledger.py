@@ -323,6 +323,12 @@ def test_load_ledgers_records_where_each_id_first_appears(tmp_path):
     assert ledger["mentions"] == {"D-003": (a, 3), "D-004": (a, 3), "D-005": (a, 5), "D-001": (b, 1), "D-007": (b, 2)}
 
 
+def test_mention_lines_count_a_leading_blank_line(tmp_path):
+    (tmp_path / "a.md").write_text("\nD-003 pending\n\n\nD-004", encoding="utf-8")
+    assert ct.load_ledgers([str(tmp_path / "a.md")], PATTERN)["mentions"] == {"D-003": (str(tmp_path / "a.md"), 2),
+                                                                             "D-004": (str(tmp_path / "a.md"), 5)}
+
+
 def test_load_ledgers_folds_look_alike_hyphens(tmp_path):
     (tmp_path / "a.md").write_text("## D\u2011001: a\n## D-00\u200d2: b\n", encoding="utf-8")
     assert list(ct.load_ledgers([str(tmp_path / "a.md")], PATTERN)["ids"]) == ["D-001", "D-002"]

@@ -69,12 +69,24 @@ def test_lower_case_in_prose_is_a_citation(text):
     ("```\nD-030\n```", "inside code"),
     ("~~~\n~~~\nD-030", "upper"),
     ("```\n~~~\nD-030\n```\nD-031", "inside code"),
+    ("~~~\nD-030\n~~~", "inside code"),
     ("`D-030` and D-030", "upper"),
     ("`a` D-030 `b`", "upper"),
     ("``a` D-030", "upper"),
     ("I shoot with a Nikon D-030.", "after the name 'Nikon'"),
     ("cameras, NIKON D-030", "after the name 'NIKON'"),
     ("the Form\u00a0D-030 now", "after the name 'Form'"),
+    ("a Nikon _D-030_", "after the name 'Nikon'"),
+    ("a Nikon\tD-030", "upper"),
+    ("a Nikon D-030", "after the name 'Nikon'"),
+    ("Nikon, a Nikon D-030", "after the name 'Nikon'"),
+    ("x.  Nikon D-030", "upper"),
+    ("x:\tNikon D-030", "upper"),
+    ("x| Nikon D-030", "upper"),
+    ("x \u2014 Nikon D-030", "upper"),
+    ("(Nikon D-030)", "upper"),
+    ("a MyNikon D-030", "after the name 'MyNikon'"),
+    ("a myNikon D-030", "upper"),
     ("Nikon D-030 is a camera.", "upper"),
     ("A camera. Nikon D-030 is one.", "upper"),
     ("x\nNikon D-030", "upper"),
@@ -95,6 +107,10 @@ def test_upper_case_in_code_or_after_a_name_is_doubtful(text, how):
                                   "https://example.com/D-042", "(https://x.org/a?id=D-042)", "git+ssh://h/D-042"])
 def test_ids_in_urls_and_paths_are_no_citation(text):
     assert ids_of(text) == []
+
+
+def test_an_id_after_one_in_a_url_is_still_read():
+    assert ids_of("see /docs/D-042 and per D-999") == [("D-999", "D-999", "upper")]
 
 
 @pytest.mark.parametrize("text", ["D-001/D-042", "[D-042](https://x.org/D-999)", "word/ D-042", "x.y/D-042"])
@@ -133,6 +149,9 @@ def test_fold(text, folded):
     ("x\n```\ny\n```\nz", [(2, 5), (6, 7), (8, 11)]),
     ("  ~~~\nq", [(0, 5), (6, 7)]),
     ("    ```\nq", []),
+    ("`a ``b`` c", [(3, 8)]),
+    ("`a ``b`` c `d`", [(0, 12)]),
+    ("~~~\nx\n~~~\ny", [(0, 3), (4, 5), (6, 9)]),
 ])
 def test_code_spans(text, spans):
     assert tx.code_spans(text) == spans
@@ -193,6 +212,8 @@ def test_certain_memory_citations(text, slug):
     ("memory: some_dir/file", "some_dir", "followed by code"),
     ("memory: some_dir\\file", "some_dir", "followed by code"),
     ("memory: {a_b", "a_b", None),
+    ("memory: `new_store`()", "new_store", "followed by code"),
+    ("memory: **a_b**::x", "a_b", "followed by code"),
     ("`memory: feedback_x`", "feedback_x", "inside code"),
     ("memory: _fake_", "fake", "an emphasised word"),
     ("memory: `low`", "low", "an emphasised word"),
@@ -210,6 +231,12 @@ def test_doubtful_memory_citations(text, slug, reason):
 ])
 def test_not_memory_citations(text):
     assert memories_of(text) == []
+
+
+@pytest.mark.parametrize("text", ["memory: _leading and per memory: feedback_x", "memory: low, then per memory: feedback_x",
+                                  "memory: **a_b* and per memory: feedback_x"])
+def test_a_citation_after_one_that_is_not_is_still_read(text):
+    assert memories_of(text) == [("feedback_x", True, None)]
 
 
 def test_a_certain_occurrence_makes_a_doubtful_slug_certain():
