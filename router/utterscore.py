@@ -49,6 +49,9 @@ from router.weighted import (
 
 # Members named in a decision's utterance_hits at most (the explanation of a big cluster).
 MAX_EXPLAINED = 12
+# Clusters listed in a decision's scores at most: utterance words reach many clusters of a big
+# store, and each listed cluster is a read of its cache shard.
+MAX_SCORES = 20
 
 
 def utterance_matches(words, table, parts, settings):
@@ -191,7 +194,7 @@ def route_with_utterances(prompt, table, settings):
         "scores": [{"cluster_id": clusters[p][0], "score": s, "tag_hits": t, "member_hits": m,
                     "utterance_hits": sorted(per_cluster.get(p, ())),
                     "member_evidence": round(member_part(parts, p, best), 4)}
-                   for (p, s, t, m) in rows],
+                   for (p, s, t, m) in rows[:MAX_SCORES]],
         "floor": floor,
         "top_score": top,
         "second_score": second,
