@@ -2,7 +2,7 @@
 
 A suite is a YAML mapping::
 
-    clusters: ../brain/memory-layer1-clusters.md   # relative to this file; default: bundled store
+    clusters: ../brain/memory-layer1-clusters.md   # relative to this file; default: below
     description: free text                          # optional
     defaults: {max_chars: 9500, tags: [spec]}       # optional, see DEFAULT_KEYS
     cases:
@@ -55,10 +55,13 @@ from router.errors import InputError
 from router.safeio import read_regular_bytes
 
 
-def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_only=False):
+def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_only=False, default_clusters=None):
     """Validate a suite's ``text`` (read from ``path``) and return a ``Suite``.
 
-    ``cluster_override`` replaces the suite's ``clusters:``. ``load_index(cluster_path)`` returns a
+    ``cluster_override`` replaces the suite's ``clusters:``. A suite without ``clusters:`` is
+    checked against ``default_clusters``, ``(path, how it was found)``: the project's store as
+    ``memory-router`` finds it (``harness.project.resolve_cluster_file``); without one, the
+    bundled example store. Its problems name that file whole and say why it was used. ``load_index(cluster_path)`` returns a
     ClusterIndex (default: ``router.clusterfile.load_cluster_file``); pass ``False`` to skip the
     cluster cross-checks (``suite_prompts`` does). ``facts_only`` drops every ``routes_to`` (and
     the ``xfail`` marks recorded against those ids), to judge a cluster file with other ids, such
@@ -74,6 +77,7 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
 
     cluster_path = None
     cluster_line = None
+    cluster_label = None
     if cluster_override:
         cluster_path = os.fspath(cluster_override)
     elif "clusters" in data:
@@ -83,10 +87,12 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
             base = os.path.dirname(os.path.abspath(path))
             cluster_path = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     else:
-        cluster_path = bundled_cluster_file()
+        cluster_path, how = default_clusters or (bundled_cluster_file(), "the bundled example store")
+        cluster_label = f"{cluster_path}, {how}: the suite has no 'clusters:' line"
 
     index = None
-    cluster_label = os.path.basename(cluster_path) if cluster_path else "the cluster file"
+    if cluster_label is None:
+        cluster_label = os.path.basename(cluster_path) if cluster_path else "the cluster file"
     if cluster_path and load_index is not False:
         if not os.path.isfile(cluster_path):
             what = ("is a directory, not a cluster file" if os.path.isdir(cluster_path)
@@ -97,7 +103,8 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
             else:
                 from router.errors import ClusterFileError
 
-                raise ClusterFileError(f"cluster file {what}", path=cluster_path,
+                raise ClusterFileError(f"cluster file {what}" + (f" ({cluster_label})" if cluster_override is None
+                                                                 else ""), path=cluster_path,
                                        fix="pass an existing .md or .tsv file with --clusters")
         else:
             # A broken cluster file is its own error (ClusterFileError, exit 2), naming its own lines.
@@ -137,10 +144,12 @@ def read_suite_text(path):
         raise SuiteError(path, [Problem(err.line, None, err.message, err.fix)]) from None
 
 
-def load_suite(path, cluster_path=None, facts_only=False):
-    """Read, validate and return the suite at ``path``; ``cluster_path`` overrides its ``clusters:``."""
+def load_suite(path, cluster_path=None, facts_only=False, default_clusters=None):
+    """Read, validate and return the suite at ``path``; ``cluster_path`` overrides its ``clusters:``,
+    ``default_clusters`` stands in for a missing one (``parse_suite_text``)."""
     path = os.fspath(path)
-    return parse_suite_text(read_suite_text(path), path, cluster_override=cluster_path, facts_only=facts_only)
+    return parse_suite_text(read_suite_text(path), path, cluster_override=cluster_path, facts_only=facts_only,
+                            default_clusters=default_clusters)
 
 
 def load_suite_unchecked(path):

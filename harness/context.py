@@ -15,12 +15,13 @@ from router.session import route_fresh
 
 
 def resolve_cli_clusters(explicit=None, config=None, quiet=False):
-    """The cluster file a CLI command uses: the hook's order, then the bundled example store."""
-    path = config_mod.resolve_cluster_path(explicit, config, config_mod.project_dirs())
-    if path is None:
-        path = config_mod.bundled_cluster_file()
-        if not quiet:
-            print(f"memory-router: using the bundled example store ({path})", file=sys.stderr)
+    """The cluster file a CLI command uses: ``harness.project.resolve_cluster_file``'s policy (the
+    hook's order), then the bundled example store, which is said on stderr."""
+    from harness.project import BUNDLED_STORE, resolve_cluster_file
+
+    path, how = resolve_cluster_file(explicit, config, bundled=True)
+    if how == BUNDLED_STORE and not quiet:
+        print(f"memory-router: using the bundled example store ({path})", file=sys.stderr)
     return path
 
 

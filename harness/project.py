@@ -1,6 +1,9 @@
 """Where a project's files are: its directory, its config, Claude Code's settings files for it,
-memory-router's own state beside them, and its memory directory. Every command finds them here,
-so each finds them the same way (install, doctor, checklist, verdict, mcp, slim, tokens, build).
+memory-router's own state beside them, and its store (the cluster file and the memory directory).
+Every command finds them here, so each finds them the same way (install, doctor, checklist,
+verdict, mcp, slim, tokens, build, canary, route, init): ``resolve_store`` and the two
+resolutions it is made of, ``resolve_cluster_file`` and ``resolve_memory_dir``, each with its
+policy in its docstring.
 """
 
 import os
@@ -106,3 +109,89 @@ def resolve_memory_dir(explicit, config, directory=None, beside=None, required=T
     if required:
         raise InputError("no memory directory given", fix=NO_MEMORY_DIR_FIX)
     return None, "unknown"
+
+
+# --------------------------------------------------------------------------- the cluster file
+
+BUNDLED_STORE = "the bundled example store"
+
+
+def resolve_cluster_file(explicit=None, config=None, dirs=None, bundled=False):
+    """``(cluster file, how it was found)``: the one cluster-file resolution, the hook's own.
+
+    The policy, in order (``router.config.resolve_cluster_path`` applies it; this names the step):
+
+    1. ``explicit``: ``--clusters``, or the ``--clusters`` of the hook command a check reads;
+    2. ``$MEMORY_ROUTER_CLUSTERS``;
+    3. ``clusters`` in the config (the config of ``--config``, else the one found in ``dirs``);
+    4. ``brain/memory-layer1-clusters.md``, then ``.tsv``, under each of ``dirs`` in turn (the
+       hook's: ``$CLAUDE_PROJECT_DIR``, then the current directory; a command with ``--project``
+       passes that directory);
+    5. with ``bundled``, the bundled example store, for the commands that only read and have a
+       use for an example (route, canary suites, the MCP server); the others get
+       ``(None, "no cluster file found")`` and say what to set.
+
+    A path is returned as found; whether it exists is the caller's question."""
+    from router import config as config_mod
+
+    dirs = config_mod.project_dirs() if dirs is None else list(dirs)
+    path = config_mod.resolve_cluster_path(explicit, config, dirs)
+    if path is None:
+        if bundled:
+            return config_mod.bundled_cluster_file(), BUNDLED_STORE
+        return None, "no cluster file found"
+    if explicit:
+        return path, "--clusters"
+    if os.environ.get("MEMORY_ROUTER_CLUSTERS"):
+        return path, "$MEMORY_ROUTER_CLUSTERS"
+    if config and config.get("clusters"):
+        return path, f"clusters in {config.get('source')}"
+    return path, "brain/ under " + os.path.dirname(os.path.dirname(os.path.abspath(path)))
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class Store:
+    """One project's store as a command reads it: the cluster file and the memory directory, each
+    with how it was found, and the config they came from. ``to_json()`` is what a command's
+    ``--json`` carries; ``lines()`` what its human output says (which files it read)."""
+
+    __slots__ = ("cluster_file", "cluster_from", "memory_dir", "memory_from", "config")
+
+    def __init__(self, cluster_file, cluster_from, memory_dir, memory_from, config):
+        self.cluster_file = os.path.abspath(cluster_file) if cluster_file else None
+        self.cluster_from = cluster_from
+        self.memory_dir = memory_dir
+        self.memory_from = memory_from
+        self.config = config
+
+    @property
+    def config_file(self):
+        return self.config.get("source") if self.config else None
+
+    @property
+    def bundled(self):
+        return self.cluster_from == BUNDLED_STORE
+
+    def to_json(self):
+        return {"cluster_file": self.cluster_file, "cluster_file_from": self.cluster_from,
+                "memory_dir": self.memory_dir, "memory_dir_from": self.memory_from, "config_file": self.config_file}
+
+    def lines(self):
+        return [f"cluster file: {self.cluster_file or 'none'} ({self.cluster_from})",
+                f"memory directory: {self.memory_dir or 'none'} ({self.memory_from})"]
+
+
+def resolve_store(clusters=None, memory_dir=None, config=None, directory=None, dirs=None, bundled=False,
+                  guess_memory_dir=True):
+    """The ``Store`` of one command: ``resolve_cluster_file(clusters, config, dirs, bundled)`` and
+    ``resolve_memory_dir(memory_dir, config, directory)``, the project ``directory`` passed only
+    when ``guess_memory_dir`` (a command that reads may look in Claude Code's default location;
+    one that writes the memory directory never guesses). ``dirs`` defaults to ``[directory]``
+    when a directory is given, else the hook's ($CLAUDE_PROJECT_DIR, then the current directory)."""
+    if dirs is None and directory:
+        dirs = [directory]
+    cluster_file, cluster_from = resolve_cluster_file(clusters, config, dirs, bundled)
+    found, how = resolve_memory_dir(memory_dir, config, directory if guess_memory_dir else None, required=False)
+    return Store(cluster_file, cluster_from, found, how if found else "none found", config)

@@ -79,15 +79,28 @@ def expand_suite_args(paths):
     return out
 
 
-def load_suites(paths, cluster_path=None, facts_only=False):
-    """Load every suite, collecting the errors of all of them before failing (exit 2)."""
+def project_store_default(config=None):
+    """``(cluster file, how it was found)`` for a suite without ``clusters:``: the project's store,
+    found as every command finds it (``harness.project.resolve_cluster_file``: $MEMORY_ROUTER_CLUSTERS,
+    the config's ``clusters``, brain/ in $CLAUDE_PROJECT_DIR or the current directory), else the
+    bundled example store. ``config``: the one the command read (default: the project's)."""
+    from harness.project import resolve_cluster_file
+    from router.configfile import load_config
+
+    return resolve_cluster_file(None, load_config() if config is None else config, bundled=True)
+
+
+def load_suites(paths, cluster_path=None, facts_only=False, config=None):
+    """Load every suite, collecting the errors of all of them before failing (exit 2). A suite
+    without ``clusters:`` reads ``project_store_default(config)``."""
     from canaries.suite import load_suite
     from router.errors import MemoryRouterError
 
+    default = None if cluster_path else project_store_default(config)
     suites, errors = [], []
     for path in paths:
         try:
-            suites.append(load_suite(path, cluster_path=cluster_path, facts_only=facts_only))
+            suites.append(load_suite(path, cluster_path=cluster_path, facts_only=facts_only, default_clusters=default))
         except InputError as err:
             errors.append(err)
         except MemoryRouterError as err:  # pragma: no cover - every load error is an InputError today

@@ -104,6 +104,23 @@ def test_cluster_override_replaces_the_suites_clusters(write_suite, store, tmp_p
     assert load_suite(path, cluster_path=store).cluster_path == str(store)
 
 
+def test_default_clusters_stand_in_for_a_missing_line_and_the_problems_name_it(write_suite, store, tmp_path):
+    path = write_suite("cases:\n  - id: a\n    prompt: hi\n    routes_to: layer1_db\n", clusters=False)
+    suite = load_suite(path, default_clusters=(str(store), "brain/ under the project"))
+    assert suite.cluster_path == str(store)
+    other = tmp_path / "other.md"
+    other.write_text(store.read_text().replace("layer1_db", "layer1_dbx"), encoding="utf-8")
+    with pytest.raises(SuiteError) as info:
+        load_suite(path, default_clusters=(str(other), "clusters in memory-router.toml"))
+    assert (f"not in {other}, clusters in memory-router.toml: the suite has no 'clusters:' line"
+            in info.value.problems[0].message)
+    with pytest.raises(ClusterFileError, match="does not exist .*gone.md, brain/ under x"):
+        load_suite(path, default_clusters=(str(tmp_path / "gone.md"), "brain/ under x"))
+    # a suite's own clusters: line wins over the default
+    written = write_suite("cases:\n  - id: a\n    prompt: hi\n    routes_to: layer1_db\n", name="own.yaml")
+    assert load_suite(written, default_clusters=(str(other), "x")).cluster_path == str(store)
+
+
 def _problems(path):
     with pytest.raises(SuiteError) as info:
         load_suite(path)

@@ -57,3 +57,53 @@ def test_a_writer_never_guesses_a_memory_dir():
         proj.resolve_memory_dir(None, {"source": "t.toml"})
     assert "--memory-dir" in err.value.fix
     assert proj.resolve_memory_dir(None, None, required=False) == (None, "unknown")
+
+
+@pytest.fixture
+def stores(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    for name in ("a", "b"):
+        (tmp_path / name / "brain").mkdir(parents=True)
+        (tmp_path / name / "brain" / "memory-layer1-clusters.md").write_text("x")
+    (tmp_path / "env.md").write_text("x")
+    return tmp_path
+
+
+@pytest.mark.parametrize("explicit, env, config, dirs, bundled, expected, how", [
+    ("given.md", "env.md", "cfg.md", ["a"], True, "given.md", "--clusters"),
+    (None, "env.md", "cfg.md", ["a"], True, "env.md", "$MEMORY_ROUTER_CLUSTERS"),
+    (None, None, "cfg.md", ["a"], True, "cfg.md", "clusters in t.toml"),
+    (None, None, None, ["a", "b"], True, "a/brain/memory-layer1-clusters.md", "brain/ under {a}"),
+    (None, None, None, ["none", "b"], True, "b/brain/memory-layer1-clusters.md", "brain/ under {b}"),
+    (None, None, None, ["none"], True, "bundled", "the bundled example store"),
+    (None, None, None, ["none"], False, None, "no cluster file found"),
+])
+def test_resolve_cluster_file_policy_in_order(stores, monkeypatch, explicit, env, config, dirs, bundled, expected,
+                                              how):
+    from router.config import bundled_cluster_file
+
+    if env:
+        monkeypatch.setenv("MEMORY_ROUTER_CLUSTERS", str(stores / env))
+    config = {"clusters": str(stores / config), "source": "t.toml"} if config else None
+    found, said = proj.resolve_cluster_file(str(stores / explicit) if explicit else None, config,
+                                            [str(stores / d) for d in dirs], bundled=bundled)
+    want = {None: None, "bundled": bundled_cluster_file()}.get(expected, str(stores / expected) if expected else None)
+    assert (found, said) == (want, how.format(a=stores / "a", b=stores / "b"))
+
+
+def test_resolve_store_says_which_files_a_command_read(stores):
+    config = {"memory_dir": str(stores / "mem"), "source": str(stores / "memory-router.toml")}
+    store = proj.resolve_store(config=config, directory=str(stores / "a"))
+    assert store.to_json() == {
+        "cluster_file": str(stores / "a" / "brain" / "memory-layer1-clusters.md"),
+        "cluster_file_from": f"brain/ under {stores / 'a'}",
+        "memory_dir": str(stores / "mem"), "memory_dir_from": f"memory_dir in {stores / 'memory-router.toml'}",
+        "config_file": str(stores / "memory-router.toml")}
+    assert store.lines()[0].startswith("cluster file: " + str(stores / "a" / "brain"))
+    # a writer never guesses the memory directory; a reader may look in Claude Code's default place
+    assert proj.resolve_store(directory=str(stores / "b"), guess_memory_dir=False).memory_dir is None
+    guessed = proj.resolve_store(directory=str(stores / "b"))
+    assert guessed.memory_from == "Claude Code's default location"
+    assert guessed.memory_dir == str(stores / "cfg" / "projects" / project_key(str(stores / "b")) / "memory")
+    bundled = proj.resolve_store(dirs=[str(stores / "none")], bundled=True)
+    assert bundled.bundled and not proj.resolve_store(directory=str(stores / "a")).bundled
