@@ -54,23 +54,7 @@ def print_report(report):
         print(f"suite: {injections['suite']}\nrouted with: {injections['cluster_file']}")
     session = report["session"]
     if session:
-        rows = []
-        short = {"suite_cycled": "cycled", "typical": "typical", "worst": "worst"}
-        for name, sc in session["scenarios"].items():
-            per_prompt = sc["injection_tokens_per_prompt"]
-            rows.append((short.get(name, name), "suite" if isinstance(per_prompt, str) else _fmt(per_prompt),
-                         _fmt(sc["flat_total"]), _fmt(sc["slim_total"]), _fmt(sc["net_saving"]),
-                         "-" if sc["saving_percent"] is None else f"{sc['saving_percent']}%",
-                         _fmt(sc["break_even_prompts"]) if sc["break_even_prompts"] else "never",
-                         _fmt(sc["first_heavier_call_prompt"]) if sc["first_heavier_call_prompt"] else "never"))
-        out.print(table(f"(c) modelled session: {session['turns']} prompts x {session['calls_per_prompt']} API "
-                        f"call(s) each (tokens: {session['tokens_method']})",
-                        ["", "inj/prompt", "flat", "slim", "net", "saving", "break-even", "heavier call"], rows))
-        out.print("cycled: the suite's injections in a fixed spread order (see docs); typical: the mean on "
-                  "every prompt; worst: the largest on every prompt. Slim pays each injection again on every "
-                  "later call (it stays in the history). break-even: the session length (prompts) from which "
-                  "slim's total exceeds flat's; heavier call: the first prompt whose calls carry more under "
-                  "slim than under flat.")
+        print_session(out, session)
     transcripts = report["transcripts"]
     if transcripts:
         rows = []
@@ -99,6 +83,88 @@ def print_report(report):
         out.print(f"note: {note}")
 
 
+SCENARIOS = (("suite_cycled", "cycled"), ("typical", "typical"), ("worst", "worst"))
+
+
+def print_session(out, session):
+    """(c): one column per scenario (a row per figure, so it fits 80 columns), then the chart."""
+    from harness.output import table
+
+    scenarios = session["scenarios"]
+
+    def row(label, figure):
+        return (label, *[figure(scenarios[name]) for name, _short in SCENARIOS])
+
+    rows = [
+        row("injection tokens per prompt", lambda sc: "suite" if isinstance(sc["injection_tokens_per_prompt"], str)
+            else _fmt(sc["injection_tokens_per_prompt"])),
+        row("flat total", lambda sc: _fmt(sc["flat_total"])),
+        row("slim total", lambda sc: _fmt(sc["slim_total"])),
+        row("net saving", lambda sc: _fmt(sc["net_saving"])),
+        row("saving", lambda sc: "-" if sc["saving_percent"] is None else f"{sc['saving_percent']}%"),
+        row("break-even (prompts)", lambda sc: _fmt(sc["break_even_prompts"]) if sc["break_even_prompts"] else "never"),
+        row("first heavier call", lambda sc: _fmt(sc["first_heavier_call_prompt"])
+            if sc["first_heavier_call_prompt"] else "never"),
+    ]
+    out.print(table(f"(c) modelled session: {session['turns']} prompts x {session['calls_per_prompt']} API "
+                    f"call(s) each (tokens: {session['tokens_method']})",
+                    ["", *[short for _name, short in SCENARIOS]], rows, no_wrap=("cycled", "typical", "worst")))
+    out.print("cycled: the suite's injections in a fixed spread order (see docs); typical: the mean on "
+              "every prompt; worst: the largest on every prompt. Slim pays each injection again on every "
+              "later call (it stays in the history). break-even: the session length (prompts) from which "
+              "slim's total exceeds flat's; heavier call: the first prompt whose calls carry more under "
+              "slim than under flat.")
+    if session.get("curve"):
+        print_chart(out, session["curve"], session["tokens_method"])
+
+
+CHART_SERIES = (("flat", "flat", "cyan"), ("slim_cycled", "slim (cycled)", "magenta"),
+                ("slim_worst", "slim (worst)", "red"))
+
+
+def print_chart(out, curve, method, height=16):
+    """The session curve: input tokens sent so far after each prompt, drawn in text."""
+    from rich.text import Text
+
+    from harness.tokens import chart
+
+    series = [curve["series"][key] for key, _label, _style in CHART_SERIES]
+    top_label = chart.short_number(max(max(values) for values in series))
+    margin = max(len(top_label), 2) + 2
+    width = max(20, min(out.width, 100) - margin - 1)
+    cells, top = chart.grid(series, width, height)
+    out.print(f"input tokens sent so far, after each prompt (tokens: {method})", markup=False)
+    for index, row in enumerate(cells):
+        label = top_label if index == 0 else chart.short_number(top / 2) if index == height // 2 else ""
+        line = Text(f"{label:>{margin - 2}} {'┤' if label else '│'}")
+        for cell in row:
+            if cell is None:
+                line.append(" ")
+            elif cell == -1:
+                line.append(chart.OVERLAP, style="bold")
+            else:
+                line.append(chart.MARKERS[cell], style=CHART_SERIES[cell][2])
+        out.print(line, no_wrap=True, crop=True)
+    out.print(f"{'0':>{margin - 2}} └" + "─" * width, markup=False)
+    prompts = curve["prompts"]
+    marks = [(1, "1")]
+    if curve["turns"] < prompts:
+        marks.append((curve["turns"], f"{curve['turns']} (--turns)"))
+    for key, short in (("slim_worst", "worst"), ("slim_cycled", "cycled")):
+        at = curve["break_even"].get(key)
+        if at and at <= prompts:
+            marks.append((at, f"{at} {short} break-even"))
+    marks.append((prompts, str(prompts)))
+    marks.sort()
+    out.print(" " * margin + chart.axis_labels(marks, width, prompts), markup=False)
+    legend = Text(" " * margin + "prompts;  ")
+    for index, (_key, label, style) in enumerate(CHART_SERIES):
+        legend.append(f"{chart.MARKERS[index]} ", style=style)
+        legend.append(f"{label}  ")
+    legend.append(f"{chart.OVERLAP} both")
+    out.print(legend)
+
+
 def cmd_tokens_report(args):
     from harness.output import print_json
 
@@ -106,13 +172,25 @@ def cmd_tokens_report(args):
         raise InputError("--turns must be at least 1", fix="pass --turns 20")
     if args.calls_per_prompt < 1:
         raise InputError("--calls-per-prompt must be at least 1", fix="pass --calls-per-prompt 1")
+    if args.plot:
+        from harness.tokens.plot import check_plot_path
+
+        if not args.suite:
+            raise InputError("--plot draws the modelled session, which needs --suite", fix="add --suite SUITE")
+        check_plot_path(args.plot)
     counter = tk.make_counter(args.tokenizer, args.model, args.ctok_version)
     report = build_report(counter, args.flat, args.slim, args.memory_dir, args.suite, args.clusters, args.config,
                           args.turns, args.calls_per_prompt, args.before, args.after, args.lab)
+    if args.plot:
+        from harness.tokens.plot import plot_session
+
+        report["plot"] = plot_session(report["session"]["curve"], args.plot, report["session"]["tokens_method"])
     if args.json:
         print_json(report)
     else:
         print_report(report)
+        if args.plot:
+            print(f"plot: {report['plot']}")
     return 0
 
 
@@ -161,5 +239,7 @@ def register(subparsers):
                         help=f"model for --tokenizer api (default {tk.DEFAULT_API_MODEL})")
     report.add_argument("--ctok-version", metavar="VERSION",
                         help="ctok model family for --tokenizer offline, e.g. 4.7 (default: ctok's own)")
+    report.add_argument("--plot", metavar="FILE", help="also draw (c)'s session curve as FILE (.png or .svg; needs "
+                                                     "matplotlib: pip install 'memory-router[lab]')")
     options.json_output(report)
     report.set_defaults(handler=cmd_tokens_report)

@@ -78,6 +78,27 @@ def route_suite(prompts, cluster_path, settings):
     return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]
 
 
+def session_curve(flat_tokens, slim_tokens, injection_tokens, turns, calls_per_prompt, scenarios):
+    """The running input-token totals after each prompt that the chart and ``--plot`` draw: flat,
+    slim with the suite's injections cycled (as scenario ``suite_cycled``), and slim with the
+    largest injection every time (``worst``), over ``prompts`` prompts: the modelled session, or
+    past the later break-even so the crossing shows (``chart.chart_horizon``)."""
+    from harness.tokens.chart import chart_horizon
+
+    cap = max(turns, 10 * len(injection_tokens))
+    prompts = chart_horizon(turns, [scenarios[name]["break_even_prompts"] for name in ("suite_cycled", "worst")], cap)
+    spread = [injection_tokens[i] for i in sessionmodel.spread_order(len(injection_tokens))]
+    worst = max(injection_tokens) if injection_tokens else 0
+    series = {}
+    for name, sequence in (("slim_cycled", sessionmodel.cycle(spread, prompts)), ("slim_worst", [worst] * prompts)):
+        totals = sessionmodel.cumulative_totals(flat_tokens, slim_tokens, sequence, calls_per_prompt)
+        series.setdefault("flat", [flat for flat, _slim in totals])
+        series[name] = [slim for _flat, slim in totals]
+    return {"prompts": prompts, "turns": turns, "series": series,
+            "break_even": {"slim_cycled": scenarios["suite_cycled"]["break_even_prompts"],
+                           "slim_worst": scenarios["worst"]["break_even_prompts"]}}
+
+
 def first_call_in(path):
     """(d): the first API call of one transcript, streamed line by line with transcripts.reader."""
     from transcripts.reader import TranscriptReader
@@ -141,6 +162,8 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
             "scenarios": sessionmodel.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
                                               turns, calls_per_prompt),
         }
+        report["session"]["curve"] = session_curve(flat_tokens, slim_tokens, [row["tokens"] for row in rows], turns,
+                                                   calls_per_prompt, report["session"]["scenarios"])
     else:
         report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
                                "the always-loaded drop alone is the shell game spec §6.5 warns about")

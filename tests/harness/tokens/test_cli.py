@@ -374,3 +374,28 @@ def test_memory_dir_problems_exit_2(capsys, tmp_path, monkeypatch, setup, messag
         args = ["--memory-dir", str(tmp_path / "nope")]
     assert main(["tokens", "report", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_session_curve_is_drawn_in_80_columns(paths, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    data = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite, "--turns", 80)
+    curve = data["session"]["curve"]
+    # a chart of the modelled session (80 prompts) shows the worst case's break-even inside it, and
+    # starts where the session does
+    shown = [b for b in curve["break_even"].values() if b and b <= curve["prompts"]]
+    assert curve["prompts"] == 80 and shown
+    later = max(shown)
+    assert curve["series"]["flat"][0] == data["always_loaded"]["flat"]["tokens"]
+    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite",
+                 str(paths.suite), "--turns", "80"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    start = lines.index("input tokens sent so far, after each prompt (tokens: estimate)")
+    chart_lines = lines[start + 1:start + 20]
+    assert all(len(line) <= 80 for line in chart_lines + [l for l in lines if l[:1] in "┏┃┡│└"])
+    assert sum(line.count("o") + line.count("#") for line in chart_lines[:16]) >= 60   # flat drawn across
+    assert any("x" in line for line in chart_lines[:16]) and any("*" in line for line in chart_lines[:16])
+    assert f"{later} " in chart_lines[17] and "break-even" in chart_lines[17]
+    assert "o flat" in chart_lines[18] and "* slim (cycled)" in chart_lines[18]
+    # (c) is one column per scenario: every figure of the model on its own row
+    assert "│ break-even (prompts)" in out and "│ first heavier call" in out
