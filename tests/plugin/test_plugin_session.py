@@ -158,3 +158,21 @@ def test_plugin_without_memory_router_fails_open_and_says_so_once(tmp_path, clau
         assert "pipx install memory-router" not in (record.get("body") or "")
     assert not [a for a in attachments if a.get("type") in ("hook_non_blocking_error", "hook_blocking_error")]
     assert LAUNCHER.is_file()
+
+
+def test_plugin_beside_a_settings_hook_injects_twice_and_doctor_says_which_to_remove(tmp_path, claude_client):
+    # the lab's memory-router install runs first (before the plugin exists, so it is not refused)
+    result = run_session(tmp_path / "run", [SETX], "slim", claude=claude_client, hook=True,
+                         prepare=with_plugin(claude_client), env=router_env())
+    assert result.ok, result.outcomes
+    # both hooks ran in parallel: two copies of the fact reached the model
+    assert hook_events_per_prompt(result.request_log, fact_line())[:1] == [(0, ["UserPromptSubmit", "UserPromptSubmit"])]
+    import subprocess
+
+    project = result.paths.project
+    done = subprocess.run([memory_router_exe(), "doctor", "--project", project, "--json"], capture_output=True,
+                          text=True, timeout=300, env=client_env(result.paths, "http://127.0.0.1:9", router_env()))
+    assert done.returncode == 1, done.stdout + done.stderr
+    [twice] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "one prompt hook"]
+    assert twice["status"] == "fail" and "memory-router@memory-router" in twice["message"]
+    assert twice["fix"].startswith(f"remove the settings hook: memory-router uninstall --project {project}")
