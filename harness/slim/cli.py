@@ -42,7 +42,11 @@ def cmd_slim_render(args):
         "unrouted_slugs": plan["unrouted"],
         "sha256_before": sha256_bytes(plan["snapshot"].data),
         "sha256_after": sha256_bytes(after_bytes),
+        "always_loaded": {name: slim.loaded_view(text, lambda slug: memory_type(plan, slug))
+                          for name, text in (("before", plan["before"]), ("after", plan["after"]))},
     }
+    if not plan["hot"]:
+        result["warnings"].append(slim.empty_hot_strip_warning(result["always_loaded"]["before"]["memory_lines"]))
     if plan["unrouted"]:
         result["warnings"].append(
             f"{len(plan['unrouted'])} slug(s) of the current index are in no cluster and not in the hot strip, "
@@ -83,15 +87,14 @@ def cmd_slim_render(args):
     out = console()
     if result["status"] == "up-to-date":
         out.print(f"{plan['live_path']} already holds this slim index; nothing written.")
-    rows = [
-        ("bytes", summary["bytes_before"], summary["bytes_after"], f"{summary['cut_percent']}%"),
-        ("lines", summary["lines_before"], summary["lines_after"],
-         f"{_percent(summary['lines_before'], summary['lines_after'])}%"),
-    ]
-    out.print(table("slim render", ["", "before", "after", "cut"], rows))
+    print_before_after(out, result["always_loaded"], summary)
     # Paths are printed plainly so a terminal never wraps them into something uncopyable.
     print(f"memory file: {plan['live_path']}")
-    print(f"clusters in router: {result['clusters']}; hot strip: {len(plan['hot'])} slug(s)")
+    print(f"cluster file: {plan['cluster_path']}")
+    moved = result["always_loaded"]["before"]["memory_lines"] - result["always_loaded"]["after"]["memory_lines"]
+    print(f"hot strip: {len(plan['hot'])} slug(s) always loaded")
+    print(f"routed on demand: {max(moved, 0)} memory line(s) leave the index, reached through "
+          f"{result['clusters']} cluster(s)")
     if result["written"]:
         print(f"archived the previous index to {result['archive']}")
         print(f"wrote the slim index (sha256 {result['sha256_after']})")
@@ -99,6 +102,33 @@ def cmd_slim_render(args):
     for warning in result["warnings"]:
         _warn(warning)
     return 0
+
+
+def memory_type(plan, slug):
+    """A memory's type: its file's front matter, else its cluster member line's, else its slug's."""
+    found = plan["index"].find_member(slug)
+    return plan["types"].get(slug) or (found[1].type if found else None)
+
+
+def print_before_after(out, views, summary):
+    """The always-loaded index before and after: memory lines by type, router lines, lines, bytes."""
+    from harness.output import table
+
+    before, after = views["before"], views["after"]
+    rows = [("memory lines", before["memory_lines"], after["memory_lines"],
+             f"{_percent(before['memory_lines'], after['memory_lines'])}%")]
+    for kind in sorted(set(before["by_type"]) | set(after["by_type"])):
+        rows.append((f"  {kind}", before["by_type"].get(kind, 0), after["by_type"].get(kind, 0), ""))
+    rows += [
+        ("cluster router lines", before["cluster_lines"], after["cluster_lines"], ""),
+        ("lines", summary["lines_before"], summary["lines_after"],
+         f"{_percent(summary['lines_before'], summary['lines_after'])}%"),
+        ("bytes", summary["bytes_before"], summary["bytes_after"], f"{summary['cut_percent']}%"),
+    ]
+    truncated = [name for name, view in views.items() if view["truncated"]]
+    note = f"; Claude Code cuts the {' and '.join(truncated)} file at 200 lines / 25,000 characters" if truncated else ""
+    out.print(table(f"slim render: what MEMORY.md loads on every API call, before and after{note}",
+                    ["", "before", "after", "cut"], rows, no_wrap=("before", "after", "cut")))
 
 
 def _percent(before, after):

@@ -16,7 +16,9 @@ from canaries.memoryindex import (
     HOT_HEADING,
     ROUTER_HEADING,
     claude_code_loaded,
+    is_slim_index,
     line_count,
+    parse_slim_index,
 )
 from router.errors import RefusedError
 
@@ -133,6 +135,35 @@ def size_summary(before, after):
         "warnings": size_warnings(len(after_bytes), after_lines,
                                   claude_code_loaded(after_bytes.decode("utf-8", "replace"))[1]),
     }
+
+
+def loaded_view(text, type_of=None):
+    """What Claude Code loads of one MEMORY.md on every API call (its first 200 lines / 25,000
+    characters): memory lines (the whole index of a flat file, the hot strip of a slim one) by
+    type, cluster router lines, lines and bytes. ``type_of(slug)`` names a memory's type, or
+    ``None`` for its slug's prefix (``harness.memorydir.infer_type``)."""
+    from harness.memorydir import infer_type, parse_index_text
+
+    type_of = type_of or (lambda _slug: None)
+    loaded, truncated = claude_code_loaded(text)
+    if is_slim_index(loaded):
+        slugs, clusters = parse_slim_index(loaded)
+    else:
+        slugs, clusters = [entry.slug for entry in parse_index_text(loaded)], []
+    by_type = {}
+    for slug in slugs:
+        kind = type_of(slug) or infer_type(slug)
+        by_type[kind] = by_type.get(kind, 0) + 1
+    return {"memory_lines": len(slugs), "by_type": dict(sorted(by_type.items())), "cluster_lines": len(clusters),
+            "lines": line_count(text), "bytes": len(text.encode("utf-8")), "truncated": truncated}
+
+
+def empty_hot_strip_warning(slug_count):
+    """Rendering with no hot strip sends every memory, preferences and corrections too, out of
+    what is always loaded: said, with the fix, rather than done quietly."""
+    return (f"the hot strip is empty, so none of the {slug_count} memories stays always loaded: preferences and "
+            "corrections reach the agent only when a prompt matches their cluster; name the ones whose plausible "
+            "answer is wrong in hot_strip (memory-router.toml), with hot: true in their file, or with --hot SLUG")
 
 
 def size_warnings(size_bytes, lines, truncated=None):

@@ -64,14 +64,14 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
         raise InputError("no MEMORY.md to slim", path=live_path, fix="pass the memory directory that holds MEMORY.md")
     before = decode(snapshot.data, live_path)
 
+    files = read_memory_files(memory_dir)
     if hot:
         sources = [("--hot", hot)]
     else:
         config_label = f"hot_strip in {config['source']}" if config and config.get("source") else "hot_strip"
         # One source per memory file, so an unknown slug's error names the file to fix.
         sources = [(config_label, (config or {}).get("hot_strip") or [])]
-        sources += [(f"hot: true in {found.path}", [found.slug]) for found in read_memory_files(memory_dir)
-                    if found.hot]
+        sources += [(f"hot: true in {found.path}", [found.slug]) for found in files if found.hot]
     hot, origin = slim.merge_hot_slugs(*sources)
     strip = slim.build_hot_strip(index, hot, origin)
     router = slim.render_layer0_router(index)
@@ -90,6 +90,7 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
         "origin": origin,
         "unrouted": slim.unrouted_slugs(flat_slugs, index, hot),
         "already_slim": is_slim_index(before),
+        "types": {found.slug: found.type for found in files if found.type},
     }
 
 

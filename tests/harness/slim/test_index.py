@@ -174,3 +174,35 @@ def test_example_store_slim_is_under_target_with_every_cluster_and_hot_slug():
     assert found_hot == hot
     for slug in hot:
         assert f"- {slug} \u2014 {index.find_member(slug)[1].hook}\n" in text
+
+
+# --------------------------------------------------------------------------- the always-loaded view
+
+def test_loaded_view_of_a_flat_index_counts_memory_lines_by_type():
+    flat = ("# Memory Index\n\n- [Setx](env_setx.md) \u2014 setx vars never reach Bash\n"
+            "- [Ledger](feedback_ledger.md) \u2014 query the ledger\n- [Plain](notes.md) \u2014 no prefix\n")
+    view = slim.loaded_view(flat)
+    assert view == {"memory_lines": 3, "by_type": {"env": 1, "feedback": 1, "project": 1}, "cluster_lines": 0,
+                    "lines": 5, "bytes": len(flat.encode()), "truncated": False}
+    # a type from the memory file's front matter wins over the slug's prefix
+    assert slim.loaded_view(flat, {"notes": "user"}.get)["by_type"] == {"env": 1, "feedback": 1, "user": 1}
+
+
+def test_loaded_view_of_a_slim_index_counts_the_hot_strip_and_the_router(small_index):
+    text = slim.assemble_slim_index(slim.build_hot_strip(small_index, ["a_two"]), slim.render_layer0_router(small_index))
+    view = slim.loaded_view(text)
+    assert (view["memory_lines"], view["by_type"], view["cluster_lines"]) == (1, {"project": 1}, 3)  # no prefix
+    assert slim.loaded_view(text, lambda slug: small_index.find_member(slug)[1].type)["by_type"] == {"feedback": 1}
+
+
+def test_loaded_view_counts_only_what_claude_code_loads():
+    lines = [f"- [M{i}](project_m{i}.md) \u2014 memory {i}" for i in range(250)]
+    view = slim.loaded_view("\n".join(lines) + "\n")
+    assert view["truncated"] is True and view["memory_lines"] == memoryindex.CLAUDE_CODE_LINE_LIMIT
+    assert view["lines"] == 250
+
+
+def test_the_empty_hot_strip_warning_names_the_count_and_every_fix():
+    warning = slim.empty_hot_strip_warning(126)
+    assert "none of the 126 memories stays always loaded" in warning
+    assert all(fix in warning for fix in ("hot_strip", "hot: true", "--hot SLUG"))
