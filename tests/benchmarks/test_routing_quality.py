@@ -43,12 +43,43 @@ def test_no_paraphrase_cases_is_not_a_pass(quality):
     assert quality.targets(figures(0.9, None, 0.0))["paraphrase_recall"]["met"] is None
 
 
+@pytest.mark.parametrize("people, chars, missed", [
+    (0.10, 200, []),
+    (0.11, 150, ["near_miss_people_priming"]),
+    (0.0, 201, ["routed_chars"]),
+])
+def test_the_utterance_targets_add_near_misses_and_bytes(quality, people, chars, missed):
+    report = figures(0.95, 0.70, 0.05)
+    report["all"].update(near_miss_people_priming=people, routed_chars=chars)
+    checks = quality.targets(report, quality.UTTERANCE_TARGETS)
+    assert sorted(key for key, check in checks.items() if check["met"] is False) == missed
+    assert checks["fact_recall"]["target"] == ">= 0.9" and checks["false_priming"]["target"] == "<= 0.05"
+
+
+def test_each_held_out_store_has_its_blind_utterances(quality):
+    for cluster_file, blind in quality.BLIND.items():
+        assert pathlib.Path(cluster_file).is_file() and pathlib.Path(blind).is_file()
+        assert quality.blind_file(cluster_file) == blind
+    assert quality.blind_file("elsewhere.md", "given.tsv") == "given.tsv"
+
+
+def test_the_utterance_column_routes_on_the_stores_utterances(quality, capsys):
+    paraphrase = pathlib.Path(__file__).resolve().parents[2] / "canaries" / "paraphrase.yaml"
+    assert quality.main([str(paraphrase), "--no-latency", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (source,) = report["utterances"].values()
+    assert source.endswith("memory-layer1-clusters.utterances.tsv")
+    plain = report["providers"]["weighted"]["by_kind"]["paraphrase"]["fact_recall"]
+    rich = report["providers"]["weighted + utterances"]["by_kind"]["paraphrase"]["fact_recall"]
+    assert rich > plain
+
+
 def test_spec_suite_side_by_side(quality, capsys):
     pytest.importorskip("rank_bm25")
     spec_suite = pathlib.Path(__file__).resolve().parents[2] / "canaries" / "spec.yaml"
     assert quality.main([str(spec_suite), "--no-latency", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report["providers"]) == {"spec", "weighted", "bm25"}
+    assert set(report["providers"]) == {"spec", "weighted", "weighted + utterances", "bm25"}
     spec = report["providers"]["spec"]
     assert spec["all"]["cases"] == 13 and spec["all"]["fact_recall"] == 1.0  # the spec's own canaries
     assert report["settings"]["bm25"]["bm25_threshold"] in quality.BM25_GRID["bm25_threshold"]
