@@ -4,6 +4,7 @@ nothing written) when the file changed since it was read. Neither ever runs auto
 The reading, planning and writing are ``harness.slim.live``; the format ``harness.slim.index``.
 """
 
+import os
 import sys
 
 from harness import options
@@ -220,6 +221,41 @@ def cmd_slim_rollback(args):
     return 0
 
 
+# --------------------------------------------------------------------------- prune
+
+
+def cmd_slim_prune(args):
+    from harness.output import print_json
+    from router.configfile import load_config
+
+    if args.keep < 1:
+        raise InputError("--keep must be at least 1: the newest render archive is what rollback restores",
+                         fix="pass --keep 1 or more")
+    config = load_config(args.config) if args.config or not args.memory_dir else None
+    memory_dir = live.resolve_live_dir(args.memory_dir, config)
+    doomed = live.plan_prune(memory_dir, args.keep)
+    deleted = [] if args.dry_run else live.apply_prune(doomed)
+    kept = {stem: sorted((name for name in os.listdir(memory_dir) if slim.archive_sort_key(name, stem)),
+                         key=lambda name, stem=stem: slim.archive_sort_key(name, stem))
+            for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM)}
+    if args.json:
+        print_json({"memory_dir": memory_dir, "keep": args.keep, "dry_run": bool(args.dry_run),
+                    "to_delete": [{"archive": path, "record": record} for path, record in doomed],
+                    "deleted": deleted, "kept": kept})
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    for path, record in doomed:
+        print(f"{verb} {path}" + (f" (and its record {os.path.basename(record)})" if record else ""))
+    for stem, names in kept.items():
+        if not args.dry_run:
+            print(f"kept {len(names)} {stem}-<stamp>.md" + (f", newest {names[-1]}" if names else ""))
+    if not doomed:
+        print(f"nothing to prune: at most {args.keep} archive(s) of each kind in {memory_dir}")
+    elif args.dry_run:
+        print("dry run: nothing deleted", file=sys.stderr)
+    return 0
+
+
 # --------------------------------------------------------------------------- argparse
 
 
@@ -266,3 +302,17 @@ def register(subparsers):
     options.dry_run(rollback, "print the unified diff only; write nothing")
     options.json_output(rollback)
     rollback.set_defaults(handler=cmd_slim_rollback)
+
+    prune = sub.add_parser(
+        "prune", help="delete old MEMORY.archive-* and MEMORY.pre-rollback-* copies, keeping the newest N",
+        description="Every render and rollback keeps a copy of the MEMORY.md it replaced (with a hidden "
+                    ".<name>.sha256.json integrity record). prune deletes all but the --keep newest of each kind, "
+                    "by the stamp in their names, with their records; the newest render archive, the one "
+                    "rollback restores, is always kept. Nothing else in the directory is touched.")
+    options.memory_dir(prune, what="the memory directory holding MEMORY.md and its archives")
+    prune.add_argument("--keep", metavar="N", type=int, required=True,
+                       help="archives of each kind to keep, the newest by stamp (at least 1)")
+    prune.add_argument("--config", metavar="FILE", help="config file, for memory_dir")
+    options.dry_run(prune, "list what would be deleted; delete nothing")
+    options.json_output(prune)
+    prune.set_defaults(handler=cmd_slim_prune)

@@ -191,17 +191,18 @@ def unrouted_slugs(flat_slugs, index, hot_slugs):
 
 ARCHIVE_STEM = "MEMORY.archive"
 PRE_ROLLBACK_STEM = "MEMORY.pre-rollback"
-_ARCHIVE_NAME_RE = re.compile(
-    r"^MEMORY\.archive-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)(?:-(?P<counter>\d+))?\.md$")
+_STAMPED_NAME = r"-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)(?:-(?P<counter>\d+))?\.md$"
+_ARCHIVE_NAME_RES = {stem: re.compile("^" + re.escape(stem) + _STAMPED_NAME) for stem in (ARCHIVE_STEM, PRE_ROLLBACK_STEM)}
 
 
-def archive_sort_key(name):
-    """``(stamp, counter)`` for a ``MEMORY.archive-<UTC stamp>[-N].md`` name, else ``None``.
+def archive_sort_key(name, stem=ARCHIVE_STEM):
+    """``(stamp, counter)`` for a ``<stem>-<UTC stamp>[-N].md`` name (``MEMORY.archive`` by
+    default, or ``MEMORY.pre-rollback``), else ``None``.
 
     The stamp is fixed-width (harness.archives.archive_stamp), so it sorts as text; ``-N`` is the
     counter write_archive adds when two archives share a millisecond.
     """
-    match = _ARCHIVE_NAME_RE.match(name)
+    match = _ARCHIVE_NAME_RES[stem].match(name)
     if not match:
         return None
     return match.group("stamp"), int(match.group("counter") or 1)
@@ -215,6 +216,20 @@ def newest_archive(names):
     keyed = [(archive_sort_key(name), name) for name in names]
     keyed = [(key, name) for key, name in keyed if key is not None]
     return max(keyed)[1] if keyed else None
+
+
+def archives_to_prune(names, keep):
+    """``{stem: [names to delete, oldest first]}``: of each kind of archive a render or rollback
+    keeps (``MEMORY.archive-*`` and ``MEMORY.pre-rollback-*``), all but the ``keep`` newest by
+    the stamp in their names. ``keep`` is at least 1, so the archive a rollback restores is never
+    among them."""
+    if keep < 1:
+        raise ValueError("keep at least one archive")
+    out = {}
+    for stem in (ARCHIVE_STEM, PRE_ROLLBACK_STEM):
+        keyed = sorted((archive_sort_key(name, stem), name) for name in names if archive_sort_key(name, stem))
+        out[stem] = [name for _key, name in keyed[:-keep]]
+    return out
 
 
 def index_lines_not_in(current_text, restored_text):

@@ -130,3 +130,39 @@ def resolve_archive(explicit, memory_dir, live_path):
         raise RefusedError(f"no {slim.ARCHIVE_STEM}-<UTC stamp>.md archive in {memory_dir}; nothing was written",
                            fix="pass --archive FILE")
     return os.path.join(memory_dir, name)
+
+
+def plan_prune(memory_dir, keep):
+    """``[(archive path, record path or None)]`` that ``slim prune --keep keep`` deletes, oldest
+    first per kind; each archive goes with its integrity record (``harness.archives``)."""
+    from harness.archives import archive_record_path
+
+    names = os.listdir(memory_dir)
+    doomed = []
+    for stem_names in slim.archives_to_prune(names, keep).values():
+        for name in stem_names:
+            path = os.path.join(memory_dir, name)
+            record = archive_record_path(path)
+            doomed.append((path, record if os.path.lexists(record) else None))
+    return doomed
+
+
+def apply_prune(doomed):
+    """Delete each archive, then its record (a record left without its archive is harmless; an
+    archive left without its record would be refused by a later rollback). Returns the paths
+    deleted; an error stops at the file it names, keeping everything after it."""
+    deleted = []
+    for path, record in doomed:
+        for target in (path, record):
+            if target is None:
+                continue
+            try:
+                os.unlink(target)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                raise RefusedError(f"cannot delete {target}: {err.strerror or err}; {len(deleted)} file(s) were "
+                                   "deleted before it, the rest are kept", fix="fix the permissions of the memory "
+                                                                              "directory and run prune again") from None
+            deleted.append(target)
+    return deleted

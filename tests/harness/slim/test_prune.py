@@ -1,0 +1,110 @@
+"""``slim prune --keep N``: old render archives and pre-rollback copies go, with their integrity
+records; the newest N of each kind, and everything else in the memory directory, stay."""
+
+import json
+import os
+
+import pytest
+
+from harness.archives import archive_record_path, write_archive
+from harness.cli import main
+from harness.slim import index as slim
+
+STAMPS = ["2026-07-20T10-00-00-000Z", "2026-07-21T10-00-00-000Z", "2026-07-22T10-00-00-000Z",
+          "2026-07-22T10-00-00-000Z-2"]
+
+
+@pytest.fixture
+def memory_dir(tmp_path):
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    (directory / "MEMORY.md").write_text("# Memory Index\n")
+    (directory / "feedback_keep_me.md").write_text("a memory\n")
+    for stamp in STAMPS:
+        name = f"MEMORY.archive-{stamp}.md"
+        (directory / name).write_text(f"flat {stamp}\n")
+        (directory / f".{name}.sha256.json").write_text("{}\n")
+    (directory / "MEMORY.pre-rollback-2026-07-21T00-00-00-000Z.md").write_text("slim\n")  # no record
+    (directory / "MEMORY.pre-rollback-2026-07-23T00-00-00-000Z.md").write_text("slim\n")
+    (directory / "MEMORY.archive-notes.md").write_text("not an archive name\n")
+    return directory
+
+
+def prune(memory_dir, *extra):
+    return main(["slim", "prune", "--memory-dir", str(memory_dir), *map(str, extra)])
+
+
+@pytest.mark.parametrize("keep, render_left, rollback_left", [
+    (1, ["2026-07-22T10-00-00-000Z-2"], ["2026-07-23T00-00-00-000Z"]),
+    (2, ["2026-07-22T10-00-00-000Z", "2026-07-22T10-00-00-000Z-2"], ["2026-07-21T00-00-00-000Z",
+                                                                     "2026-07-23T00-00-00-000Z"]),
+    (9, STAMPS, ["2026-07-21T00-00-00-000Z", "2026-07-23T00-00-00-000Z"]),
+])
+def test_prune_keeps_the_newest_of_each_kind_with_their_records(memory_dir, capsys, keep, render_left,
+                                                                  rollback_left):
+    assert prune(memory_dir, "--keep", keep) == 0
+    names = set(os.listdir(memory_dir))
+    assert {n for n in names if n.startswith("MEMORY.archive-2")} == {f"MEMORY.archive-{s}.md" for s in render_left}
+    assert {n for n in names if n.startswith(".MEMORY.archive-")} == {f".MEMORY.archive-{s}.md.sha256.json"
+                                                                     for s in render_left}
+    assert {n for n in names if n.startswith("MEMORY.pre-")} == {f"MEMORY.pre-rollback-{s}.md" for s in rollback_left}
+    assert {"MEMORY.md", "feedback_keep_me.md", "MEMORY.archive-notes.md"} <= names
+    out = capsys.readouterr().out
+    if keep == 9:
+        assert "nothing to prune" in out
+    else:
+        assert f"kept {keep} MEMORY.archive-<stamp>.md, newest MEMORY.archive-2026-07-22T10-00-00-000Z-2.md" in out
+
+
+def test_rollback_still_restores_the_newest_after_prune(memory_dir, capsys):
+    newest = write_archive(str(memory_dir), slim.ARCHIVE_STEM, ".md", "# Memory Index\n- [A](a.md) \u2014 x\n"
+                           .encode(), record=True)
+    assert prune(memory_dir, "--keep", 1) == 0
+    assert os.listdir(memory_dir).count(os.path.basename(newest)) == 1 and os.path.exists(archive_record_path(newest))
+    assert main(["slim", "rollback", "--memory-dir", str(memory_dir)]) == 0
+    assert (memory_dir / "MEMORY.md").read_bytes() == open(newest, "rb").read()
+
+
+def test_dry_run_deletes_nothing_and_json_lists_what_would_go(memory_dir, capsys):
+    before = sorted(os.listdir(memory_dir))
+    assert prune(memory_dir, "--keep", 1, "--dry-run", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(os.listdir(memory_dir)) == before and data["deleted"] == []
+    archives = [os.path.basename(entry["archive"]) for entry in data["to_delete"]]
+    assert archives == [f"MEMORY.archive-{s}.md" for s in STAMPS[:3]] + ["MEMORY.pre-rollback-2026-07-21T00-00-00-000Z.md"]
+    assert data["to_delete"][-1]["record"] is None and data["to_delete"][0]["record"].endswith(".sha256.json")
+    assert prune(memory_dir, "--keep", 1, "--dry-run") == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"would delete {memory_dir}/MEMORY.archive-{STAMPS[0]}.md (and its record ")
+    assert "dry run: nothing deleted" in captured.err
+
+
+@pytest.mark.parametrize("keep", [0, -1])
+def test_keep_below_one_is_refused(memory_dir, capsys, keep):
+    before = sorted(os.listdir(memory_dir))
+    assert prune(memory_dir, "--keep", keep) == 2
+    assert "--keep must be at least 1" in capsys.readouterr().err
+    assert sorted(os.listdir(memory_dir)) == before
+
+
+def test_a_file_that_cannot_be_deleted_stops_prune_naming_it(memory_dir, capsys, monkeypatch):
+    real_unlink = os.unlink
+    victim = str(memory_dir / f"MEMORY.archive-{STAMPS[1]}.md")
+
+    def unlink(path, *args, **kwargs):
+        if str(path) == victim:
+            raise PermissionError(13, "Permission denied")
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    assert prune(memory_dir, "--keep", 1) == 1
+    err = capsys.readouterr().err
+    assert f"cannot delete {victim}: Permission denied; 2 file(s) were deleted before it" in err
+    assert os.path.exists(victim) and os.path.exists(archive_record_path(victim))
+
+
+def test_archives_to_prune_never_takes_the_newest():
+    with pytest.raises(ValueError):
+        slim.archives_to_prune(["MEMORY.archive-2026-07-20T10-00-00-000Z.md"], 0)
+    assert slim.archives_to_prune(["MEMORY.archive-2026-07-20T10-00-00-000Z.md"], 1) == {
+        slim.ARCHIVE_STEM: [], slim.PRE_ROLLBACK_STEM: []}
