@@ -6,7 +6,11 @@ session, three times on the bundled example store:
 
 * ``flat``: the flat MEMORY.md, no hook (the baseline: what a user has before memory-router);
 * ``slim``: the slim MEMORY.md rendered by ``memory-router slim render`` plus the router hook;
-* ``none``: no MEMORY.md and no hook (what the rest of the request costs).
+* ``none``: no MEMORY.md and no hook (what the rest of the request costs);
+* ``slim+utterances``: ``slim`` with the store's utterances file beside the cluster file (the
+  bundled store ships one), when the lab's run directory can carry it (``run_session`` takes
+  ``utterances``); the lab copies the cluster file alone otherwise, so ``slim`` is the router on the
+  cluster file alone and this mode is skipped with a note.
 
 and prints, measured from the request bodies: the cumulative memory bytes (the MEMORY.md section
 plus every routed context, new or re-sent) slim + router / flat at 10, 20 and ``--prompts``
@@ -30,6 +34,16 @@ if REPO not in sys.path:
 
 CHECKPOINTS = (10, 20, 60)
 MODES = (("flat", False), ("slim", True), ("none", False))
+UTTERANCE_MODE = "slim+utterances"
+
+
+def lab_carries_utterances():
+    """Whether ``harness.lab.runner.run_session`` can put the utterances file in the run directory."""
+    import inspect
+
+    from harness.lab.runner import run_session
+
+    return "utterances" in inspect.signature(run_session).parameters
 
 
 def suite_prompts(count):
@@ -47,14 +61,18 @@ def run_all(run_dir, prompts, claude):
     from harness.lab.runner import run_session
 
     analyses, seconds = {}, {}
-    for mode, hook in MODES:
+    carries = lab_carries_utterances()
+    modes = MODES + (((UTTERANCE_MODE, True),) if carries else ())
+    for mode, hook in modes:
         started = time.time()
 
         def progress(index, total, _prompt, mode=mode):
             print(f"\r{mode}: prompt {index + 1}/{total}", end="", file=sys.stderr, flush=True)
 
-        result = run_session(os.path.join(run_dir, mode), prompts, mode, claude=claude, hook=hook,
-                             on_prompt=progress)
+        options = {"utterances": mode == UTTERANCE_MODE} if carries else {}
+        memory = "slim" if mode == UTTERANCE_MODE else mode
+        result = run_session(os.path.join(run_dir, mode), prompts, memory, claude=claude, hook=hook,
+                             on_prompt=progress, **options)
         print(file=sys.stderr)
         failed = [o.index for o in result.outcomes if o.exit_code != 0]
         if failed:
@@ -68,7 +86,15 @@ def figures_of(analyses, prompts, checkpoints=CHECKPOINTS):
     from harness.lab.comparison import compare_sessions
 
     comparison = compare_sessions(analyses["flat"], analyses["slim"], prompts, checkpoints)
-    return {
+    extra = {}
+    if UTTERANCE_MODE in analyses:
+        with_utterances = compare_sessions(analyses["flat"], analyses[UTTERANCE_MODE], prompts, checkpoints)
+        extra = {"utterances": {"checkpoints": with_utterances["checkpoints"],
+                                "crossing_prompt": with_utterances["crossing_prompt"],
+                                "routed_contexts": analyses[UTTERANCE_MODE]["totals"]["contexts"]}}
+    else:
+        extra = {"utterances": None}
+    return dict(extra, **{
         "prompts": prompts,
         "checkpoints": comparison["checkpoints"],
         "crossing_prompt": comparison["crossing_prompt"],
@@ -77,7 +103,7 @@ def figures_of(analyses, prompts, checkpoints=CHECKPOINTS):
         "session_request_bytes": {mode: analyses[mode]["totals"]["request_bytes"] for mode in analyses},
         "routed_contexts": analyses["slim"]["totals"]["contexts"],
         "method": "request bytes measured from the real client",
-    }
+    })
 
 
 def missed_targets(figures):
@@ -105,6 +131,14 @@ def print_figures(figures, seconds=None):
     last = figures["last_call_memory_bytes"]
     print(f"  last call's memory bytes: flat {last['flat']:,}, slim + router {last['slim']:,}, none {last['none']:,}")
     print(f"  routed contexts in the slim session: {figures['routed_contexts']}")
+    rich = figures.get("utterances")
+    if rich is None:
+        print("  slim + router + utterances: not run (this lab copies the cluster file alone; see the docstring)")
+    else:
+        for point in rich["checkpoints"]:
+            print(f"  with utterances, after {point['prompts']:>3} prompts: slim + router {point['slim']:>10,}"
+                  f"  ratio {point['ratio']:.3f}x")
+        print(f"  routed contexts in the session with utterances: {rich['routed_contexts']}")
     if seconds:
         print("  wall time: " + ", ".join(f"{mode} {s} s" for mode, s in seconds.items()))
 

@@ -20,7 +20,9 @@ line_cap, sent again each time); the line selection alone; de-duplication alone;
 default); and both with a one-line pointer, instead of nothing, for a prompt whose chosen lines
 the session already holds.
 
-Runs:
+Runs, each twice: on the cluster file alone, and "+ utterances" (the bundled store's shipped
+utterances; for the held-out store the blind file benchmarks/enrichment/heldout-gullwing.tsv,
+written by a model given only its cluster file):
   example       the bundled example store, the first 60 prompts of canaries/example.yaml as one session
   heldout-60    benchmarks/heldout (never used to fit anything), session-60.txt
   heldout-200   session-200.txt with one compaction (after prompt --compact-after, default 100)
@@ -42,6 +44,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 from canaries.metrics import fact_recall  # noqa: E402
 from canaries.suite import bundled_suites, load_suite  # noqa: E402
@@ -51,13 +54,17 @@ from harness.tokens.counts import loaded_portion  # noqa: E402
 from router.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
-from router.provider import build_table, route  # noqa: E402
+from router.provider import route  # noqa: E402
+from router.score import build_routing_table  # noqa: E402
+from router.weightedtable import extend_table  # noqa: E402
 from router.injection import plan_injection, pointer_text  # noqa: E402
 from router.session import after_compaction, session_step  # noqa: E402
 from router.sessionrecord import new_record  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
+HELDOUT_BLIND = os.path.join(HERE, "enrichment", "heldout-gullwing.tsv")
 TARGETS = {"example": 0.40, "heldout-60": 0.40, "heldout-200": 0.50}
+WITH = " + utterances"
 SCAN = (0, 1, 2, 3, 4, 5, 6, 8)
 # How 2.1.328 puts a UserPromptSubmit context in the request (observed doc, "The request").
 REQUEST_PREFIX = "UserPromptSubmit hook additional context: "
@@ -126,8 +133,14 @@ VARIANTS = [
 ]
 
 
-def run_store(name, prompts, index, flat_text, slim, settings, compact_after=None):
-    table = build_table(index)
+def table_of(index, utterances=None):
+    """The routing table of ``index`` with ``utterances`` ({slug: texts}) or, for None, without any
+    (whatever file lies beside the cluster file)."""
+    return extend_table(build_routing_table(index), index, utterances=utterances or None)
+
+
+def run_store(name, prompts, index, flat_text, slim, settings, compact_after=None, utterances=None):
+    table = table_of(index, utterances)
     flat_loaded, _ = loaded_portion(flat_text)
     flat_call = _bytes(flat_loaded)
     flat_total = flat_call * len(prompts)
@@ -147,16 +160,28 @@ def run_store(name, prompts, index, flat_text, slim, settings, compact_after=Non
                      "last_ratio": result["last"] / flat_call})
     return {"run": name, "prompts": len(prompts), "compact_after": compact_after, "flat_bytes_per_call": flat_call,
             "flat_total": flat_total, "slim_bytes": slim_bytes, "variants": rows, "scan": scan,
-            "target": TARGETS.get(name)}
+            "target": TARGETS.get(name.split(WITH)[0])}
 
 
-def recall(suite_paths, settings):
+def recall(suite_paths, settings, utterances=None):
+    """Fact recall per suite without line selection, with it, and by lines_per_injection; on the
+    suite's cluster file alone, or with ``utterances`` ({slug: texts}; ``"beside"``: the file beside
+    the cluster file, as the bundled store ships)."""
     out = {}
     for path in suite_paths:
         suite = load_suite(path)
-        before = fact_recall(run_suite(suite, dict(settings, **NO_SELECTION)).results)
-        after = fact_recall(run_suite(suite, settings).results)
-        scan = {lines: fact_recall(run_suite(suite, dict(settings, lines_per_injection=lines)).results)["injected"]
+        if utterances == "beside":
+            from router.config import utterances_path
+            from router.utterances import read_utterances, utterances_by_slug
+
+            found = utterances_by_slug(read_utterances(utterances_path(suite.cluster_path)))
+        else:
+            found = utterances
+        table = table_of(suite.index, found)
+        before = fact_recall(run_suite(suite, dict(settings, **NO_SELECTION), table=table).results)
+        after = fact_recall(run_suite(suite, settings, table=table).results)
+        scan = {lines: fact_recall(run_suite(suite, dict(settings, lines_per_injection=lines),
+                                             table=table).results)["injected"]
                 for lines in SCAN}
         out[os.path.relpath(path, os.path.dirname(HERE))] = {
             "facts": before["facts"], "before": before["injected"], "after": after["injected"], "scan": scan}
@@ -187,16 +212,30 @@ def main(argv=None):
     with open(os.path.join(heldout_config["memory_dir"], "MEMORY.md"), encoding="utf-8") as handle:
         heldout_flat = handle.read()
 
-    runs = [
-        run_store("example", example_prompts, example_index, example_flat, slim_text(example_index, example_config),
-                  settings),
-        run_store("heldout-60", read_prompts(os.path.join(HELDOUT, "session-60.txt")), heldout_index, heldout_flat,
-                  slim_text(heldout_index, heldout_config), settings),
-        run_store("heldout-200", read_prompts(os.path.join(HELDOUT, "session-200.txt")), heldout_index, heldout_flat,
-                  slim_text(heldout_index, heldout_config), settings, compact_after=args.compact_after),
-    ]
+    from router.config import utterances_path
+    from router.utterances import read_utterances, utterances_by_slug
+    from utterancefiles import read_blind
+
+    shipped = utterances_by_slug(read_utterances(utterances_path(bundled_cluster_file())))
+    blind = read_blind(HELDOUT_BLIND)
+    runs = []
+    for suffix, example_utterances, heldout_utterances in (("", None, None), (WITH, shipped, blind)):
+        runs += [
+            run_store("example" + suffix, example_prompts, example_index, example_flat,
+                      slim_text(example_index, example_config), settings, utterances=example_utterances),
+            run_store("heldout-60" + suffix, read_prompts(os.path.join(HELDOUT, "session-60.txt")), heldout_index,
+                      heldout_flat, slim_text(heldout_index, heldout_config), settings,
+                      utterances=heldout_utterances),
+            run_store("heldout-200" + suffix, read_prompts(os.path.join(HELDOUT, "session-200.txt")), heldout_index,
+                      heldout_flat, slim_text(heldout_index, heldout_config), settings,
+                      compact_after=args.compact_after, utterances=heldout_utterances),
+        ]
+    heldout_suite = [os.path.join(HELDOUT, "heldout.yaml")]
     recalls = {"bundled (the default was chosen on these)": recall(bundled_suites(), settings),
-               "held-out (measured only)": recall([os.path.join(HELDOUT, "heldout.yaml")], settings)}
+               "bundled + utterances (the utterance method was chosen on these)":
+                   recall(bundled_suites(), settings, "beside"),
+               "held-out (measured only)": recall(heldout_suite, settings),
+               "held-out + blind utterances (measured only)": recall(heldout_suite, settings, blind)}
     met = all(run["variants"][DEFAULT]["ratio"] <= run["target"] and run["variants"][DEFAULT]["max_ratio"] <= 1.0
               for run in runs)
     if args.json:

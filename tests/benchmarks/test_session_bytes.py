@@ -35,3 +35,17 @@ def test_targets(bench, slim, missed):
     assert len(found) == len(missed)
     for text, fragment in zip(found, missed):
         assert fragment in text
+
+
+def test_the_session_with_utterances_is_reported_beside_when_it_ran(bench, capsys):
+    runs = {"flat": analysis([18] * 60), "slim": analysis([5] * 60), "none": analysis([0] * 60)}
+    assert bench.figures_of(runs, 60)["utterances"] is None
+    bench.print_figures(bench.figures_of(runs, 60))
+    assert "not run" in capsys.readouterr().out
+    runs[bench.UTTERANCE_MODE] = analysis([3] * 60)
+    figures = bench.figures_of(runs, 60)
+    assert [c["ratio"] for c in figures["utterances"]["checkpoints"]] == [round(3 / 18, 3)] * 3
+    assert figures["checkpoints"][-1]["ratio"] == round(5 / 18, 3)  # the targets stay the plain router's
+    bench.print_figures(figures)
+    assert "with utterances, after  60 prompts" in capsys.readouterr().out
+

@@ -87,7 +87,9 @@ def test_the_targets_hold_on_the_example_and_held_out_stores(sim, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["targets_met"] is True
     by_run = {run["run"]: run for run in report["runs"]}
-    assert set(by_run) == {"example", "heldout-60", "heldout-200"} and by_run["heldout-200"]["compact_after"] == 100
+    stores = {"example", "heldout-60", "heldout-200"}
+    assert set(by_run) == stores | {name + sim.WITH for name in stores}
+    assert by_run["heldout-200"]["compact_after"] == by_run["heldout-200" + sim.WITH]["compact_after"] == 100
     for run in report["runs"]:
         before, default = run["variants"][0], run["variants"][sim.DEFAULT]
         assert default["ratio"] <= run["target"] < before["ratio"] and default["max_ratio"] <= 1.0
