@@ -59,11 +59,14 @@ def route_decision(ctx, prompt):
 
 
 class MemoryStore:
-    """The store one server serves: the cluster file (reloaded when it changes on disk), the
-    config's settings, the memory directory and the learned-terms file beside the cluster file."""
+    """The store one server serves: the cluster file with the learned-terms and utterances files
+    beside it (reloaded when any of them changes on disk, ``harness.mcp.loaded``), the config's
+    settings, the memory directory, and the breaker of a custom provider that keeps overrunning."""
 
     def __init__(self, cluster_path, config=None, memory_dir=None, memory_dir_how="",
-                 max_result_chars=DEFAULT_MAX_RESULT_CHARS, bundled=False):
+                 max_result_chars=DEFAULT_MAX_RESULT_CHARS, bundled=False, breaker=None):
+        from harness.mcp.breaker import ProviderBreaker
+
         self.cluster_path = os.path.abspath(cluster_path)
         self.config = config
         self.settings = config_mod.settings_of(config)
@@ -71,45 +74,19 @@ class MemoryStore:
         self.memory_dir_how = memory_dir_how
         self.max_result_chars = max_result_chars
         self.bundled = bundled
+        self.breaker = breaker or ProviderBreaker()
         self._state = None
 
     # ----------------------------------------------------------------------- loading
 
     def _load(self):
-        """What the tools need of the cluster file, rebuilt when it changes: ``context`` (index,
-        routing table, settings), ``tag_words`` per cluster position, ``member_words`` and
-        ``position`` (cluster position, member number) per slug, ``postings`` (word -> positions)
-        and ``hand_tags`` (every tag word)."""
-        from harness.context import RouterContext
-        from router.tokens import slug_words, tokenize
+        """The ``harness.mcp.loaded.load_store`` state, rebuilt when its reload key changes (the
+        cluster file's, the learned file's and the utterances file's stats)."""
+        from harness.mcp.loaded import load_store, reload_key
 
-        try:
-            st = os.stat(self.cluster_path)
-        except OSError as err:
-            raise InputError(f"cannot read the cluster file: {err.strerror or err}", path=self.cluster_path,
-                             fix="build one (memory-router clusters build), or point --clusters or clusters in "
-                                 "memory-router.toml at it") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError("the cluster file is not a regular file", path=self.cluster_path,
-                             fix="point --clusters at a .md or .tsv cluster file")
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = reload_key(self.cluster_path, self.learning)
         if self._state is None or self._state[0] != key:
-            ctx = RouterContext(self.cluster_path, self.settings, self.config)
-            tag_words = [set().union(*(tokenize(t) for t in c.tags)) for c in ctx.index.clusters]
-            member_words = {}
-            where = {}
-            postings = {}
-            for position, cluster in enumerate(ctx.index.clusters):
-                for number, member in enumerate(cluster.members):
-                    # As the scorer counts them: a word that is one of its cluster's tags scores as a tag only.
-                    words = (slug_words(member.slug) | tokenize(member.hook)) - tag_words[position]
-                    member_words[member.slug] = words
-                    where[member.slug] = (position, number)
-                    for word in words:
-                        postings.setdefault(word, []).append((position, number))
-            self._state = (key, {"context": ctx, "tag_words": tag_words, "member_words": member_words,
-                                 "position": where, "postings": postings,
-                                 "hand_tags": set().union(*tag_words) if tag_words else set()})
+            self._state = (key, load_store(self.cluster_path, self.settings, self.config, self.learning))
         return self._state[1]
 
     def context(self):
@@ -125,22 +102,41 @@ class MemoryStore:
         return learned_path(self.cluster_path)
 
     def _learned_terms(self):
-        if not self.learning:
-            return {}
-        from router.learned import read_learned, terms_by_slug
+        return self._load()["learned"]
 
-        return terms_by_slug(read_learned(self.learned_path()))
+    def _with_problems(self, result, loaded):
+        if loaded["problems"]:
+            result["store_problems"] = list(loaded["problems"])
+        return result
 
     # ----------------------------------------------------------------------- tools
 
     def route(self, prompt):
+        """The ``route --json`` decision; a custom provider that keeps overrunning its budget is
+        not called for a while (``harness.mcp.breaker``)."""
+        import time
+
+        from harness.mcp.breaker import is_overrun
+        from router.providername import BUILTINS
+
         _check_prompt(prompt)
-        result = route_decision(self.context(), prompt)
-        return cap_lists(result, ("scores", "prompt_tokens"), self.max_result_chars)
+        loaded = self._load()
+        ctx = loaded["context"]
+        name = self.settings.get("provider") or config_mod.DEFAULTS["provider"]
+        custom = name not in BUILTINS
+        budget_ms = self.settings["provider_timeout_ms"]
+        if custom:
+            self.breaker.check(name, budget_ms)
+        started = time.monotonic()
+        result = route_decision(ctx, prompt)
+        if custom:
+            self.breaker.record(name, is_overrun(result, time.monotonic() - started, budget_ms / 1000))
+        return cap_lists(self._with_problems(result, loaded), ("scores", "prompt_tokens"), self.max_result_chars)
 
     def search(self, query, limit=SEARCH_DEFAULT_LIMIT):
         """Member lines ranked by the query's words: tag_weight per word among their cluster's tags,
-        member_weight per word in their own slug and hook, and (learning on) per learned word."""
+        member_weight per word in their own slug and hook, and (learning on) per learned word;
+        a word only the member's utterances hold counts member_weight x utterance_weight."""
         from router.tokens import tokenize
 
         _check_prompt(query, "query")
@@ -149,18 +145,21 @@ class MemoryStore:
                              fix=f"pass limit between 1 and {SEARCH_MAX_LIMIT} (default {SEARCH_DEFAULT_LIMIT})")
         loaded = self._load()
         ctx, tag_words, member_words = loaded["context"], loaded["tag_words"], loaded["member_words"]
-        learned = self._learned_terms()
+        learned = loaded["learned"]
         tokens = tokenize(query[: self.settings["max_prompt_chars"]])
         tag_weight, member_weight = self.settings["tag_weight"], self.settings["member_weight"]
+        said = utterance_matches(tokens, ctx.table) if self.settings.get("utterances", True) else {}
         clusters = ctx.index.clusters
-        # Only members a query word can reach: by their own words, their cluster's tags, or learned words.
-        candidates = set()
+        # Only members a query word can reach: by their own words, their cluster's tags, learned words
+        # or utterances.
+        candidates = set(said)
         for token in tokens:
             candidates.update(loaded["postings"].get(token, ()))
             for position in ctx.table["tag_postings"].get(token, ()):
                 candidates.update((position, number) for number in range(len(clusters[position].members)))
         where = loaded["position"]
         candidates.update(where[slug] for slug, terms in learned.items() if slug in where and tokens & terms)
+        utterance_weight = member_weight * self.settings.get("utterance_weight", 0.5)
         matches = []
         for position, number in candidates:
             cluster = clusters[position]
@@ -168,11 +167,13 @@ class MemoryStore:
             tag_hits = tokens & tag_words[position]
             own = tokens & member_words[member.slug]
             taught = (tokens & learned.get(member.slug, frozenset())) - own - tag_hits
-            score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught))
+            spoken = said.get((position, number), set()) - own - tag_hits - taught
+            score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught)) \
+                + utterance_weight * len(spoken)
             matches.append((-score, -len(own), position, number, {
                 "slug": member.slug, "cluster_id": cluster.cluster_id, "type": member.type,
-                "hook": member.hook, "score": score, "tag_hits": sorted(tag_hits),
-                "member_hits": sorted(own), "learned_hits": sorted(taught)}))
+                "hook": member.hook, "score": round(score, 4), "tag_hits": sorted(tag_hits),
+                "member_hits": sorted(own), "learned_hits": sorted(taught), "utterance_hits": sorted(spoken)}))
         matches.sort(key=lambda row: row[:4])
         result = {
             "query_tokens": sorted(tokens),
@@ -185,7 +186,7 @@ class MemoryStore:
             result["note"] = "the query has no routing words (only stopwords, numbers or single letters)"
         elif len(matches) > limit:
             result["note"] = f"showing the top {limit} of {len(matches)} matching member lines; raise limit for more"
-        return cap_lists(result, ("results",), self.max_result_chars)
+        return cap_lists(self._with_problems(result, loaded), ("results",), self.max_result_chars)
 
     def get_memory(self, slug):
         """The memory file of ``slug``: front matter fields and body. Only a slug of the store is
@@ -302,6 +303,23 @@ class MemoryStore:
             text += (f"\n\n(showing {len(shown)} of {len(lines)} clusters: the rest exceed the server's result "
                      f"cap of {self.max_result_chars} characters; search_memory finds any member)")
         return text + "\n"
+
+
+def utterance_matches(tokens, table):
+    """``{(cluster position, member number): {query words}}``: the members whose utterances
+    (the table's ``utterance_postings``, ``router.uttertable``) hold a query word's stem."""
+    from router.uttertable import stems_of_text
+
+    postings = table.get("utterance_postings")
+    if not postings:
+        return {}
+    found = {}
+    for token in tokens:
+        for key in stems_of_text(token):
+            flat = postings.get(key, ())
+            for i in range(1, len(flat) - 1, 2):
+                found.setdefault((flat[i], flat[i + 1]), set()).add(token)
+    return found
 
 
 def _check_prompt(prompt, what="prompt"):
