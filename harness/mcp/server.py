@@ -50,7 +50,7 @@ def build_server(store):
                       limit: Annotated[int, Field(description=f"most results, 1 to {SEARCH_MAX_LIMIT}")]
                       = SEARCH_DEFAULT_LIMIT) -> dict[str, Any]:
         """Search every memory's one-line hook across all clusters; ranked member lines with the words
-        that matched (cluster tags, the memory's own words, learned words)."""
+        that matched (cluster tags, the memory's own words, learned words, its utterances)."""
         return run(store.search, query, limit)
 
     @server.tool(annotations=read_only)

@@ -2,8 +2,12 @@
 ``UserPromptSubmit`` hook cannot reach (docs/mcp.md).
 
 Tools: ``route`` (the ``route --json`` decision), ``search_memory`` (ranked member lines across
-clusters), ``get_memory`` (a memory file's body), ``record_feedback`` (learned terms, when the
-config turns learning on); resource ``memory-router://clusters`` (the cluster index).
+clusters, by their own words, tags, learned terms and utterances), ``get_memory`` (a memory
+file's body), ``record_feedback`` (learned terms, when the config turns learning on); resource
+``memory-router://clusters`` (the cluster index). What the tools read is rebuilt when the
+cluster, learned-terms or utterances file changes, and a damaged learned or utterances file is
+left out, not fatal (``harness.mcp.loaded``); a custom provider that keeps overrunning its
+budget is not called for a while (``harness.mcp.breaker``).
 
 The tool logic lives here, in ``MemoryStore`` (plain Python, testable without MCP);
 ``harness.mcp.server`` only wraps it for the official SDK (``harness.mcp.cli`` is the command). Every tool but ``record_feedback`` is
