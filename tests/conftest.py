@@ -9,12 +9,13 @@ import sys
 import pytest
 
 # Fixtures shared by several test modules (a canary store and suite writer; sessions in the
-# 2.1.293 transcript shape; a project with a .claude/ folder), loaded as plugins so all see them.
+# 2.1.293 transcript shape; a project with a .claude/ folder), loaded as plugins so all see them;
+# support.realclient installs the pinned Claude Code before the first realclient test.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from support.executables import memory_router_exe  # noqa: E402,F401 - `from conftest import` it
 
 pytest_plugins = ["support.canary_store", "support.transcript_sessions", "support.settings_project",
-                  "support.mcp_session"]
+                  "support.mcp_session", "support.realclient"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Real Claude Code transcripts written by the real clients under the lab (tests/fixtures/README.md).

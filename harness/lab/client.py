@@ -105,21 +105,95 @@ def version_warning(version):
             "sends may differ from docs/lab.md")
 
 
+def npm_missing_error(version=TESTED_VERSION):
+    return ClientMissingError(
+        f"npm is not installed, so Claude Code {version} cannot be installed into the lab cache",
+        fix="install Node.js with npm (e.g. apt-get install nodejs npm), or point $MEMORY_ROUTER_CLAUDE at a client")
+
+
 def install_client(version, environ=None, npm="npm"):
-    """``npm install`` ``version`` into the lab cache (idempotent); returns the client path."""
+    """``npm install`` ``version`` into the lab cache (idempotent); returns the client path.
+
+    npm works in a fresh directory beside the version's, which is renamed into place only once
+    the client is there: an install that is killed or fails leaves no half-installed version
+    that a later run would take for a whole one. A lock file in the cache root makes a second
+    test run that starts meanwhile wait for this one instead of installing again."""
+    environ = os.environ if environ is None else environ
     path = cached_client(version, environ)
     if _executable(path):
         return path
-    npm_path = shutil.which(npm)
+    npm_path = shutil.which(npm, path=environ.get("PATH"))
     if npm_path is None:
-        raise ClientMissingError("npm is not installed, so the client cannot be installed",
-                                 fix="install Node.js and npm, then run memory-router lab client install")
-    directory = cache_dir(version, environ)
-    os.makedirs(directory, exist_ok=True)
-    done = subprocess.run([npm_path, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{version}"],
-                          cwd=directory, capture_output=True, text=True)
-    if done.returncode != 0 or not _executable(path):
-        tail = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise ClientMissingError(f"npm install {PACKAGE}@{version} failed: {tail[0]}", path=directory,
-                                 fix="check the network access to the npm registry")
-    return path
+        raise npm_missing_error(version)
+    root = cache_root(environ)
+    os.makedirs(root, exist_ok=True)
+    with _install_lock(os.path.join(root, f".install-{version}.lock")):
+        if _executable(path):  # installed by the run that held the lock
+            return path
+        return _npm_install(npm_path, version, cache_dir(version, environ), environ)
+
+
+def _npm_install(npm_path, version, directory, environ):
+    import tempfile
+
+    work = tempfile.mkdtemp(prefix=f".{version}-", dir=os.path.dirname(directory))
+    try:
+        done = subprocess.run([npm_path, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{version}"], cwd=work,
+                              capture_output=True, text=True, env=_npm_env(environ))
+        installed = os.path.join(work, "node_modules", ".bin", "claude")
+        if done.returncode != 0 or not _executable(installed):
+            tail = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["no output"]
+            raise ClientMissingError(f"npm install {PACKAGE}@{version} failed: {tail[0]}", path=directory,
+                                     fix="check the network access to the npm registry, then run again")
+        if os.path.isdir(directory):
+            # A version directory without a working client: what an install before this one (or
+            # an older .ci/run killed in npm) left. The lock is held, so nobody is using it.
+            shutil.rmtree(directory)
+        from router.safeio import current_umask
+
+        os.chmod(work, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the client from other users
+        os.rename(work, directory)
+        work = None
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+    return os.path.join(directory, "node_modules", ".bin", "claude")
+
+
+def _npm_env(environ):
+    env = dict(os.environ)
+    env.update({name: environ[name] for name in ("HOME", "PATH") if environ.get(name)})
+    return env
+
+
+class _install_lock:
+    """An exclusive ``flock`` on ``path`` for the duration of a ``with`` block (no-op where
+    ``fcntl`` is missing: one install at a time is then the user's to keep)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.handle = None
+
+    def __enter__(self):
+        self.handle = open(self.path, "a")
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()  # closing releases the lock
+        return False
+
+
+def ensure_tested_client(environ=None, version=TESTED_VERSION):
+    """The client the ``realclient`` tests run, installed into the lab cache on first use:
+    ``$MEMORY_ROUTER_CLAUDE`` when set (it is the user's choice, checked, never replaced), else
+    the lab cache's ``version``, installed with npm when absent (a ``claude`` on PATH may be any
+    version, so it is not relied on). Raises ``ClientMissingError`` with one line to fix."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CLAUDE_ENV):
+        return find_claude(None, environ, version)[0]
+    return install_client(version, environ)

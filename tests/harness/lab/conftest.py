@@ -2,8 +2,10 @@
 
 HOME is captured here, at import, before tests/conftest.py points it at a temp dir, so the lab
 cache under the developer's real home (~/.cache/memory-router-lab/claude-code/<version>/) is found.
-A missing client FAILS the test (never a skip): CI installs it (.ci/run); a developer without it
-deselects these tests with ``-m "not realclient"``.
+The tested version is npm-installed into that cache before the first realclient test of a run
+(tests/support/realclient.py); without npm the test FAILS (never a skip) with one line saying
+what to install, and a developer who wants none of it deselects these tests with
+``-m "not realclient"``.
 
 The version matrix: ``MEMORY_ROUTER_CLAUDE_MATRIX=2.1.328,2.1.39,2.0.76,1.0.108`` (versions from
 the lab cache, or client paths) runs every realclient test once per client, ids
