@@ -92,7 +92,13 @@ def test_the_targets_hold_on_the_example_and_held_out_stores(sim, capsys):
     assert by_run["heldout-200"]["compact_after"] == by_run["heldout-200" + sim.WITH]["compact_after"] == 100
     for run in report["runs"]:
         before, default = run["variants"][0], run["variants"][sim.DEFAULT]
-        assert default["ratio"] <= run["target"] < before["ratio"] and default["max_ratio"] <= 1.0
+        assert default["ratio"] <= run["target"] and default["max_ratio"] <= 1.0
+        if sim.WITH not in run["run"]:
+            # (with utterances the provider itself sends a line or two, so even the hook before
+            # issue 13, re-sending them, stays under the target)
+            assert run["target"] < before["ratio"]
+        else:
+            assert default["ratio"] < by_run[run["run"].split(sim.WITH)[0]]["variants"][sim.DEFAULT]["ratio"]
     for suites in report["fact_recall"].values():
         for row in suites.values():
             assert row["after"] >= row["before"]

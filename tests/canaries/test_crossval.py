@@ -95,6 +95,8 @@ def test_grid_for_each_provider(settings, grid):
     (("cluster-03",), None, "direct"),
     ((), True, "neutral"),
     (("residual", "near-miss"), True, "near-miss"),
+    (("near-miss-people", "layer1_02"), True, "near-miss-people"),
+    (("chatty", "residual"), None, "chatty"),
 ])
 def test_kind_of(tags, silent, kind):
     assert kind_of(Case(id="c", prompt="p", tags=tags, silent=silent)) == kind
