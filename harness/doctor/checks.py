@@ -11,6 +11,7 @@ from harness import project as proj
 from harness.memorydir import read_memory_index
 from harness.doctor.plugins import PluginView, settings_hooks
 from harness.doctor.probes import check, probe_prompt, routing_probe, run_hook_command, session_probe
+from harness.doctor.scopes import scope_checks, scope_of
 from harness.doctor.selector import selector_check
 from harness.install import hookcommand
 from harness.install import settings as inst
@@ -35,19 +36,20 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
             checks.append(check("settings readable", "fail", f"{item['label']} settings: {item['error']}",
                                  path=item["path"]))
     entries = [(item["label"], item["path"], e) for item in locations for e in item["router"]]
-    hooks = [{"location": label, "settings": path, "where": e.where, "command": e.command, "timeout": e.timeout,
-              "added_by_install": e.marked} for label, path, e in entries]
+    hooks = [{"location": label, "scope": scope_of(label), "settings": path, "where": e.where, "command": e.command,
+              "timeout": e.timeout, "added_by_install": e.marked} for label, path, e in entries]
     plugin_view = PluginView(project_dir)  # the Claude Code plugins that run our hooks (harness.doctor.plugins)
     if entries:
         checks.append(check("hook installed", "pass",
-                             "; ".join(f"{h['location']}: {h['settings']} {h['where']}" for h in hooks), hooks=hooks))
+                             "; ".join(f"{h['scope']} scope: {h['settings']} {h['where']}" for h in hooks), hooks=hooks))
+        checks.extend(scope_checks(entries, project_dir))
     elif plugin_view.hook_installed():
         checks.append(plugin_view.hook_installed())
     else:
         checks.append(check("hook installed", "fail",
                              "no memory-router hook in " + ", ".join(i["path"] for i in locations) + " or an enabled plugin",
-                             fix="memory-router install --project DIR (or --user), or claude plugin install "
-                                 "memory-router@memory-router (docs/plugin.md)", hooks=[]))
+                             fix="memory-router init (or memory-router install --project DIR), or claude plugin "
+                                 "install memory-router@memory-router (docs/plugin.md)", hooks=[]))
     distinct = sorted({e.command for _l, _p, e in entries})
     if len(distinct) > 1:
         checks.append(check("one hook", "fail", f"{len(distinct)} different router hook commands are wired; "
@@ -103,8 +105,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
 
     # The cluster file, resolved as the (first) hook will: its --clusters/--config, then the
     # environment, the config file and brain/ under the project directory.
-    explicit = hookcommand.command_option(distinct[0], "clusters") if distinct else None
-    config_file = hookcommand.command_option(distinct[0], "config") if distinct else None
+    explicit = hookcommand.expand_project_dir(hookcommand.command_option(distinct[0], "clusters"), project_dir) \
+        if distinct else None
+    config_file = hookcommand.expand_project_dir(hookcommand.command_option(distinct[0], "config"), project_dir) \
+        if distinct else None
     config = None
     try:
         config = proj.project_config(project_dir, config_file)
@@ -112,15 +116,16 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         checks.append(check("config", "fail", str(err)))
     if config:
         checks.append(check("config", "info", f"config file: {config.get('source')}"))
-    cluster_path = config_mod.resolve_cluster_path(explicit, config, [project_dir])
+    cluster_path, how = proj.resolve_cluster_file(explicit, config, [project_dir])
     index = None
-    how = ("--clusters in the hook command" if explicit else "$MEMORY_ROUTER_CLUSTERS" if os.environ.get(
-        "MEMORY_ROUTER_CLUSTERS") else "the config file" if config and config.get("clusters") else "brain/ under the project")
+    if explicit:
+        how = "--clusters in the hook command"
     if cluster_path is None:
         checks.append(check("cluster file", "fail", "the hook finds no cluster file (tried --clusters, "
                              "$MEMORY_ROUTER_CLUSTERS, the config, brain/memory-layer1-clusters.md|.tsv under "
                              f"{project_dir}), so it will inject nothing", cluster_file=None,
-                             fix="memory-router install --clusters FILE, or set clusters in memory-router.toml"))
+                             fix="memory-router init (builds the cluster file and sets clusters in "
+                                 "memory-router.toml), or memory-router install --clusters FILE"))
     else:
         try:
             index = load_cluster_file(cluster_path)
@@ -135,7 +140,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
         from router.provider import build_table
 
         table = build_table(index)
-    checks.append(_providercheck(config, table))
+    checks.append(_providercheck(config, table, _entry_timeout(entries, distinct)))
     if index is not None and config and config.get("learning"):
         checks.append(_learnedcheck(cluster_path))
 
@@ -156,7 +161,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
 
     checks.extend(mcp_doctor_checks(project_dir, run=run_commands))
 
-    directory, how = proj.resolve_memory_dir(memory_dir, config, project_dir)
+    directory, memory_how = proj.resolve_memory_dir(memory_dir, config, project_dir)
+    store = proj.Store(cluster_path, how, directory, memory_how, config)
+    checks.append(check("store", "info", "; ".join(store.lines()), store=store.to_json()))
+    how = memory_how
     path, text = read_memory_index(directory)
     if text is None:
         checks.append(check("MEMORY.md size", "warn", f"no MEMORY.md at {path} ({how})", memory_md=path))
@@ -178,12 +186,22 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     return checks
 
 
-def _providercheck(config, table):
-    """Which provider routes, whether it loads, and a custom one's import cost (issue 14)."""
+def _entry_timeout(entries, distinct):
+    """The timeout, in seconds, of the (first) installed router hook, or ``None``."""
+    for _label, _path, entry in entries:
+        if distinct and entry.command == distinct[0]:
+            timeout = entry.timeout
+            return timeout if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else None
+    return None
+
+
+def _providercheck(config, table, hook_timeout_s=None):
+    """Which provider routes, whether it loads, a custom one's import cost (issue 14), and whether
+    its budget fits the installed hook's timeout (``router.providerbudget``)."""
     from harness.doctor.provider import check_provider
     from router import config as config_mod
 
-    report = check_provider(config_mod.settings_of(config), table)
+    report = check_provider(config_mod.settings_of(config), table, hook_timeout_s=hook_timeout_s)
     kind = "built-in" if report["builtin"] else "custom"
     message = f"{report['provider']} ({kind})"
     if report["import_ms"] is not None:

@@ -9,6 +9,7 @@ import os
 import re
 import time
 
+from harness.install.extras import missing_extra
 from harness.install.mcpjson import mcp_json_path, read_mcp_json, runs_our_server
 from router.errors import InputError
 
@@ -113,12 +114,11 @@ def doctor_checks(project_dir, run=True):
         if not run:
             checks.append({"name": name, "status": "info", "message": f"{path} mcpServers.{key} (not started)"})
             continue
-        try:
-            import mcp  # noqa: F401
-        except ImportError:
-            checks.append({"name": name, "status": "warn", "message": f"{path} mcpServers.{key} is wired, but this "
-                           "memory-router cannot start it to check: the mcp package is not installed here",
-                           "fix": "pip install 'memory-router[mcp]'"})
+        fix = missing_extra("mcp")
+        if fix is not None:
+            checks.append({"name": name, "status": "fail", "message": f"{path} mcpServers.{key} is wired, but the "
+                           "mcp extra is not installed in this memory-router, so the server cannot start (nor can "
+                           "doctor start it to check)", "fix": fix})
             continue
         result = probe_server(entry, project_dir)
         checks.append({"name": name, "status": "pass" if result["ok"] else "fail",

@@ -9,7 +9,7 @@
     problem       why, or None
     import_ms     a custom provider's import, measured in a fresh interpreter as the hook pays
                   it on every prompt (None for a built-in: the hook benchmark covers those)
-    budget_ms     provider_timeout_ms
+    budget_ms     provider_timeout_ms (checked against the hook entry's timeout when given)
     probe         for a probe prompt through the real fail-safe path: {"routed", "confidence",
                   "explanation"} (None without a table)
 
@@ -46,11 +46,18 @@ def measure_import(module, python=None, timeout=30):
         return None, f"importing {module} printed to stdout: {done.stdout.strip()[:200]!r}"
 
 
-def check_provider(settings, table=None, python=None):
+def check_provider(settings, table=None, python=None, hook_timeout_s=None):
+    """The report above; with ``hook_timeout_s`` (the installed hook entry's timeout) a budget the
+    hook cannot finish inside fails first (``router.providerbudget.budget_problem``)."""
+    from router.providerbudget import budget_problem
+
     name = settings["provider"]
     budget = settings["provider_timeout_ms"]
     report = {"provider": name, "builtin": name in BUILTINS, "status": "ok", "problem": None,
               "import_ms": None, "budget_ms": budget, "probe": None}
+    problem = budget_problem(budget, hook_timeout_s) if hook_timeout_s else None
+    if problem:
+        return dict(report, status="fail", problem=problem)
     if name not in BUILTINS:
         try:
             module, _attribute = parse_provider_name(name)

@@ -25,13 +25,14 @@ GATE_MATCHER = "Write|Edit|MultiEdit"
 GATE_TIMEOUT_SECONDS = 10
 
 
-def gate_hook_command(exe_argv, clusters=None, config=None, windows=None):
-    """``exe_argv`` + ``gate`` + options, then our mark."""
+def gate_hook_command(exe_argv, clusters=None, config=None, windows=None, option_word=None):
+    """``exe_argv`` + ``gate`` + options (absolute, or as ``option_word(name, value)`` writes
+    them: ``harness.install.scopes``), then our mark."""
     words = [hookcommand.quote_for_shell(w, windows) for w in exe_argv] + ["gate"]
-    if clusters:
-        words += ["--clusters", hookcommand.quote_for_shell(os.path.abspath(clusters), windows)]
-    if config:
-        words += ["--config", hookcommand.quote_for_shell(os.path.abspath(config), windows)]
+    for name, value in (("clusters", clusters), ("config", config)):
+        if value:
+            words += ["--" + name, option_word(name, value) if option_word is not None
+                      else hookcommand.quote_for_shell(os.path.abspath(value), windows)]
     return " ".join(words) + " " + GATE_MARK
 
 
@@ -111,10 +112,12 @@ def check_installable(settings_path):
     add_gate_entry(settings, "")
 
 
-def install_gate(settings_path, clusters=None, config=None, dry_run=False):
+def install_gate(settings_path, clusters=None, config=None, dry_run=False, exe_argv=None, option_word=None):
     """Wire the gate beside the router (``install --gate``, after the router's entry). Returns
-    ``(action, detail, backup, command)`` as ``settingsfile.apply_add`` does, and the command."""
-    command = gate_hook_command(hookcommand.router_executable(), clusters=clusters, config=config)
+    ``(action, detail, backup, command)`` as ``settingsfile.apply_add`` does, and the command.
+    ``exe_argv`` and ``option_word``: the scope's (``harness.install.scopes``)."""
+    command = gate_hook_command(exe_argv or hookcommand.router_executable(), clusters=clusters, config=config,
+                                option_word=option_word)
     action, detail, backup = settingsfile.apply_add(settings_path, GATE_ROLE, GATE_MARK, command, dry_run=dry_run,
                                                    add=add_gate_entry)
     return action, detail, backup, command

@@ -47,15 +47,31 @@ def router_executable():
     return [os.path.abspath(sys.executable), "-P", "-m", "harness"]
 
 
-def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, windows=None, as_written=()):
+def router_hook_command(exe_argv, clusters=None, config=None, mark=ROUTER_MARK, windows=None, as_written=(),
+                        option_word=None):
     """The command string for the router hook: ``exe_argv`` (e.g. ``['/abs/memory-router']`` or
     ``['/abs/python', '-P', '-m', 'harness']``) + ``hook`` + options, then our mark. Option values
-    are made absolute, except those named in ``as_written`` (kept from an existing entry)."""
+    are made absolute, except those named in ``as_written`` (kept from an existing entry), unless
+    ``option_word(name, value)`` writes each one's shell word (``harness.install.scopes``: the
+    project scope's ``"$CLAUDE_PROJECT_DIR"/path``)."""
     words = [quote_for_shell(w, windows) for w in exe_argv] + ["hook"]
     for name, value in (("clusters", clusters), ("config", config)):
-        if value:
+        if value and option_word is not None:
+            words += ["--" + name, option_word(name, value)]
+        elif value:
             words += ["--" + name, quote_for_shell(value if name in as_written else os.path.abspath(value), windows)]
     return " ".join(words) + " " + mark
+
+
+def expand_project_dir(value, project_dir):
+    """``value`` (a path word of a hook command, as ``command_option`` reads it) with
+    ``$CLAUDE_PROJECT_DIR`` / ``${CLAUDE_PROJECT_DIR}`` replaced by ``project_dir``, as Claude Code
+    sets it for every hook."""
+    if not isinstance(value, str):
+        return value
+    for ref in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"):
+        value = value.replace(ref, os.path.abspath(project_dir))
+    return value
 
 
 def session_start_command(exe_argv, mark=ROUTER_MARK, windows=None):

@@ -26,15 +26,16 @@ SENTINEL_ROLE = "sentinel"
 BACKUP_DIRNAME = "backups"
 
 
-def target_settings(user=False, project=None):
-    """``(settings path, "user" | "project")``: the user's settings.json, or the project's."""
-    if user:
+def target_settings(user=False, project=None, scope=None):
+    """``(settings path, scope)``: the user's settings.json (``user``, or scope ``user``), the
+    project's .claude/settings.local.json (scope ``local``) or its .claude/settings.json."""
+    if user or scope == "user":
         return proj.user_settings_path(), "user"
     directory = proj.project_dir(project)
     if not os.path.isdir(directory):
         raise InputError("project directory does not exist", path=directory,
                          fix="pass --project with an existing directory (or --user)")
-    return proj.project_settings_path(directory), "project"
+    return proj.project_settings_path(directory, local=scope == "local"), scope or "project"
 
 
 def read_settings(path):
@@ -103,7 +104,8 @@ def carry_over(settings_path, clusters=None, config=None):
             options[name] = old
             kept.append(name)
             notes.append(f"kept --{name} {old} from the existing entry (pass --{name} to change it)")
-        elif old and os.path.abspath(options[name]) != os.path.abspath(old):
+        elif old and os.path.abspath(options[name]) != os.path.abspath(
+                hookcommand.expand_project_dir(old, os.path.dirname(os.path.dirname(os.path.abspath(settings_path))))):
             notes.append(f"--{name} changes from {old} to {os.path.abspath(options[name])}")
     options["as_written"] = tuple(kept)
     if isinstance(existing.timeout, (int, float)) and not isinstance(existing.timeout, bool) \
@@ -299,6 +301,12 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None
 
 
 def report_write(action, detail, backup, settings_path, what):
+    for line in write_lines(action, detail, backup, settings_path, what):
+        print(line)
+
+
+def write_lines(action, detail, backup, settings_path, what):
+    """What ``report_write`` prints for one write (a list of lines)."""
     messages = {
         "added": f"installed {what} in {settings_path} ({detail})",
         "updated": f"updated {what} in {settings_path} ({detail})",
@@ -312,7 +320,7 @@ def report_write(action, detail, backup, settings_path, what):
                    f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed"),
         "absent": f"{what} is not installed in {settings_path}; nothing changed",
     }
-    if action in messages:
-        print(messages[action])
+    lines = [messages[action]] if action in messages else []
     if backup:
-        print(f"backup of the previous file: {backup}")
+        lines.append(f"backup of the previous file: {backup}")
+    return lines

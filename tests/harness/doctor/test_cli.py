@@ -21,7 +21,8 @@ def test_doctor_reports_a_working_hook(capsys, project, example_cluster_file, tm
     code, checks, report = doctor(capsys, "--project", project, "--memory-dir", memory)
     assert code == 0 and report["ok"] is True
     assert checks["hook installed"]["status"] == "pass"
-    assert checks["hook installed"]["hooks"][0]["location"] == "project"
+    assert checks["hook installed"]["hooks"][0]["location"] == "project local"  # a venv's command: local scope
+    assert checks["hook installed"]["hooks"][0]["scope"] == "local"
     assert checks["hook runs"]["status"] == "pass"
     assert checks["hook routes"]["status"] == "pass"
     assert checks["cluster file"]["cluster_file"] == str(example_cluster_file)
@@ -89,7 +90,7 @@ def test_doctor_reports_disable_all_hooks_and_two_hooks(capsys, project, example
     assert code == 1
     assert checks["hooks enabled"]["status"] == "fail" and "user" in checks["hooks enabled"]["message"]
     assert checks["one hook"]["status"] == "fail"
-    assert {h["location"] for h in checks["hook installed"]["hooks"]} == {"project", "user"}
+    assert {h["location"] for h in checks["hook installed"]["hooks"]} == {"project local", "user"}
 
 
 def test_doctor_names_claude_config_dir(capsys, project, tmp_path, monkeypatch, isolated_env, example_cluster_file):
@@ -149,9 +150,9 @@ def test_doctor_checks_that_session_start_makes_the_router_forget(capsys, projec
 
 def test_doctor_fails_a_session_start_hook_that_forgets_nothing(capsys, project, example_cluster_file):
     cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
-    data = json.loads((project / ".claude" / "settings.json").read_text())
+    data = json.loads((project / ".claude" / "settings.local.json").read_text())
     data["hooks"]["SessionStart"][0]["hooks"][0]["command"] = "true # memory-router install"
-    (project / ".claude" / "settings.json").write_text(json.dumps(data))
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(data))
     code, checks, _ = doctor(capsys, "--project", project)
     assert code == 1
     assert checks["session reset"]["status"] == "fail"
@@ -211,3 +212,28 @@ def test_doctor_checks_the_learned_file_while_learning_is_on(capsys, project, ex
     (project / "memory-router.toml").write_text(f'clusters = "{store.as_posix()}"\n', encoding="utf-8")
     _code, checks, _report = doctor(capsys, "--project", project)
     assert "learned terms" not in checks
+
+
+def test_doctor_fails_a_budget_the_installed_hook_cannot_hold(capsys, project, example_cluster_file):
+    write_settings(project, hookcommand.router_hook_command(hookcommand.router_executable(),
+                                                            clusters=example_cluster_file), timeout=3)
+    (project / "memory-router.toml").write_text("provider_timeout_ms = 2500\n")
+    code, checks, _ = doctor(capsys, "--project", project)
+    assert code == 1 and checks["provider"]["status"] == "fail"
+    assert "does not fit the hook's 3 s timeout" in checks["provider"]["message"]
+
+
+def test_doctor_says_which_store_it_read_and_how(capsys, project, example_cluster_file, tmp_path):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text("# Memory Index\n")
+    (project / "memory-router.toml").write_text(f'clusters = "{example_cluster_file}"\nmemory_dir = "{memory}"\n')
+    code, checks, report = doctor(capsys, "--project", project)
+    store = checks["store"]["store"]
+    assert store == {"cluster_file": str(example_cluster_file),
+                     "cluster_file_from": f"clusters in {project / 'memory-router.toml'}",
+                     "memory_dir": str(memory), "memory_dir_from": f"memory_dir in {project / 'memory-router.toml'}",
+                     "config_file": str(project / "memory-router.toml")}
+    assert checks["MEMORY.md size"]["memory_md"] == str(memory / "MEMORY.md")  # from the config, no warning
+    code, out, _ = cli(capsys, "doctor", "--project", project)
+    assert f"cluster file: {example_cluster_file}" in out.replace("\n", " ") or "cluster file:" in out

@@ -84,3 +84,14 @@ def test_malformed_name_fails_without_importing():
 def test_measure_import_of_the_stdlib():
     elapsed, problem = measure_import("json")
     assert problem is None and elapsed >= 0
+
+
+@pytest.mark.parametrize("budget_ms, hook_timeout_s, status", [
+    (4000, 5, "ok"), (4500, 5, "fail"), (4500, 10, "ok"), (4500, None, "ok"),
+])
+def test_the_budget_is_checked_against_the_installed_hooks_timeout(budget_ms, hook_timeout_s, status):
+    settings = dict(default_settings(), provider_timeout_ms=budget_ms)
+    report = check_provider(settings, hook_timeout_s=hook_timeout_s)
+    assert report["status"] == status
+    if status == "fail":
+        assert "does not fit the hook's 5 s timeout" in report["problem"] and "at most 4000" in report["problem"]

@@ -15,9 +15,19 @@ from harness.install import settingsfile
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from harness.cli import main
 from harness.doctor import probes
-from support.settings_project import backups, cli, settings_file
+from support.settings_project import backups, cli
+from support.settings_project import settings_file as shared_settings_file
 from support.settings_data import FOREIGN_SETTINGS
 
+
+def local_settings_file(project):
+    """Where ``install`` writes here by default: the local scope, .claude/settings.local.json,
+    since the memory-router under test runs from a virtualenv, a path only this user has
+    (harness.install.scopes; tests/harness/install/test_scopes.py covers the choice)."""
+    return project / ".claude" / "settings.local.json"
+
+
+settings_file = local_settings_file
 FOREIGN = FOREIGN_SETTINGS
 
 
@@ -57,6 +67,7 @@ def test_a_symlinked_settings_file_stays_a_link_and_its_target_gets_its_bytes_ba
                                                                                    command):
     """settings.json kept in a dotfiles repository and linked in: an atomic rename over the link would
     replace the link by a plain file, silently cutting the user's file out of their repository."""
+    settings_file = shared_settings_file if command[0] == "sentinel" else local_settings_file  # sentinel: settings.json
     target = tmp_path / "dotfiles" / "claude-settings.json"
     target.parent.mkdir()
     target.write_bytes(FOREIGN)
@@ -314,6 +325,7 @@ def test_install_and_uninstall_on_any_json_exit_0_1_or_2(tmp_path_factory, docum
 @pytest.mark.parametrize("command", [["install"], ["sentinel", "install"]])
 def test_install_refuses_a_dangling_settings_symlink(capsys, project, tmp_path, command):
     # Issue 11: install created the link's target, and uninstall then deleted the link.
+    settings_file = shared_settings_file if command[0] == "sentinel" else local_settings_file  # sentinel: settings.json
     target = tmp_path / "dotfiles" / "settings.json"
     settings_file(project).symlink_to(target)
     code, _out, err = cli(capsys, *command, "--project", project)
@@ -336,6 +348,7 @@ def test_uninstall_deletes_the_created_target_and_keeps_the_link(capsys, project
 
 @pytest.mark.parametrize("command", [["install"], ["uninstall"], ["sentinel", "install"]])
 def test_a_read_only_settings_file_is_refused_naming_it_and_the_fix(capsys, project, command):
+    settings_file = shared_settings_file if command[0] == "sentinel" else local_settings_file  # sentinel: settings.json
     settings_file(project).write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "/x/memory-router hook # memory-router install", "timeout": 5}]}]},
         "model": "opus"}))

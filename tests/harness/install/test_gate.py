@@ -9,7 +9,13 @@ import pytest
 from harness.install import gate as gi
 from harness.install import hookcommand
 from harness.install import settings as inst
-from support.settings_project import cli, settings_file
+from support.settings_project import cli
+
+
+def settings_file(project):
+    """Where ``install`` writes here by default: the local scope (the memory-router under test runs
+    from a virtualenv, a path only this user has; harness.install.scopes)."""
+    return project / ".claude" / "settings.local.json"
 
 FOREIGN = (
     b'{\n'
