@@ -465,3 +465,10 @@ def test_memory_blocks_alone_are_capped():
     memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
     blocks = decide_text(", ".join(f"memory: feedback_{n}_x" for n in range(6)), memory=memory)["blocks"]
     assert len(blocks) == 6 and blocks[5] == "and 1 more citations of ids or memories that do not exist: feedback_5_x"
+
+
+def test_a_bypass_counts_missing_ids_and_memories_together(fixture_ledger_loaded):
+    memory = {"slugs": {"project_hot_strip"}, "sources": ["/m"]}
+    text = f"D-901; per memory: feedback_a_x, memory: feedback_b_x {ct.BYPASS_MARKER}"
+    result = decide_text(text, fixture_ledger_loaded, memory)
+    assert result["warnings"][0].endswith("3 citation(s) not enforced")
