@@ -93,6 +93,10 @@ def _tool_env(paths):
     return env
 
 
+# Where the lab's install writes the hooks (the local scope: not committed, this machine's paths).
+SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
+
+
 def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
                     mcp=False):
     """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
@@ -120,8 +124,10 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
     env = _tool_env(paths)
     exe = router_argv()
     if hook:
-        _run_tool(exe + ["install", "--project", paths.project] + (["--gate"] if gate else []), env,
-                  "memory-router install")
+        # local scope, said outright: the command names this checkout's virtualenv, which is
+        # personal (install's own default for such a command; Claude Code reads both files alike).
+        _run_tool(exe + ["install", "--project", paths.project, "--scope", "local"] + (["--gate"] if gate else []),
+                  env, "memory-router install")
     if mcp:
         _run_tool(exe + ["install", "--mcp", "--project", paths.project], env, "memory-router install --mcp")
     memory_text = None

@@ -11,9 +11,10 @@ from router.errors import InputError
 
 def test_slim_run_dir_has_hook_cluster_file_and_slim_index(tmp_path):
     paths, text = rundir.prepare_run_dir(tmp_path / "run", "slim")
-    settings = json.loads(open(os.path.join(paths.project, ".claude", "settings.json")).read())
+    settings = json.loads(open(os.path.join(paths.project, rundir.SETTINGS_FILE)).read())
     [group] = settings["hooks"]["UserPromptSubmit"]
     assert "memory-router" in group["hooks"][0]["command"] and "hook" in group["hooks"][0]["command"]
+    assert not os.path.exists(os.path.join(paths.project, ".claude", "settings.json"))  # nothing to commit
     assert os.path.isfile(paths.cluster_file)
     assert os.listdir(paths.memory_dir) == ["MEMORY.md"]
     assert "## Cluster router (routed on demand)" in text
@@ -28,6 +29,7 @@ def test_flat_and_none(tmp_path, example_flat_index):
     assert text == example_flat_index.read_text(encoding="utf-8")
     paths, text = rundir.prepare_run_dir(tmp_path / "none", "none", hook=False)
     assert text is None and not os.path.exists(paths.memory_file)
+    assert not os.path.exists(os.path.join(paths.project, rundir.SETTINGS_FILE))
     assert not os.path.exists(os.path.join(paths.project, ".claude", "settings.json"))
 
 
@@ -56,7 +58,7 @@ def test_client_env_is_rebuilt_not_inherited(tmp_path, monkeypatch):
 
 def test_gate_and_mcp_are_installed_in_the_project(tmp_path):
     paths, _text = rundir.prepare_run_dir(tmp_path / "run", "none", gate=True, mcp=True)
-    settings = json.loads(open(os.path.join(paths.project, ".claude", "settings.json")).read())
+    settings = json.loads(open(os.path.join(paths.project, rundir.SETTINGS_FILE)).read())
     [router_group] = settings["hooks"]["UserPromptSubmit"]
     [gate_group] = settings["hooks"]["PreToolUse"]
     assert gate_group["matcher"] == "Write|Edit|MultiEdit"
@@ -68,7 +70,7 @@ def test_gate_and_mcp_are_installed_in_the_project(tmp_path):
 
 def test_neither_gate_nor_mcp_by_default(tmp_path):
     paths, _text = rundir.prepare_run_dir(tmp_path / "run", "none")
-    settings = json.loads(open(os.path.join(paths.project, ".claude", "settings.json")).read())
+    settings = json.loads(open(os.path.join(paths.project, rundir.SETTINGS_FILE)).read())
     assert "PreToolUse" not in settings["hooks"]
     assert not os.path.exists(os.path.join(paths.project, ".mcp.json"))
 
