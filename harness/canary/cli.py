@@ -28,7 +28,8 @@ def cmd_run(args):
     if args.json:
         print_json(canary_run.run_json(run))
     else:
-        tables.print_run(run["results"], run["counts"], run["comparison"], verbose=args.verbose)
+        tables.print_run(run["results"], run["counts"], run["comparison"], verbose=args.verbose,
+                         origins=run["origins"])
     if args.junit:
         canary_run.write_junit(args.junit, run)
         if not args.json:
@@ -118,7 +119,8 @@ def add_store_options(parser):
     """--clusters, --config and --facts-only, as every canary action over suites takes them."""
     parser.add_argument("--clusters", metavar="FILE",
                         help="cluster file for every suite (overrides each suite's 'clusters:'; default: the suite's "
-                             "'clusters:', else the bundled example store)")
+                             "'clusters:', else the project's store as the hook finds it, else the bundled "
+                             "example store)")
     options.config(parser, "config file whose routing settings are used")
     parser.add_argument("--facts-only", action="store_true",
                         help="ignore routes_to (and the xfail marks recorded against those cluster ids): judge a "

@@ -13,8 +13,8 @@ def evaluate(suite_path, clusters=None, config_path=None, facts_only=False, patt
     from canaries.metrics import suite_metrics
     from canaries.runner import run_suite
 
-    _config, settings = settings_from(config_path)
-    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only)[0]
+    config, settings = settings_from(config_path)
+    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only, config=config)[0]
     result = run_suite(suite, settings, pattern=pattern)
     if not result.results:
         no_cases(pattern, [suite])
@@ -28,8 +28,8 @@ def cross_validation(suite_path, k, clusters=None, config_path=None, facts_only=
     from canaries.runner import matches
     from router.provider import build_table
 
-    _config, settings = settings_from(config_path)
-    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only)[0]
+    config, settings = settings_from(config_path)
+    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only, config=config)[0]
     cases = [case for case in suite.cases if matches(case, pattern)]
     if not cases:
         no_cases(pattern, [suite])
@@ -51,7 +51,7 @@ def fit_suite(suite_path, clusters=None, config_path=None, facts_only=False, hol
     if holdout >= 1:
         raise InputError("--holdout must be below 1 (the fitting part would be empty)", fix="use e.g. --holdout 0.3")
     config, settings = settings_from(config_path)
-    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only)[0]
+    suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only, config=config)[0]
     if not suite.cases:
         raise InputError("the suite has no routing cases to fit", path=suite.path, fix="add cases")
     try:

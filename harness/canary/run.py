@@ -4,6 +4,7 @@ compare it with a stored one, and write the JUnit XML and baseline files. Over c
 prints the result."""
 
 import json
+import re
 import time
 
 from harness.canary.suiteargs import expand_suite_args, load_suites, no_cases, settings_from, table_for
@@ -22,8 +23,9 @@ def run_suites(suite_args, clusters=None, config_path=None, facts_only=False, pa
     from canaries.suite import bundled_suite_dir
     from harness.fileops import sha256_file
 
-    _config, settings = settings_from(config_path)
-    suites = load_suites(expand_suite_args(suite_args), cluster_path=clusters, facts_only=facts_only)
+    config, settings = settings_from(config_path)
+    suites = load_suites(expand_suite_args(suite_args), cluster_path=clusters, facts_only=facts_only, config=config)
+    origins = [cluster_origin(suite, clusters, config) for suite in suites]
     tables, results, elapsed = {}, [], {}
     for position, suite in enumerate(suites):
         started = time.perf_counter()
@@ -50,7 +52,27 @@ def run_suites(suite_args, clusters=None, config_path=None, facts_only=False, pa
                 fix="run from the directory the baseline was saved in, with the same suites")
     ok = all(r.ok for r in results) and (comparison is None or comparison["ok"])
     return {"suites": suites, "results": results, "counts": counts, "keys": keys, "elapsed": elapsed,
-            "record": record, "comparison": comparison, "settings": settings, "ok": ok}
+            "record": record, "comparison": comparison, "settings": settings, "ok": ok, "origins": origins}
+
+
+_CLUSTERS_LINE = re.compile(r"^clusters[ \t]*:", re.M)
+
+
+def cluster_origin(suite, explicit, config):
+    """How a suite's cluster file was found, for the line that names the store a run checked:
+    ``--clusters``, the suite's own ``clusters:`` line, or (a suite without one) the project's
+    store as every command finds it (``suiteargs.project_store_default``)."""
+    from harness.canary.suiteargs import project_store_default
+
+    if explicit:
+        return "--clusters"
+    try:
+        text = read_regular_bytes(suite.path).decode("utf-8", "replace")
+    except OSError:  # read a moment ago; gone now: say nothing rather than guess
+        return "the suite's clusters: line"
+    if _CLUSTERS_LINE.search(text):
+        return "the suite's clusters: line"
+    return project_store_default(config)[1]
 
 
 def run_json(run):
@@ -59,7 +81,8 @@ def run_json(run):
         "ok": run["ok"],
         "settings": run["settings"],
         "totals": run["counts"],
-        "suites": [dict(r.to_dict(), key=key) for r, key in zip(run["results"], run["keys"])],
+        "suites": [dict(r.to_dict(), key=key, clusters_from=how)
+                   for r, key, how in zip(run["results"], run["keys"], run["origins"])],
     }
     if run["comparison"] is not None:
         out["baseline"] = run["comparison"]

@@ -8,7 +8,7 @@ from harness.canary.suiteargs import display_path, fmt_chars, fmt_num, fmt_ratio
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
 
 
-def print_run(suite_results, counts, comparison, verbose=False):
+def print_run(suite_results, counts, comparison, verbose=False, origins=None):
     """``canary run`` for people. By default one line per suite (its counts and the cluster file
     it was checked against), one line per failure (FAIL or XPASS, with every difference) and the
     total; ``verbose`` adds every case's table, every session's steps and the xfail residuals."""
@@ -17,16 +17,17 @@ def print_run(suite_results, counts, comparison, verbose=False):
     from harness.output import console
 
     out = console()
-    stores = {suite_result.suite.cluster_path for suite_result in suite_results}
+    origins = origins or [None] * len(suite_results)
+    stores = {(r.suite.cluster_path, how) for r, how in zip(suite_results, origins)}
     one_store = len(stores) == 1
     if one_store:
-        out.print(f"clusters: {store_name(next(iter(stores)))}", markup=False, soft_wrap=True)
-    for suite_result in suite_results:
+        out.print(f"clusters: {store_name(*next(iter(stores)))}", markup=False, soft_wrap=True)
+    for suite_result, how in zip(suite_results, origins):
         suite = suite_result.suite
         if verbose:
             print_cases(out, suite, suite_result.results)
         c = suite_result.counts()
-        store = "" if one_store else f" (clusters: {store_name(suite.cluster_path)})"
+        store = "" if one_store else f"; clusters: {store_name(suite.cluster_path, how)}"
         out.print(f"{display_path(suite.path)}: {c['pass']} passed, {c['fail']} failed, {c['xfail']} xfail, "
                   f"{c['xpass']} xpass{store}", markup=False, soft_wrap=True)
         if verbose and suite_result.sessions:
@@ -48,14 +49,18 @@ def print_run(suite_results, counts, comparison, verbose=False):
     style = "bold red" if failed or regressions else "bold green"
     out.print(Text(("FAILED: " if failed or regressions else "OK: ") + summary, style=style), soft_wrap=True)
     if not verbose:
-        out.print(f"-v lists every case, each session's steps and the {counts['xfail']} xfail (known residuals)",
-                  markup=False, style="dim")
+        residuals = f" and the {counts['xfail']} xfail (known residuals)" if counts["xfail"] else ""
+        out.print(f"-v lists every case, each session's steps{residuals}", markup=False, style="dim")
 
 
-def store_name(cluster_path):
+def store_name(cluster_path, how=None):
+    """The cluster file a suite was checked against and how it was found."""
     from harness.context import is_bundled
 
-    return display_path(cluster_path) + (" (the bundled example store)" if is_bundled(cluster_path) else "")
+    bundled = "the bundled example store"
+    if is_bundled(cluster_path) and bundled not in (how or ""):
+        how = f"{how}: {bundled}" if how else bundled
+    return display_path(cluster_path) + (f" ({how})" if how else "")
 
 
 def failure_line(suite, result):

@@ -32,7 +32,7 @@ def test_a_passing_bundled_run_prints_a_line_per_suite_and_the_total(capsys, eig
     data = json.loads(capsys.readouterr().out)
     # the store line, one line per suite, the total and the -v hint: nothing else
     assert len(lines) == len(data["suites"]) + 3, lines
-    assert lines[0].startswith("clusters: ") and lines[0].endswith("(the bundled example store)")
+    assert lines[0].startswith("clusters: ") and lines[0].endswith("(the suite's clusters: line: the bundled example store)")
     totals = data["totals"]
     assert lines[-2] == (f"OK: {totals['total']} cases in {len(data['suites'])} suite(s): {totals['pass']} passed, "
                          f"{totals['fail']} failed, {totals['xfail']} xfail, {totals['xpass']} xpass")
@@ -111,4 +111,22 @@ def test_suites_on_different_stores_name_each_store(write_suite, prompts, store,
     assert main(["canary", "run", str(one), str(two)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert not lines[0].startswith("clusters:")
-    assert lines[0].endswith(f"(clusters: {store})") and lines[1].endswith(f"(clusters: {other_store})")
+    assert lines[0].endswith(f"; clusters: {store} (the suite's clusters: line)")
+    assert lines[1].endswith(f"; clusters: {other_store} (the suite's clusters: line)")
+
+
+def test_a_suite_without_clusters_names_the_project_store_and_why(tmp_path, store, prompts, capsys, monkeypatch):
+    project = tmp_path / "project"
+    (project / "brain").mkdir(parents=True)
+    (project / "brain" / "memory-layer1-clusters.md").write_text(store.read_text())
+    suite = project / "mine.yaml"
+    suite.write_text(f"cases:\n  - id: a\n    prompt: \"{prompts.setx}\"\n    silent: false\n")
+    monkeypatch.chdir(project)
+    assert main(["canary", "run", "mine.yaml"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"clusters: brain/memory-layer1-clusters.md (brain/ under {project})"
+    assert main(["canary", "run", "mine.yaml", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["suites"]
+    assert entry["clusters"] == str(project / "brain" / "memory-layer1-clusters.md")
+    assert entry["clusters_from"] == f"brain/ under {project}"
+    assert main(["canary", "run", "mine.yaml", "--clusters", str(store)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"clusters: {store} (--clusters)"
