@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "harness.lab.cli",        # lab run/report/serve/client
     "harness.learn",          # learn (learned terms from session transcripts)
     "harness.plugin",         # plugin bootstrap (the Claude Code plugin's own environment)
+    "harness.init.cli",       # init (one command from a project to a working install)
 )
 
 EXIT_CODES = """exit codes:

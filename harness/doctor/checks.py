@@ -40,8 +40,8 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
               "timeout": e.timeout, "added_by_install": e.marked} for label, path, e in entries]
     plugin_view = PluginView(project_dir)  # the Claude Code plugins that run our hooks (harness.doctor.plugins)
     if entries:
-        checks.append(check("hook installed", "pass",
-                             "; ".join(f"{h['scope']} scope: {h['settings']} {h['where']}" for h in hooks), hooks=hooks))
+        where = "; ".join(f"{h['scope']} scope: {h['settings']} {h['where']}" for h in hooks)
+        checks.append(check("hook installed", "pass", where, hooks=hooks))
         checks.extend(scope_checks(entries, project_dir))
     elif plugin_view.hook_installed():
         checks.append(plugin_view.hook_installed())

@@ -110,7 +110,7 @@ def routing_probe(command, project_dir, timeout, probe, cluster_path):
     result = run_hook_command(command, project_dir, timeout, prompt=prompt)
     if result["ok"] and result["context"] == decision["additional_context"]:
         return check("hook routes", "pass", f"asked {prompt!r}, the hook injected {', '.join(decision['routed'])} "
-                      f"exactly as `memory-router route` does on {cluster_path}")
+                      f"exactly as `memory-router route` does on {cluster_path}", prompt=prompt)
     got = "nothing" if not result.get("context") else repr(result["context"].splitlines()[0])
     return check("hook routes", "fail", f"asked {prompt!r}, the hook injected {got}, but {cluster_path} routes it "
                   f"to {', '.join(decision['routed'])}: the hook reads another cluster file or config"

@@ -82,7 +82,8 @@ def test_project_scope_writes_paths_under_claude_project_dir(tmp_path):
     project = tmp_path / "p"
     (project / "brain").mkdir(parents=True)
     word = scopes.option_word("project", str(project))
-    assert word("clusters", str(project / "brain" / "my clusters.md")) == '"$CLAUDE_PROJECT_DIR"/\'brain/my clusters.md\''
+    spaced = word("clusters", str(project / "brain" / "my clusters.md"))
+    assert spaced == '"$CLAUDE_PROJECT_DIR"/\'brain/my clusters.md\''
     assert word("clusters", "$CLAUDE_PROJECT_DIR/brain/x.md") == '"$CLAUDE_PROJECT_DIR"/brain/x.md'
     with pytest.raises(InputError, match="outside the project"):
         word("config", str(tmp_path / "elsewhere.toml"))
@@ -171,7 +172,8 @@ def test_doctor_fails_a_portable_hook_that_path_cannot_find(capsys, project, wit
     write_settings(project, "memory-router hook # memory-router install")
     code, checks, _ = doctor(capsys, "--project", project)
     assert code == 1
-    assert checks["portable hook"]["status"] == "fail" and "pipx install memory-router" in checks["portable hook"]["fix"]
+    assert checks["portable hook"]["status"] == "fail"
+    assert "pipx install memory-router" in checks["portable hook"]["fix"]
 
 
 def test_uninstall_cleans_both_project_files_and_one_scope_when_asked(capsys, project, with_path):
