@@ -82,7 +82,7 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from router.session import route_fresh
 
     config = project_config(project_dir)
-    memory_dir, _how = resolve_memory_dir(memory_dir_arg, config, project_dir)
+    memory_dir, memory_from = resolve_memory_dir(memory_dir_arg, config, project_dir)
     memory_path, memory_text = read_memory_index(memory_dir)
     facts = memory_index_facts(memory_text, case.fact) if memory_text is not None else None
 
@@ -92,13 +92,15 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     router_command = entries[0][2].command if entries else None
 
     # The cluster file the installed hook reads if there is one, else the suite's.
-    cluster_path = cluster_override
+    cluster_path, cluster_from = cluster_override, "--clusters"
     hook_blind = False
     if cluster_path is None and router_command is not None:
         cluster_path = config_mod.resolve_cluster_path(hookcommand.command_option(router_command, "clusters"), config,
                                                        [project_dir])
+        cluster_from = f"read by the hook in the {entries[0][0]} settings"
         hook_blind = cluster_path is None
-    cluster_path = cluster_path or suite.cluster_path
+    if cluster_path is None:
+        cluster_path, cluster_from = suite.cluster_path, "the suite's: no hook is installed"
     decision, hook_text = None, None
     try:
         settings = config_mod.settings_of(config)
@@ -131,8 +133,11 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
                (config or {}).get("source"), suite.path, project_state_dir(project_dir))
         hits, scanned, capped = scan_for_slug(project_dir, case.fact, skip_paths=own)
         checks.append(cl.check_no_repo_leak(case.fact, hits, scanned, capped, project_dir))
+    from harness.project import Store
+
+    store = Store(cluster_path, cluster_from, memory_dir, memory_from, config)
     context = {"suite": suite.path, "project_dir": project_dir, "memory_dir": memory_dir,
-               "cluster_file": cluster_path, "commands": None}
+               "cluster_file": cluster_path, "commands": None, "store": store.to_json(), "store_lines": store.lines()}
     return checks, context
 
 
@@ -151,7 +156,8 @@ def checklists(project_dir, suite_path=None, case_id=None, memory_dir=None, clus
         context["commands"] = cl.verdict_commands(case.id, project_dir, suite=suite_opt)
         documents.append(cl.render_checklist(case, checks, context))
         summary = cl.checklist_summary(case, checks)
-        summary.update({k: context[k] for k in ("suite", "project_dir", "memory_dir", "cluster_file", "commands")})
+        summary.update({k: context[k] for k in ("suite", "project_dir", "memory_dir", "cluster_file", "commands",
+                                                "store")})
         summaries.append(summary)
         ready = ready and summary["ready"]
     return documents, summaries, ready

@@ -190,7 +190,10 @@ def render_checklist(case, checks, context):
     out.append(f"- suite: {_inline(str(context.get('suite') or '(bundled)'))}")
     out.append(f"- fact: {_inline(case.fact)}")
     out.append(f"- project: {_inline(str(context.get('project_dir') or '(unknown)'))}")
-    out.append(f"- memory dir: {_inline(str(context.get('memory_dir') or '(unknown)'))}")
+    if context.get("store_lines"):
+        out += [f"- {line}" for line in context["store_lines"]]
+    else:
+        out.append(f"- memory dir: {_inline(str(context.get('memory_dir') or '(unknown)'))}")
     out += ["", "Does the router's injection, on its own, change the answer (spec \u00a76.2, \u00a711)? "
                 "The run proves that only if every box below is ticked.", ""]
     out += ["## 1. Preconditions", "", "Checked just now (`[x]` met, `[ ]` not met, `[?]` could not be checked):", ""]

@@ -32,6 +32,7 @@ def cmd_slim_render(args):
     result = {
         "memory_file": plan["live_path"],
         "cluster_file": plan["cluster_path"],
+        "store": plan["store"].to_json(),
         "dry_run": bool(args.dry_run),
         "written": False,
         "archive": None,
@@ -91,7 +92,8 @@ def cmd_slim_render(args):
     print_before_after(out, result["always_loaded"], summary)
     # Paths are printed plainly so a terminal never wraps them into something uncopyable.
     print(f"memory file: {plan['live_path']}")
-    print(f"cluster file: {plan['cluster_path']}")
+    for line in plan["store"].lines():
+        print(line)
     moved = result["always_loaded"]["before"]["memory_lines"] - result["always_loaded"]["after"]["memory_lines"]
     print(f"hot strip: {len(plan['hot'])} slug(s) always loaded")
     print(f"routed on demand: {max(moved, 0)} memory line(s) leave the index, reached through "
@@ -146,7 +148,7 @@ def cmd_slim_rollback(args):
     from router.configfile import load_config
 
     config = load_config(args.config) if args.config or not args.memory_dir else None
-    memory_dir = live.resolve_live_dir(args.memory_dir, config)
+    memory_dir, store = live.resolve_live_store(args.memory_dir, config)
     live_path = index_path(memory_dir)
     archive_path = live.resolve_archive(args.archive, memory_dir, live_path)
     from harness.archives import read_verified_archive
@@ -164,6 +166,7 @@ def cmd_slim_rollback(args):
     snapshot = Snapshot(live_path, "MEMORY.md")
     result = {
         "memory_file": live_path,
+        "store": store.to_json(),
         "restored_from": archive_path,
         "dry_run": bool(args.dry_run),
         "written": False,
@@ -210,6 +213,7 @@ def cmd_slim_rollback(args):
         return 0
     if result["pre_rollback_archive"]:
         print(f"archived the current index to {result['pre_rollback_archive']}")
+    print(store.lines()[1])
     print(f"restored {live_path} from {archive_path}"
           + ("" if verified else " (no integrity record: restored as named, unchecked)"))
     print(f"{result['bytes_before']} -> {result['bytes_after']} bytes, "

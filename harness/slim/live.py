@@ -17,10 +17,20 @@ from router.errors import InputError, RefusedError
 def resolve_live_dir(memory_dir, config):
     """The memory directory whose MEMORY.md is written: --memory-dir, else the config's
     memory_dir; never a guess (``harness.project.resolve_memory_dir``'s policy for writers)."""
-    from harness.project import resolve_memory_dir
+    return resolve_live_store(memory_dir, config)[0]
 
-    directory, _how = resolve_memory_dir(memory_dir, config)
-    return require_memory_dir(directory, fix="pass the directory that holds your MEMORY.md")
+
+def resolve_live_store(memory_dir, config, clusters=None, with_clusters=False):
+    """``(memory directory, harness.project.Store)``: the directory as ``resolve_live_dir`` finds
+    it, and, ``with_clusters``, the cluster file as the hook finds it (never the bundled example
+    store: its router must never land in a live file), each with how it was found."""
+    from harness.project import Store, resolve_cluster_file, resolve_memory_dir
+
+    directory, how = resolve_memory_dir(memory_dir, config)
+    directory = require_memory_dir(directory, fix="pass the directory that holds your MEMORY.md")
+    cluster_file, cluster_from = (resolve_cluster_file(clusters, config) if with_clusters
+                                  else (None, "not read"))
+    return directory, Store(cluster_file, cluster_from, directory, how, config)
 
 
 def archive(directory, stem, data):
@@ -44,14 +54,12 @@ def decode(data, path):
 def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
     """Read everything and build the slim text; raises before anything could be written."""
     from harness.memorydir import parse_index_text, read_memory_files
-    from router import config as config_mod
     from router.configfile import load_config
     from router.clusterfile import load_cluster_file
 
     config = load_config(config_path)
-    memory_dir = resolve_live_dir(memory_dir, config)
-    # No fallback to the bundled example store here: its router must never land in a live file.
-    cluster_path = config_mod.resolve_cluster_path(clusters, config, config_mod.project_dirs())
+    memory_dir, store = resolve_live_store(memory_dir, config, clusters, with_clusters=True)
+    cluster_path = store.cluster_file
     if cluster_path is None:
         raise InputError("no cluster file found", fix="pass --clusters FILE or set clusters in memory-router.toml")
     index = load_cluster_file(cluster_path)
@@ -91,6 +99,7 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
         "unrouted": slim.unrouted_slugs(flat_slugs, index, hot),
         "already_slim": is_slim_index(before),
         "types": {found.slug: found.type for found in files if found.type},
+        "store": store,
     }
 
 

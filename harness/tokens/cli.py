@@ -26,6 +26,11 @@ def print_report(report):
     out = console()
     method = report["tokenizer"]["method"]
     out.print(f"tokens: [bold]{method}[/bold] ({report['tokenizer']['detail']})")
+    store = report.get("store")
+    if store:
+        # Plain print: a path must stay whole and copyable.
+        print(f"cluster file: {store['cluster_file'] or 'none'} ({store['cluster_file_from']})\n"
+              f"memory directory: {store['memory_dir'] or 'none'} ({store['memory_dir_from']})")
     loaded = report["always_loaded"]
     rows = []
     for name in ("flat", "slim"):

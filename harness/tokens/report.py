@@ -22,16 +22,21 @@ def flat_and_slim(flat=None, slim=None, memory_dir=None, config_path=None):
     the newest render archive there is the flat index, its MEMORY.md the slim one. An explicit
     ``--flat``/``--slim`` wins; a relative one is looked for in the current directory, then in
     the memory directory, so the Quick start's line works from anywhere."""
+    return flat_slim_and_dir(flat, slim, memory_dir, config_path)[:2]
+
+
+def flat_slim_and_dir(flat=None, slim=None, memory_dir=None, config_path=None):
+    """``(flat path, slim path, memory directory or None, how it was found)`` (``flat_and_slim``)."""
     from harness.memorydir import index_path, require_memory_dir
     from harness.slim.index import newest_archive
 
     paths = {"flat": flat, "slim": slim}
-    directory = memory_dir
+    directory, how = memory_dir, "--memory-dir" if memory_dir else "not read (--flat and --slim given)"
     if directory is None and not (flat and slim):
         from harness.project import resolve_memory_dir
         from router.configfile import load_config
 
-        directory, _how = resolve_memory_dir(None, load_config(config_path), required=False)
+        directory, how = resolve_memory_dir(None, load_config(config_path), required=False)
     if directory is not None:
         directory = require_memory_dir(os.path.abspath(os.path.expanduser(directory)),
                                        fix="pass the directory that holds MEMORY.md and its MEMORY.archive-<stamp>.md")
@@ -52,7 +57,7 @@ def flat_and_slim(flat=None, slim=None, memory_dir=None, config_path=None):
         raise InputError(f"no {missing} given",
                          fix="pass --memory-dir DIR (its newest archive is the flat index, its MEMORY.md the "
                              "slim one), set memory_dir in memory-router.toml, or pass --flat FILE --slim FILE")
-    return paths["flat"], paths["slim"]
+    return paths["flat"], paths["slim"], directory, how
 
 
 def _read_text(path, what):
@@ -61,12 +66,22 @@ def _read_text(path, what):
     return read_utf8(path, what, f"pass an existing {what}")
 
 
-def suite_prompts_and_clusters(path):
-    """The suite's prompts and the cluster file it names, from one parse."""
+def suite_prompts_and_clusters(path, clusters=None, config=None):
+    """``(prompts, cluster file, how it was found)`` from one parse: ``clusters`` (``--clusters``),
+    else the suite's ``clusters:`` line, else the project's store as ``canary run`` finds it for
+    a suite without one (``harness.canary.run.cluster_origin``)."""
     from canaries.suite import load_suite_unchecked
+    from harness.canary.run import cluster_origin
+    from harness.canary.suiteargs import project_store_default
 
     suite = load_suite_unchecked(path)
-    return suite.prompts, suite.cluster_path
+    how = cluster_origin(suite, clusters, config)
+    if clusters:
+        return suite.prompts, clusters, how
+    if how == "the suite's clusters: line":
+        return suite.prompts, suite.cluster_path, how
+    default, how = project_store_default(config)
+    return suite.prompts, default, how
 
 
 def route_suite(prompts, cluster_path, settings):
@@ -115,13 +130,14 @@ def first_call_in(path):
 
 def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clusters=None, config_path=None,
                  turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None):
-    from harness.context import resolve_cli_clusters
     from router.configfile import load_config
     from router.config import settings_of
 
     """The ``tokens report`` object: (a) always loaded, (b) injections and (c) the modelled session
     with ``suite``, (d) transcripts with ``before``/``after``, (e) the lab run with ``lab``."""
-    flat, slim = flat_and_slim(flat, slim, memory_dir, config_path)
+    from harness.project import Store
+
+    flat, slim, directory, directory_from = flat_slim_and_dir(flat, slim, memory_dir, config_path)
     flat_text = _read_text(flat, "flat index")
     slim_text = _read_text(slim, "slim index")
     report = {
@@ -131,6 +147,7 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         "session": None,
         "transcripts": None,
         "notes": [],
+        "store": None,
     }
     report["always_loaded"]["flat"]["path"] = os.path.abspath(flat)
     report["always_loaded"]["slim"]["path"] = os.path.abspath(slim)
@@ -141,8 +158,7 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
     if suite:
         config = load_config(config_path)
         settings = settings_of(config)
-        prompts, suite_clusters = suite_prompts_and_clusters(suite)
-        cluster_path = clusters or suite_clusters or resolve_cli_clusters(None, config, quiet=True)
+        prompts, cluster_path, cluster_from = suite_prompts_and_clusters(suite, clusters, config)
         decisions = route_suite(prompts, cluster_path, settings)
         rows = tk.injection_sizes(decisions, counter)
         for row, prompt in zip(rows, prompts):
@@ -165,9 +181,12 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         report["session"]["curve"] = session_curve(flat_tokens, slim_tokens, [row["tokens"] for row in rows], turns,
                                                    calls_per_prompt, report["session"]["scenarios"])
     else:
+        cluster_path, cluster_from = None, "not read (no --suite)"
         report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
                                "the always-loaded drop alone is the shell game spec §6.5 warns about")
 
+    report["store"] = Store(cluster_path, cluster_from, directory, directory_from,
+                            load_config(config_path)).to_json()
     if before or after:
         first = first_call_in(before) if before else None
         last = first_call_in(after) if after else None

@@ -129,3 +129,25 @@ def test_checklist_still_flags_a_copy_of_the_cluster_file_under_another_name(cap
                "--out", project / "notes.tsv")[0] == 0
     code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project)
     assert code == 1 and "named in notes.tsv" in out
+
+
+def test_checklist_names_the_store_it_read_and_how(capsys, slim_store):
+    project, memory = slim_store
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project, "--json")
+    (case,) = json.loads(out)["cases"]
+    store = case["store"]
+    assert store["memory_dir"] == str(memory) and store["memory_dir_from"] == f"memory_dir in {project / 'memory-router.toml'}"
+    assert store["cluster_file"] == str(project / "memory-layer1-clusters.md")
+    assert store["cluster_file_from"].startswith("read by the hook in the ")
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project, "--clusters",
+                       project / "memory-layer1-clusters.md")
+    assert f"- cluster file: {project / 'memory-layer1-clusters.md'} (--clusters)\n" in out
+    assert f"- memory directory: {memory} (memory_dir in {project / 'memory-router.toml'})\n" in out
+
+
+def test_checklist_without_a_hook_reads_the_suites_store_and_says_so(capsys, tmp_path):
+    code, out, _ = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", tmp_path, "--memory-dir",
+                       tmp_path / "mem", "--json")
+    (case,) = json.loads(out)["cases"]
+    assert case["store"]["cluster_file_from"] == "the suite's: no hook is installed"
+    assert case["store"]["memory_dir_from"] == "--memory-dir"

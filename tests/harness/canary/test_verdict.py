@@ -124,3 +124,18 @@ def test_append_record_repairs_a_cut_last_line(tmp_path):
     lines = record.read_bytes().split(b"\n")
     assert lines[:2] == [b'{"verdict": "PASS"}', b'{"verdict": "FA']
     assert json.loads(lines[2]) == {"verdict": "FAIL"} and lines[3] == b""
+
+
+def test_a_record_in_memory_routers_own_folder_leaves_git_status_clean(tmp_path):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    record = tmp_path / ".claude" / "memory-router" / "behavioural-canaries.jsonl"
+    append_record(record, {"verdict": "PASS"})
+    assert (record.parent / ".gitignore").is_file()
+    status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""
+    elsewhere = tmp_path / "records" / "r.jsonl"
+    append_record(elsewhere, {"verdict": "PASS"})
+    assert not (elsewhere.parent / ".gitignore").exists()  # a folder of the user's is left as it is

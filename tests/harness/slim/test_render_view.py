@@ -61,3 +61,18 @@ def test_an_empty_hot_strip_is_warned_about_with_the_fix(memory_dir, tmp_path, c
     assert main(["slim", "render", "--memory-dir", str(memory_dir), "--config", str(config), "--dry-run",
                  "--json"]) == 0
     assert any("hot strip is empty" in w for w in json.loads(capsys.readouterr().out)["warnings"])
+
+
+def test_render_and_rollback_say_which_store_they_read(memory_dir, capsys):
+    config = os.path.join(bundled_example_dir(), "memory-router.toml")
+    assert render(memory_dir, "--dry-run", "--json") == 0
+    store = json.loads(capsys.readouterr().out)["store"]
+    assert store == {"cluster_file": os.path.join(bundled_example_dir(), "memory-layer1-clusters.md"),
+                     "cluster_file_from": f"clusters in {config}", "memory_dir": str(memory_dir),
+                     "memory_dir_from": "--memory-dir", "config_file": config}
+    assert render(memory_dir) == 0
+    out = capsys.readouterr().out
+    assert f"cluster file: {store['cluster_file']} (clusters in {config})\n" in out
+    assert f"memory directory: {memory_dir} (--memory-dir)\n" in out
+    assert main(["slim", "rollback", "--memory-dir", str(memory_dir)]) == 0
+    assert f"memory directory: {memory_dir} (--memory-dir)\n" in capsys.readouterr().out

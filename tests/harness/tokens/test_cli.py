@@ -399,3 +399,28 @@ def test_the_session_curve_is_drawn_in_80_columns(paths, capsys, monkeypatch):
     assert "o flat" in chart_lines[18] and "* slim (cycled)" in chart_lines[18]
     # (c) is one column per scenario: every figure of the model on its own row
     assert "│ break-even (prompts)" in out and "│ first heavier call" in out
+
+
+def test_a_suite_without_clusters_is_routed_with_the_project_store_as_canary_run_finds_it(paths, capsys, tmp_path,
+                                                                                        monkeypatch):
+    project = tmp_path / "project"
+    (project / "brain").mkdir(parents=True)
+    shutil.copy(paths.clusters, project / "brain" / "memory-layer1-clusters.md")
+    suite = project / "no-clusters.yaml"
+    suite.write_text(paths.suite.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
+    monkeypatch.chdir(project)
+    result = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", suite)
+    brain = str(project / "brain" / "memory-layer1-clusters.md")
+    assert result["injections"]["cluster_file"] == brain
+    assert result["store"] == {"cluster_file": brain, "cluster_file_from": f"brain/ under {project}",
+                               "memory_dir": None, "memory_dir_from": "not read (--flat and --slim given)",
+                               "config_file": None}
+    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite", str(suite)]) == 0
+    assert f"cluster file: {brain} (brain/ under {project})\n" in capsys.readouterr().out
+
+
+def test_the_memory_directory_read_is_named(rendered_memory_dir, capsys):
+    result = report(capsys, "--memory-dir", rendered_memory_dir)
+    assert result["store"]["memory_dir"] == str(rendered_memory_dir)
+    assert result["store"]["memory_dir_from"] == "--memory-dir"
+    assert result["store"]["cluster_file_from"] == "not read (no --suite)"
