@@ -34,10 +34,14 @@ def register(subparsers):
     raw = argparse.RawDescriptionHelpFormatter
     doctor = subparsers.add_parser(
         "doctor", help="is the hook installed, does it run, what will it read, is MEMORY.md within limits",
-        description="Reads the project, project-local and user settings.json; reports where the router hook is "
-                    "wired, runs each hook command once with a neutral payload (exit 0 and empty or "
+        description="Reads the project (.claude/settings.json, shared), local (.claude/settings.local.json) and user "
+                    "settings; reports the scope each router hook comes from and whether a shared one runs a "
+                    "command every teammate has (memory-router on PATH), runs each hook command once with a neutral "
+                    "payload (exit 0 and empty or "
                     "hookSpecificOutput JSON, and nothing in its fail-open log), the cluster file it will read, "
-                    "disableAllHooks and CLAUDE_CONFIG_DIR, and MEMORY.md against the 200-line / 25 KB load limit.",
+                    "disableAllHooks and CLAUDE_CONFIG_DIR, the provider's budget against the hook's timeout, the "
+                    "store it read (cluster file and memory directory, each with how it was found), and MEMORY.md "
+                    "against the 200-line / 25 KB load limit.",
         epilog="exit codes: 0 every check passed (warnings allowed); 1 a check failed", formatter_class=raw)
     options.project(doctor)
     options.memory_dir(doctor, options.MEMORY_DIR_GUESSED)

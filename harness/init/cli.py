@@ -105,7 +105,8 @@ def cmd_init(args):
             hot, hot_action = proposal, "proposed"
         else:
             hot, hot_action = _ask_hot_strip(proposal, plan["memories"], say), "confirmed"
-    say(f"hot strip: {len(hot)} memories ({hot_action}){': ' + ', '.join(hot) if hot else ''}")
+    listed = ": " + ", ".join(hot) if hot and hot_action != "confirmed" else ""
+    say(f"hot strip: {len(hot)} memories ({hot_action}){listed}")
     report["hot_strip"] = {"slugs": hot, "action": hot_action}
 
     changes = setup.config_changes(plan, hot if hot_action != "kept" else None, bool(args.memory_dir))
@@ -123,7 +124,8 @@ def cmd_init(args):
     install = hooks.install_router(directory, scope, dry_run=args.dry_run, out=io.StringIO() if args.json else None)
     install["scope_why"] = why
     for stream, line in hooks.install_lines(install):
-        say(line, err=stream == "err")
+        if not line.startswith("check it with:"):  # init runs doctor itself, below
+            say(line, err=stream == "err")
     report["install"] = {key: install[key] for key in ("settings", "scope", "scope_why", "command", "action")}
 
     ok = True
