@@ -22,7 +22,8 @@ def fold_of(case_id, k):
 
 
 # Prompt kinds (issue 14), by tag; the first listed tag a case carries names its kind.
-KIND_TAGS = ("near-miss-people", "near-miss", "neutral", "paraphrase", "inflection", "misspelt", "identifier", "chatty",
+KIND_TAGS = ("near-miss-people", "near-miss", "neutral", "paraphrase-strict", "paraphrase", "inflection", "misspelt",
+             "identifier", "chatty",
              "general-form-topical", "direct", "member")
 
 

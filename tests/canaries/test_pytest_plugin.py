@@ -145,6 +145,14 @@ def test_pytest_collects_every_bundled_case_and_session(pytester):
     assert f"{expected} tests collected" in result.stdout.str()
 
 
+def test_the_canaries_directory_holds_only_the_bundled_suites():
+    # pytest collects every suite in canaries/; fitting data (benchmarks/fitting/) the router
+    # is not meant to pass would turn into failures of the README's test command.
+    from canaries.suite import bundled_suite_dir, bundled_suites, suite_files_in
+
+    assert sorted(suite_files_in(bundled_suite_dir())) == sorted(bundled_suites())
+
+
 def test_session_cases_are_items_with_the_same_verdicts(pytester, project):
     p = project.prompts
     project("canary_sessions.yaml", f"""
