@@ -60,6 +60,7 @@ def _ask_hot_strip(proposal, memories, say):
 
 def cmd_init(args):
     from harness.install import hooks
+    from harness.install.scopes import exe_for
     from harness.output import print_json
     from harness.project import project_dir
 
@@ -75,6 +76,8 @@ def cmd_init(args):
         raise RefusedError("the proposed hot strip needs your confirmation and there is no terminal to ask on; "
                            "nothing was written", fix="pass --yes to accept the proposal, or set hot_strip in "
                                                      "memory-router.toml and run memory-router init again")
+    scope, why = (args.scope, f"--scope {args.scope}") if args.scope else setup.default_scope(directory)
+    exe_for(scope)  # a project scope PATH cannot serve is refused before anything is written
     say(f"memory-router init{' (dry run: nothing is written)' if args.dry_run else ''}: {directory}")
     say(f"memory directory: {plan['memory_dir']} ({plan['memory_how']}): {len(plan['memories'])} memories")
 
@@ -118,7 +121,6 @@ def cmd_init(args):
         say(diff.rstrip("\n"))
     report["config"] = {"path": plan["config_path"], "action": action, "keys": sorted(changes)}
 
-    scope, why = (args.scope, f"--scope {args.scope}") if args.scope else setup.default_scope(directory)
     import io
 
     install = hooks.install_router(directory, scope, dry_run=args.dry_run, out=io.StringIO() if args.json else None)

@@ -168,3 +168,11 @@ def test_init_with_an_engine_names_and_enriches_the_store(capsys, heldout2_proje
     log.unlink()
     code, out, _ = cli(capsys, "init", "--yes", "--engine", "command", "--command", command)
     assert code == 0 and "is current" in out and not log.exists()   # nothing asked twice
+
+
+def test_a_project_scope_path_cannot_serve_is_refused_before_anything_is_written(capsys, heldout2_project,
+                                                                                monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    code, _out, err = cli(capsys, "init", "--yes", "--scope", "project")
+    assert code == 1 and "PATH finds no memory-router" in err
+    assert git_status(heldout2_project) == "" and not (heldout2_project / ".claude").exists()
