@@ -9,7 +9,9 @@ cache misses.
 
 import os
 
+from router.enrichconfig import ENRICH_DEFAULTS, ENRICH_DOCS, check_enrich_key  # noqa: F401 (re-exported)
 from router.errors import ConfigError
+from router.providerbudget import max_provider_budget_ms
 
 # The spec's constants (spec §10) plus the knobs this implementation adds. Every one is shown
 # in --help through ``describe_defaults``.
@@ -46,7 +48,7 @@ DEFAULTS = {
 CLAUDE_CODE_OUTPUT_CAP = 10_000
 
 DOCS = {
-    "score_floor": "a cluster fires only at or above this score",
+    "score_floor": "spec provider: a cluster fires only at or above this score (weighted uses weighted_floor)",
     "tag_weight": "points per prompt token found among a cluster's tag words",
     "member_weight": "points per prompt token found in its member slugs/hooks (minus tag words)",
     "line_cap": "most member lines injected per prompt",
@@ -133,7 +135,8 @@ CITATION_DEFAULTS = {
 CITATION_DOCS = {
     "citation_id_pattern": "regular expression of a decision id (matched case-insensitively, never inside "
                            "a hyphenated identifier)",
-    "citation_ledgers": "ledger file names looked for in every directory from the edited file's up to the root",
+    "citation_ledgers": "ledger file names looked for in every directory from the edited file's up to the "
+                        "outermost git work tree or project directory",
     "citation_dead_words": "a cited entry whose text opens with one of these words is warned about, not blocked",
     "citation_fixtures_dir": "directory (relative to the config file) whose files the gate never checks; "
                              "empty: none",
@@ -223,6 +226,10 @@ def _check_provider(value, path):
     return value
 
 
+# The hook timeout (seconds) ``memory-router install`` writes: harness.install.hookcommand's
+# HOOK_TIMEOUT_SECONDS (harness may not be imported here; tests/router/test_config holds them equal).
+INSTALLED_HOOK_TIMEOUT_S = 5
+
 # The range each setting must lie in, and why: a value outside it cannot route sensibly (a
 # line_cap of 0 injects a bare header, a NaN ratio compares false with everything, a prompt cap
 # of 1 scored the whole prompt).
@@ -238,7 +245,9 @@ RANGES = {
                          "past a million characters the hook is no longer fast"),
     "lines_per_injection": (0, None, "0 means up to line_cap"),
     "line_evidence_share": (0.0, 1.0, "it is a share of the best line's evidence"),
-    "provider_timeout_ms": (1, 30_000, "a budget in milliseconds, under Claude Code's hook timeout"),
+    "provider_timeout_ms": (1, max_provider_budget_ms(INSTALLED_HOOK_TIMEOUT_S),
+                            f"a budget in milliseconds that leaves the hook its own time inside the "
+                            f"{INSTALLED_HOOK_TIMEOUT_S} s timeout install writes (router.providerbudget)"),
     "min_confidence": (0.0, 1.0, "a confidence lies between 0 and 1"),
     "weighted_floor": (0.0, None, "a floor in IDF units"),
     "weighted_tag_boost": (0.0, None, "a multiplier of a tag word's weight"),
@@ -291,7 +300,7 @@ def validate_config(table, path, text=None):
     name (and by line, given the file's ``text``)."""
     settings = default_settings()
     config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path,
-              **LEARNING_DEFAULTS}
+              **LEARNING_DEFAULTS, **ENRICH_DEFAULTS}
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     for key, value in table.items():
         line = _key_line(text, key)
@@ -316,11 +325,13 @@ def validate_config(table, path, text=None):
                 raise ConfigError(f"learned_cap must be a positive integer, got {value!r}", path=path,
                                   fix=f"set learned_cap = {LEARNING_DEFAULTS['learned_cap']}")
             config[key] = value
+        elif key in ENRICH_DEFAULTS:
+            config[key] = check_enrich_key(key, value, path, line)
         elif key in CITATION_DEFAULTS:
             config.setdefault("citation", {})[key] = _check_citation_key(key, value, path, base)
         else:
             known = ", ".join(sorted(list(DEFAULTS) + list(LEARNING_DEFAULTS) + list(OTHER_KEYS)
-                                     + list(CITATION_DEFAULTS)))
+                                     + list(CITATION_DEFAULTS) + list(ENRICH_DEFAULTS)))
             raise ConfigError(f"unknown config key {key!r}", path=path, line=line, fix=f"use one of: {known}")
     if settings["tag_weight"] == 0 and settings["member_weight"] == 0:
         raise ConfigError("tag_weight and member_weight are both 0, so no cluster can ever score", path=path,

@@ -133,3 +133,56 @@ def test_bad_utterance_keys_are_refused(tmp_path, text, needle):
 def test_utterances_can_be_turned_off(tmp_path):
     path = write(tmp_path / "memory-router.toml", "utterances = false\n")
     assert config_mod.settings_of(configfile.parse_config_file(str(path)))["utterances"] is False
+
+
+def test_enrich_keys_default_when_unset(tmp_path):
+    config = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", "line_cap = 4\n")))
+    assert {key: config[key] for key in config_mod.ENRICH_DEFAULTS} == \
+        {"enrich_engine": "claude", "enrich_command": "", "enrich_model": ""}
+    assert set(config_mod.ENRICH_DOCS) == set(config_mod.ENRICH_DEFAULTS)
+    assert "enrich_engine" not in config["settings"]  # not a routing setting: the hook never reads it
+
+
+def test_enrich_keys_are_read_as_top_level_keys(tmp_path):
+    path = write(tmp_path / "memory-router.toml", 'enrich_engine = "command"\n'
+                 "enrich_command = \"ollama-enrich --model 'llama 3'\"\nenrich_model = \"qwen2.5:3b\"\n")
+    config = configfile.parse_config_file(str(path))
+    assert config["enrich_engine"] == "command"
+    assert config["enrich_command"] == "ollama-enrich --model 'llama 3'"
+    assert config["enrich_model"] == "qwen2.5:3b"
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("enrich_engine = 3\n", "enrich_engine must be a string"),
+    ('enrich_engine = "Claude Code"\n', "is not an engine name"),
+    ('enrich_engine = ""\n', "is not an engine name"),
+    ("enrich_command = [\"ollama\"]\n", "enrich_command must be a string"),
+    ('enrich_model = "claude haiku"\n', "holds whitespace"),
+    ("enrich_model = true\n", "enrich_model must be a string"),
+])
+def test_bad_enrich_keys_are_refused_with_their_line(tmp_path, text, needle):
+    path = write(tmp_path / "memory-router.toml", "line_cap = 4\n" + text)
+    with pytest.raises(ConfigError) as err:
+        configfile.parse_config_file(str(path))
+    assert needle in str(err.value) and ":2" in err.value.format()
+
+
+def test_provider_timeout_stops_where_the_installed_hook_timeout_would_kill_the_hook(tmp_path):
+    from harness.install.hookcommand import HOOK_TIMEOUT_SECONDS
+    from router.providerbudget import max_provider_budget_ms
+
+    assert config_mod.INSTALLED_HOOK_TIMEOUT_S == HOOK_TIMEOUT_SECONDS
+    assert config_mod.RANGES["provider_timeout_ms"][1] == max_provider_budget_ms(HOOK_TIMEOUT_SECONDS) == 4000
+    fits = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", "provider_timeout_ms = 4000\n")))
+    assert fits["settings"]["provider_timeout_ms"] == 4000
+    with pytest.raises(ConfigError) as err:
+        configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", "provider_timeout_ms = 4001\n")))
+    assert "provider_timeout_ms = 4001 is out of range: it must be between 1 and 4000" in str(err.value)
+
+
+@pytest.mark.parametrize("key, says", [
+    ("score_floor", "spec provider"),
+    ("citation_ledgers", "outermost git work tree or project directory"),
+])
+def test_docs_say_where_a_setting_applies(key, says):
+    assert says in {**config_mod.DOCS, **config_mod.CITATION_DOCS}[key]
