@@ -131,3 +131,28 @@ def read_verified_archive(archive_path):
                            f"but was written with {expected_bytes} bytes (sha256 {expected_sha[:12]}); "
                            "nothing was written", fix="pass an older archive with --archive FILE")
     return data, True
+
+
+# --------------------------------------------------------------------------- listing
+
+_STAMP = r"(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z)(?:-(\d+))?"
+
+
+def list_archives(directory, stem, suffix):
+    """The names of the archives ``write_archive(directory, stem, suffix, ...)`` made, oldest
+    first: by the UTC stamp in the name, then the counter a clash in one millisecond added (none
+    is the first). Other files, and names that only look alike, are left out; a directory that
+    cannot be listed has none."""
+    import re
+
+    pattern = re.compile("^" + re.escape(stem) + "-" + _STAMP + re.escape(suffix) + "$")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        match = pattern.match(name)
+        if match:
+            found.append(((match.group(1), int(match.group(2) or 1)), name))
+    return [name for _key, name in sorted(found)]

@@ -160,3 +160,26 @@ def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
 def test_utc_stamp_is_iso_8601_to_the_second():
     assert archives.utc_stamp(0.999) == "1970-01-01T00:00:00Z"
     assert archives.utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"
+
+
+def test_list_archives_oldest_first_by_stamp_then_clash_counter(tmp_path):
+    from harness.archives import list_archives
+
+    names = ["MEMORY.archive-2026-07-22T05-25-01-376Z-2.md", "MEMORY.archive-2026-07-22T05-25-01-376Z.md",
+             "MEMORY.archive-2025-12-31T23-59-59-999Z.md", "MEMORY.archive-2026-07-22T05-25-01-376Z-10.md",
+             ".MEMORY.archive-2025-12-31T23-59-59-999Z.md.sha256.json", "MEMORY.archive-latest.md",
+             "MEMORY.pre-rollback-2026-01-01T00-00-00-000Z.md", "MEMORY.archive-2026-07-22T05-25-01-376Z.tsv"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    assert list_archives(tmp_path, "MEMORY.archive", ".md") == [
+        "MEMORY.archive-2025-12-31T23-59-59-999Z.md", "MEMORY.archive-2026-07-22T05-25-01-376Z.md",
+        "MEMORY.archive-2026-07-22T05-25-01-376Z-2.md", "MEMORY.archive-2026-07-22T05-25-01-376Z-10.md"]
+    assert list_archives(tmp_path, "MEMORY.pre-rollback", ".md") == ["MEMORY.pre-rollback-2026-01-01T00-00-00-000Z.md"]
+    assert list_archives(tmp_path / "missing", "MEMORY.archive", ".md") == []
+
+
+def test_list_archives_lists_what_write_archive_writes(tmp_path):
+    from harness.archives import list_archives, write_archive
+
+    written = [os.path.basename(write_archive(str(tmp_path), "settings", ".json", b"{}")) for _ in range(3)]
+    assert list_archives(tmp_path, "settings", ".json") == written
