@@ -33,7 +33,7 @@ cluster file's own.
 
 from router.score import prompt_for_scoring, render_context
 from router.tokens import tokenize
-from router.weighted import (
+from router.weightedscore import (
     _choose,
     _learned_hits,
     _line,

@@ -30,7 +30,7 @@ import os
 
 from router.stem import stem
 from router.tokens import _WORD_RE, tokenize
-from router.weighted import _STOP_STEMS
+from router.weightedscore import _STOP_STEMS, idf
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25
@@ -125,7 +125,6 @@ def add_utterance_postings(table, index, utterances, source=None, problem=None):
         for word in bag:
             if frequency[word] <= ceiling:
                 postings.setdefault(word, []).extend((position, member_index))
-    from router.weightedtable import idf
 
     table["utterance_postings"] = {word: (round(idf(len(flat) // 2, documents), 4),) + tuple(flat)
                                    for word, flat in postings.items()}

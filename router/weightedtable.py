@@ -7,7 +7,7 @@ What the postings mean is ``router.weighted``'s docstring.
 
 from router.stem import stem
 from router.tokens import slug_words, tokenize
-from router.weighted import _STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, _deletes
+from router.weightedscore import _STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, _deletes, idf  # noqa: F401 (idf re-exported)
 
 BESIDE = "beside"
 
@@ -81,12 +81,6 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table
-
-
-def idf(df, documents):
-    from math import log  # build time only: routing reads the stored idf
-
-    return log(1 + (documents - df + 0.5) / (df + 0.5))
 
 
 def _add_utterances(table, index, utterances):

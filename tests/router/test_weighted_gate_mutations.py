@@ -1,5 +1,6 @@
-"""Mutation self-check for the weighted provider: each rule of router/weighted.py (and of its
-table, router/weightedtable.py, and of routing on utterances, router/utterscore.py), broken in a
+"""Mutation self-check for the weighted provider: each rule of router/weightedscore.py and
+router/weighted.py (and of its table, router/weightedtable.py, and of routing on utterances,
+router/utterscore.py), broken in a
 mutant copy compiled from the real source, must turn the bundled canary suites red when they
 run under ``provider = "weighted"`` (as the spec scorer's rules are checked in
 test_gate_mutations.py).
@@ -20,10 +21,13 @@ from router.config import default_settings
 from router.provider import build_table
 
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
-# Where a mutation's anchor lives when it is not router/weighted.py.
-MODULE_OF = {"no idf: every word weighs the same": "weightedtable", "near-miss gate off": "utterscore",
+# Where a mutation's anchor lives when it is not router/weightedscore.py (the scoring parts).
+MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore",
              "utterance words weigh nothing": "utterscore", "lines in file order, not by member evidence": "utterscore",
              "intent gate off (utterances)": "utterscore"}
+# Modules that bind names of another router module when imported: forgotten around a mutant, so
+# they are imported again against it (or are it).
+DEPENDENTS = ("router.weighted", "router.weightedtable", "router.utterscore", "router.uttertable")
 
 MUTATIONS = [
     ("rows[0][1] < floor or", "rows[0][1] < floor - 3 or", "floor lowered"),
@@ -59,7 +63,7 @@ ON = dict(default_settings(), provider="weighted")
 OFF = dict(ON, utterances=False)
 
 
-def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighted"):
+def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weightedscore"):
     """The cases a mutant fails: with the shipped utterances, and without them (beyond those the
     real provider fails without them: the suites' marks are the shipped provider's)."""
     baseline_off = _failures(OFF)
@@ -70,9 +74,7 @@ def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighte
         source = source.replace(original, mutant)
     module = types.ModuleType(f"router.{module_name}")
     module.__file__ = str(path)
-    # The utterance modules bind weighted's functions when imported: forget them, so they are
-    # imported again against the mutant (or are the mutant).
-    for dependent in ("router.utterscore", "router.uttertable"):
+    for dependent in DEPENDENTS:
         monkeypatch.delitem(sys.modules, dependent, raising=False)
     monkeypatch.setitem(sys.modules, f"router.{module_name}", module)
     exec(compile(source, module.__file__, "exec"), module.__dict__)
@@ -85,5 +87,5 @@ def test_the_real_weighted_provider_passes_the_gate(monkeypatch):
 
 @pytest.mark.parametrize("original, mutant, breaks", MUTATIONS, ids=[m[2] for m in MUTATIONS])
 def test_each_mutation_turns_the_gate_red(monkeypatch, original, mutant, breaks):
-    assert _gate_failures(monkeypatch, original, mutant, MODULE_OF.get(breaks, "weighted")), \
+    assert _gate_failures(monkeypatch, original, mutant, MODULE_OF.get(breaks, "weightedscore")), \
         f"no bundled canary catches: {breaks}"

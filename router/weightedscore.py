@@ -1,0 +1,298 @@
+"""The scoring of the ``weighted`` provider (``router.weighted``, whose docstring says what each
+part is for): prompt words to postings, per-cluster scores, the choice of clusters and lines.
+
+Apart from ``router.weighted`` (the provider: a decision per prompt) so that the two deciders,
+``router.weighted`` (the cluster file alone) and ``router.utterscore`` (with utterances), share it
+without importing each other. Standard library only.
+"""
+
+import re
+
+from router.stem import stem
+from router.tokens import STOPWORDS
+
+TAGS = -1
+LABEL = -2
+FUZZY_MIN_LENGTH = 5
+FUZZY_FACTOR = 0.7
+# A pasted log has thousands of unknown words; spelling repair stops after this many.
+FUZZY_MAX_WORDS = 40
+RARE_MIN_LENGTH = 4
+
+_GENERAL_FORM = re.compile(
+    r"\b(explain|eli5|define|definition of|what\s+(?:is|are|was|were|does)|what's|whats|"
+    r"difference between|differences between|history of|how\s+(?:does|do|did)\s+[^?.!]{0,60}\bwork|"
+    r"tell me about|write\s+(?:me\s+)?(?:a|an|some)|compose|pros and cons)\b")
+_OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b")
+
+
+# --------------------------------------------------------------------------- build time
+
+
+# Stemming can turn a word back into a stopword ("needed" -> "need"), or into a stopword's
+# stem ("becaus"); those go too. Short stems of stopwords ("real" of "really", "min" of
+# "mine") are real words of their own and stay.
+_STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
+
+
+def stem_forms(tokens):
+    """{stem: sorted tokens giving it} of a text's tokens: the routing words (identifiers whole,
+    stopword stems dropped) and the prompt forms they came from."""
+    forms = {}
+    for token in tokens:
+        key = token if "_" in token else stem(token)
+        if key not in _STOP_STEMS:
+            forms.setdefault(key, []).append(token)
+    return {key: sorted(found) for key, found in forms.items()}
+
+
+def _stems(tokens):
+    return set(stem_forms(tokens))
+
+
+def _deletes(word):
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+def prior_factor(zipf, knee):
+    """How much of its weight a word keeps for being common English: all of it below ``knee``
+    on the Zipf scale (3 = once per million words), 1 / (1 + zipf - knee) above."""
+    return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)
+
+
+# --------------------------------------------------------------------------- route time
+
+
+def within_one_edit(a, b):
+    """True if ``a`` and ``b`` differ by at most one deletion, insertion, substitution or swap."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    if la > lb:
+        a, b = b, a
+    return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
+
+
+def _lookup(words, table, settings):
+    """{stem: (weight, flat postings, matched via)} for the prompt stems the store holds: weight
+    is the stem's idf, times ``FUZZY_FACTOR`` for a spelling repair and its word prior if any."""
+    found = _corroborated(_match(words, table))
+    priors = table.get("prior_postings") if settings["word_priors"] else None
+    if priors is not None:
+        knee = settings["word_prior_knee"]
+        for word, (weight, flat, via) in list(found.items()):
+            zipf = priors.get(word)
+            if zipf:
+                found[word] = (weight * prior_factor(zipf, knee), flat, via)
+    return found
+
+
+def _corroborated(found):
+    """Drop spelling repairs that no exactly matched word backs up: a one-edit variant counts
+    only in a member line (or a cluster's tag list) that holds another prompt word as written, so
+    "convert" is not read as "convent(ional)" unless the rest of the prompt is about that line."""
+    exact = set()
+    for word, (_weight, flat, via) in found.items():
+        if via == word:
+            exact.update(zip(flat[0::2], flat[1::2]))
+    out = {}
+    for word, entry in found.items():
+        flat, via = entry[1], entry[2]
+        if via == word:
+            out[word] = entry
+            continue
+        keep = tuple(x for pair in zip(flat[0::2], flat[1::2]) if pair in exact for x in pair)
+        if keep:
+            out[word] = (entry[0], keep, via)
+    return out
+
+
+def _match(words, table):
+    term_postings = table["term_postings"]
+    fuzzy_postings = table["fuzzy_postings"]
+    found = {}
+    unknown = []
+    # Sorted: the order of a set of strings changes with the process's hash seed, and the order
+    # words are added in decides float sums and ties; the same prompt must always route the same.
+    for word in sorted(words):
+        entry = term_postings.get(word)
+        if entry:
+            found[word] = (entry[0], entry[1:], word)
+        elif len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
+            unknown.append(word)
+    for word in sorted(unknown)[:FUZZY_MAX_WORDS]:
+        candidates = set()
+        for variant in _deletes(word) | {word}:
+            candidates.update(fuzzy_postings.get(variant, ()))
+        for candidate in sorted(candidates):
+            if candidate not in found and within_one_edit(word, candidate):
+                entry = term_postings.get(candidate)
+                if entry:
+                    found[candidate] = (entry[0] * FUZZY_FACTOR, entry[1:], word)
+    return found
+
+
+def general_request(prompt_text, matched_words):
+    """The intent gate's reason to stay silent, or ``None``: a general-knowledge form with no
+    ownership word and no store identifier among the matched words."""
+    text = prompt_text.lower().replace("\u2019", "'")
+    form = _GENERAL_FORM.search(text)
+    if form is None or _OWNERSHIP.search(text):
+        return None
+    if any("_" in word for word in matched_words):
+        return None
+    return form.group(0).split()[0]
+
+
+def score_weighted(found, settings):
+    """Per-cluster scores. Returns (ranked rows, line weights, line words, rare word): a row is
+    (position, score, tag_words, member_words); line weights and line words map
+    (position, member_index) to the prompt weight and the prompt words that member line holds;
+    the rare word is (word, weight, position, member_index) or None."""
+    parts = score_parts(found, settings)
+    return rank_parts(parts, settings), parts["line_weight"], parts["line_words"], parts["rare"]
+
+
+def score_parts(found, settings):
+    """What a cluster's score is made of, per prompt: ``cluster_part`` (tag and label weight),
+    ``member_only`` (weight of the prompt's member words that are not tag words), ``tag_words``
+    and ``member_words`` per position; ``line_weight`` and ``line_words`` per (position,
+    member_index); and the ``rare`` word (see ``score_weighted``)."""
+    tag_boost = settings["weighted_tag_boost"]
+    cluster_part = {}
+    tag_words = {}
+    member_words = {}
+    line_weight = {}
+    line_words = {}
+    member_only = {}
+    rare = None
+    for word, (weight, flat, via) in found.items():
+        postings = list(zip(flat[0::2], flat[1::2]))
+        if len(postings) == 1 and postings[0][1] >= 0 and via == word and len(word) >= RARE_MIN_LENGTH:
+            if rare is None or weight > rare[1] or (weight == rare[1] and word < rare[0]):
+                rare = (word, weight, postings[0][0], postings[0][1])
+        kinds = {}
+        for position, member_index in postings:
+            kinds.setdefault(position, []).append(member_index)
+        for position, indexes in kinds.items():
+            if TAGS in indexes:
+                cluster_part[position] = cluster_part.get(position, 0.0) + weight * tag_boost
+                tag_words.setdefault(position, []).append(word)
+            elif LABEL in indexes:
+                cluster_part[position] = cluster_part.get(position, 0.0) + weight
+                tag_words.setdefault(position, []).append(word)
+            else:
+                member_words.setdefault(position, []).append(word)
+                member_only[position] = member_only.get(position, 0.0) + weight
+            for member_index in indexes:
+                if member_index >= 0:
+                    key = (position, member_index)
+                    line_weight[key] = line_weight.get(key, 0.0) + weight
+                    line_words.setdefault(key, []).append(word)
+    # Decisive only when its line holds another prompt word too: a word that happens to occur
+    # once in the store is not by itself a fact being asked about.
+    if rare is not None and len(line_words[(rare[2], rare[3])]) < 2:
+        rare = None
+    return {"cluster_part": cluster_part, "member_only": member_only, "tag_words": tag_words,
+            "member_words": member_words, "line_weight": line_weight, "line_words": line_words, "rare": rare}
+
+
+def member_part(parts, position, best_member):
+    """The member share of a cluster's score: its best line counts in full only for the words
+    that are not tag words (those are already in the cluster part), so it is capped by the
+    member-only total."""
+    return min(best_member.get(position, 0.0), parts["member_only"].get(position, 0.0))
+
+
+def best_lines(line_weight):
+    """{position: the highest line weight among its member lines}."""
+    best_member = {}
+    for (position, _member_index), weight in line_weight.items():
+        if weight > best_member.get(position, 0.0):
+            best_member[position] = weight
+    return best_member
+
+
+def rank_parts(parts, settings):
+    """The ranked rows (position, score, tag_words, member_words) of ``score_parts``' parts."""
+    spread = settings["weighted_spread"]
+    cluster_part = parts["cluster_part"]
+    member_only = parts["member_only"]
+    best_member = best_lines(parts["line_weight"])
+    rows = []
+    for position in set(cluster_part) | set(member_only):
+        best = member_part(parts, position, best_member)
+        rest = member_only.get(position, 0.0) - best
+        score = cluster_part.get(position, 0.0) + best + spread * rest
+        rows.append((position, round(score, 4), sorted(parts["tag_words"].get(position, ())),
+                     sorted(parts["member_words"].get(position, ()))))
+    rows.sort(key=lambda row: (-row[1], -len(row[2]), row[0]))
+    return rows
+
+
+def focus(position, line_words):
+    """The most prompt words any one member line of the cluster at ``position`` holds."""
+    return max((len(words) for (p, _m), words in line_words.items() if p == position), default=0)
+
+
+def _choose(rows, rare, floor, settings):
+    if not rows or rows[0][1] < floor or rows[0][1] <= 0:
+        return []
+    chosen = [rows[0][0]]
+    if len(rows) > 1:
+        top, second = rows[0][1], rows[1][1]
+        third = rows[2][1] if len(rows) > 2 else None
+        if second >= floor and second >= settings["second_ratio"] * top and (third is None or second > third):
+            chosen.append(rows[1][0])
+    if settings["rare_word_rule"] and rare is not None and rare[2] not in chosen:
+        chosen = [chosen[0], rare[2]]
+    return chosen
+
+
+def _select_lines(table, chosen, member_weight, line_cap):
+    candidates = []
+    for rank, position in enumerate(chosen):
+        for member_index, (slug, _type, hook) in enumerate(table["clusters"][position][3]):
+            candidates.append((rank, position, member_index, slug, hook))
+    total = len(candidates)
+    if total > line_cap:
+        def relevance(row):
+            return (-member_weight.get((row[1], row[2]), 0.0), row[0], row[2])
+        candidates = sorted(sorted(candidates, key=relevance)[:line_cap], key=lambda row: (row[0], row[2]))
+    return [(row[1], row[2], row[3], row[4]) for row in candidates], total
+
+
+def _learned_hits(prompt_tokens, table):
+    """{(position, member_index): sorted learned words of the prompt} (empty without learned terms)."""
+    postings = table.get("learned_line_postings")
+    if not postings:
+        return {}
+    hits = {}
+    for token in sorted(prompt_tokens):
+        flat = postings.get(token, ())
+        for pair in zip(flat[0::2], flat[1::2]):
+            hits.setdefault(pair, []).append(token)
+    return hits
+
+
+def _line(cluster_id, slug, hook, learned_hits):
+    line = {"cluster_id": cluster_id, "slug": slug, "hook": hook}
+    if learned_hits:
+        # The session stage ranks lines by the prompt words they hold; these count as held.
+        line["learned_hits"] = learned_hits
+    return line
+
+
+
+def idf(df, documents):
+    """A word's weight in a store of ``documents`` documents when ``df`` of them hold it."""
+    from math import log  # build time only: routing reads the stored idf
+
+    return log(1 + (documents - df + 0.5) / (df + 0.5))
