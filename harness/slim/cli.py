@@ -239,9 +239,9 @@ def cmd_slim_prune(args):
     memory_dir = live.resolve_live_dir(args.memory_dir, config)
     doomed = live.plan_prune(memory_dir, args.keep)
     deleted = [] if args.dry_run else live.apply_prune(doomed)
-    kept = {stem: sorted((name for name in os.listdir(memory_dir) if slim.archive_sort_key(name, stem)),
-                         key=lambda name, stem=stem: slim.archive_sort_key(name, stem))
-            for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM)}
+    from harness.archives import list_archives
+
+    kept = {stem: list_archives(memory_dir, stem, ".md") for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM)}
     if args.json:
         print_json({"memory_dir": memory_dir, "keep": args.keep, "dry_run": bool(args.dry_run),
                     "to_delete": [{"archive": path, "record": record} for path, record in doomed],

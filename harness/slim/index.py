@@ -218,20 +218,6 @@ def newest_archive(names):
     return max(keyed)[1] if keyed else None
 
 
-def archives_to_prune(names, keep):
-    """``{stem: [names to delete, oldest first]}``: of each kind of archive a render or rollback
-    keeps (``MEMORY.archive-*`` and ``MEMORY.pre-rollback-*``), all but the ``keep`` newest by
-    the stamp in their names. ``keep`` is at least 1, so the archive a rollback restores is never
-    among them."""
-    if keep < 1:
-        raise ValueError("keep at least one archive")
-    out = {}
-    for stem in (ARCHIVE_STEM, PRE_ROLLBACK_STEM):
-        keyed = sorted((archive_sort_key(name, stem), name) for name in names if archive_sort_key(name, stem))
-        out[stem] = [name for _key, name in keyed[:-keep]]
-    return out
-
-
 def index_lines_not_in(current_text, restored_text):
     """``[(line, slug)]`` of the memory index lines of ``current_text`` whose slug ``restored_text``
     does not list: what a rollback leaves only in its pre-rollback copy (say, a memory Claude Code

@@ -144,12 +144,14 @@ def resolve_archive(explicit, memory_dir, live_path):
 def plan_prune(memory_dir, keep):
     """``[(archive path, record path or None)]`` that ``slim prune --keep keep`` deletes, oldest
     first per kind; each archive goes with its integrity record (``harness.archives``)."""
-    from harness.archives import archive_record_path
+    from harness.archives import archive_record_path, list_archives
 
-    names = os.listdir(memory_dir)
+    if keep < 1:
+        raise ValueError("keep at least one archive")
     doomed = []
-    for stem_names in slim.archives_to_prune(names, keep).values():
-        for name in stem_names:
+    for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM):
+        # write_archive's names, oldest first (harness.archives owns the naming)
+        for name in list_archives(memory_dir, stem, ".md")[:-keep]:
             path = os.path.join(memory_dir, name)
             record = archive_record_path(path)
             doomed.append((path, record if os.path.lexists(record) else None))

@@ -103,8 +103,10 @@ def test_a_file_that_cannot_be_deleted_stops_prune_naming_it(memory_dir, capsys,
     assert os.path.exists(victim) and os.path.exists(archive_record_path(victim))
 
 
-def test_archives_to_prune_never_takes_the_newest():
+def test_plan_prune_never_takes_the_newest(memory_dir):
+    from harness.slim import live
+
     with pytest.raises(ValueError):
-        slim.archives_to_prune(["MEMORY.archive-2026-07-20T10-00-00-000Z.md"], 0)
-    assert slim.archives_to_prune(["MEMORY.archive-2026-07-20T10-00-00-000Z.md"], 1) == {
-        slim.ARCHIVE_STEM: [], slim.PRE_ROLLBACK_STEM: []}
+        live.plan_prune(str(memory_dir), 0)
+    kept = {os.path.basename(path) for path, _record in live.plan_prune(str(memory_dir), 1)}
+    assert f"MEMORY.archive-{STAMPS[-1]}.md" not in kept and "MEMORY.pre-rollback-2026-07-23T00-00-00-000Z.md" not in kept
