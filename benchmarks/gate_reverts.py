@@ -26,8 +26,7 @@ TESTS = ["tests/router/test_citations.py", "tests/router/test_citations_text.py"
          "tests/router/test_citations_issue24.py", "tests/router/test_gate.py", "tests/harness/test_gate.py",
          "tests/router/test_config.py"]
 
-_ID_RE = ('return re.compile(_ID_BEFORE + r"(?<![\\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\\w-])"\n'
-          '                      + _ID_AFTER, re.I)')
+_ID_RE = 'return re.compile(r"(?<![\\w-])(?P<u>_{0,2})(?P<id>(?:" + pattern + r"))(?P=u)(?![\\w-])" + _PROSE_AFTER, re.I)'
 _OLD_LEAD = '_ENTRY_LEAD = r"[ \\t]{0,3}(?:#{1,6}[ \\t]+|(?:[-*+]|\\d{1,9}[.)])[ \\t]+)?(?:\\*\\*|`)?"\n_X = ('
 _SERIALISED = 'return "\\n".join(_strings(value))'
 
@@ -70,10 +69,10 @@ REVERTS = [
     ("issue 24: any digit width blocks (the ledger's id shape ignored)", "citations.py",
      "    if not fits_shape(entry_id, shapes):", "    if False:"),
     ("issue 24: lower-case ids outside prose read as citations", "citation_text.py",
-     '            if not in_code and match.group("pre") is not None and match.group("post") is not None:',
-     "            if True:"),
+     "            if not in_code and match.group(\"post\") is not None and _behind(_PROSE_BEHIND_RE, backwards, "
+     "match.start()):", "            if True:"),
     ("issue 24: a name before an id ignored", "citation_text.py",
-     '        elif _is_name(match.group("name")) and match.group("opening") is None:', "        elif False:"),
+     "        elif _is_name(name):", "        elif False:"),
     ("issue 24: ids in URLs and paths read as citations", "citation_text.py",
      "        if inside(urls, start):\n            continue", "        if False:\n            continue"),
     ("issue 24: memory phrases and code read as certain citations", "citation_text.py",
