@@ -15,7 +15,9 @@ Candidates come in families (``GRIDS``): ``bags`` (the utterance postings of
 ``router.uttertable``: each member's utterances one bag, idf among bags, x ``utterance_weight``;
 the near-miss gate on), ``bags-no-gate`` (the same with ``utterance_coverage = 0``) and
 ``learned`` (issue 21's experiment: the utterances fed to the weighted provider as learned terms
-of their member, no other change). Every point routes every case once (``run_cases``, the
+of their member, no other change) and ``learned-gated`` (what ships: utterance words count as words
+of their member, as learned terms do, through ``router.uttertable.add_member_words``, plus the
+near-miss gate and the line choice by member evidence; ``utterance_weight = 0``). Every point routes every case once (``run_cases``, the
 hook's own selection). For each family, and for all families together, K-fold CV: on each fold
 the best point on the other folds by ``objective`` routes the held-out fold, and the held-out
 results of all folds are pooled, so each case is judged by a setting chosen without it. The
@@ -58,7 +60,8 @@ MAX_FALSE_PRIMING = 0.05
 # Figures are shares of a few hundred cases; this much is float noise, not an excess.
 EPSILON = 1e-9
 
-# family -> (table, grid). Tables: "bags" (utterance postings), "learned" (utterances as learned terms).
+MEMBER_WORD_POSTINGS = ("utterance_term_postings", "utterance_fuzzy_postings", "utterance_line_postings")
+# family -> (table, grid); the tables are ``tables``' keys.
 GRIDS = {
     "full": {
         "bags": ("bags", {
@@ -67,21 +70,30 @@ GRIDS = {
             "utterance_strong": (0.0, 15.0),
             "utterance_line_share": (0.5,),
             "utterance_line_limit": (1, 2),
-            "weighted_floor": (8.0, 10.0),
+            "utterance_floor": (8.0, 10.0),
         }),
         "bags-no-gate": ("bags", {
             "utterance_weight": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
             "utterance_coverage": (0.0,),
             "utterance_line_share": (0.5, 0.9),
             "utterance_line_limit": (1, 2, 3, 0),
-            "weighted_floor": (8.0, 10.0, 12.0),
+            "utterance_floor": (8.0, 10.0, 12.0),
         }),
         "learned": ("learned", {
             "weighted_floor": (8.0, 10.0, 12.0),
         }),
+        "learned-gated": ("shipped", {
+            "utterance_weight": (0.0,),
+            "utterance_coverage": (0.35, 0.45, 0.55),
+            "utterance_strong": (0.0, 15.0),
+            "utterance_line_share": (0.5,),
+            "utterance_line_limit": (1, 2, 0),
+            "utterance_floor": (8.0, 10.0, 12.0),
+        }),
     },
     "small": {
         "bags": ("bags", {"utterance_weight": (0.5, 1.0), "utterance_coverage": (0.0, 0.45)}),
+        "learned-gated": ("shipped", {"utterance_coverage": (0.0, 0.55)}),
         "learned": ("learned", {"weighted_floor": (8.0,)}),
     },
 }
@@ -103,10 +115,15 @@ def fitting_cases():
 
 
 def tables(index, blind):
-    """The tables the families route on: plain (no utterances), bags, learned."""
+    """The tables the families route on: plain (no utterances), shipped (what the hook builds with
+    utterances), bags (the same without ``router.uttertable.add_member_words``' postings: utterance
+    words are evidence only through ``utterance_weight``), learned (utterances as learned terms)."""
+    shipped = extend_table(build_routing_table(index), index, utterances=blind)
+    bags = {key: value for key, value in shipped.items() if key not in MEMBER_WORD_POSTINGS}
     return {
         "plain": extend_table(build_routing_table(index), index, utterances=None),
-        "bags": extend_table(build_routing_table(index), index, utterances=blind),
+        "shipped": shipped,
+        "bags": bags,
         "learned": extend_table(build_routing_table(index), index, learned_terms=blind, utterances=None),
     }
 

@@ -37,11 +37,12 @@ DEFAULTS = {
     "word_priors": False,
     "word_prior_knee": 3.5,
     "utterances": True,
-    "utterance_weight": 0.5,
-    "utterance_coverage": 0.45,
+    "utterance_weight": 0.0,
+    "utterance_floor": 10.0,
+    "utterance_coverage": 0.55,
     "utterance_strong": 15.0,
     "utterance_line_share": 0.5,
-    "utterance_line_limit": 2,
+    "utterance_line_limit": 0,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -77,8 +78,9 @@ DOCS = {
     "word_prior_knee": "weighted provider, word_priors: words commoner than this Zipf frequency lose weight",
     "utterances": "weighted provider: route on the utterances file beside the cluster file "
                   "(<cluster file stem>.utterances.tsv, written by clusters enrich) when there is one",
-    "utterance_weight": "weighted provider, utterances: multiplier of an utterance word's weight (its idf among "
-                        "the members' utterances)",
+    "utterance_weight": "weighted provider, utterances: extra weight of an utterance word beyond the member word it "
+                        "already is, x its idf among the members' utterances (0: none)",
+    "utterance_floor": "weighted provider, utterances: weighted_floor when routing on utterances (IDF units)",
     "utterance_coverage": "weighted provider, utterances (near-miss gate): the top cluster's tags and best member "
                           "must explain this share of the prompt's words the store knows (0: off)",
     "utterance_strong": "weighted provider, utterances: a best member this strong (idf units) passes the near-miss "
@@ -255,6 +257,7 @@ RANGES = {
     "intent_gate_focus": (1, None, "a count of the prompt's words on one member line"),
     "word_prior_knee": (0.0, 8.0, "a Zipf frequency lies between 0 and 8"),
     "utterance_weight": (0.0, None, "a multiplier of an utterance word's weight"),
+    "utterance_floor": (0.0, None, "a floor in IDF units"),
     "utterance_coverage": (0.0, 1.0, "it is a share of the prompt's known words"),
     "utterance_strong": (0.0, None, "a weight in IDF units (0: never)"),
     "utterance_line_share": (0.0, 1.0, "it is a share of the best member's evidence"),

@@ -5,11 +5,13 @@
 (idf weights, stems, spelling repair, the intent gate, the rare word, spec §10's choice); what
 the utterances add is **evidence per member**:
 
-- A prompt word found in a member's utterances, and not already in that member's own line or
-  among its cluster's tag and label words, adds ``utterance_weight`` x its utterance idf (the
-  stem's rarity among the members' utterance bags) to that member's line weight, and once to its
-  cluster's member words. A member is then scored by its hook line plus its utterances, and a
-  cluster by its tags and label plus its best member, as before (floor ``weighted_floor``).
+- **Member words.** Each member's utterance words are words of that member, as learned terms
+  are: ``member_view`` reads the table's own postings through ``router.uttertable.add_member_words``
+  (idf over the store's documents with those members added, spelling repair, the session stage's
+  line words), so a member is scored by its hook line plus its utterances, and a cluster by its
+  tags and label plus its best member, as before, at ``utterance_floor``. A prompt word found in
+  a member's utterances and not already its word (a stem too common to be one) adds
+  ``utterance_weight`` x its idf among the members' utterance bags (0 by default).
 - **Near-miss gate.** When every member of the top cluster has utterances, the top cluster's tag
   and label words and its best member's words (line and utterances) must explain at least
   ``utterance_coverage`` of the prompt's known weight (``coverage``: each prompt stem the store or
@@ -22,8 +24,9 @@ the utterances add is **evidence per member**:
   keeps its lines out. Without member evidence (a prompt that matched tags alone) the lines are
   chosen as before.
 
-The constants are what benchmarks/utterance_cv.py chose by 5-fold cross-validation on the
-example store's suites with blind utterances (docs/providers.md has the figures).
+The method and its constants are what benchmarks/utterance_cv.py chose by 5-fold
+cross-validation on the example store's suites and benchmarks/fitting/, with blind utterances
+(docs/providers.md has the table).
 
 The decision also says, per member, which of the prompt's words matched its utterances
 (``utterance_hits``: {slug: [prompt words]}), for ``route --json`` and the session stage's line
@@ -73,6 +76,21 @@ def utterance_matches(words, table, parts, settings):
             if word in tag_words.get(position, ()) or word in line_words.get((position, member_index), ()):
                 continue
             out.setdefault((position, member_index), {})[word] = weight
+    return out
+
+
+def utterance_words(words, table):
+    """{(position, member_index): {stem: its utterance idf}}: every prompt stem found in a member's
+    utterances (what ``route --json`` shows; the weight they add is ``member_view``'s and
+    ``utterance_matches``')."""
+    postings = table["utterance_postings"]
+    out = {}
+    for word in sorted(words):
+        entry = postings.get(word)
+        if entry:
+            flat = entry[1:]
+            for key in zip(flat[0::2], flat[1::2]):
+                out.setdefault(key, {})[word] = entry[0]
     return out
 
 
@@ -155,20 +173,56 @@ def select_by_evidence(table, chosen, line_weight, settings):
     return [(row[2], row[3], row[4], row[5]) for row in kept], len(candidates)
 
 
+class _Replacing:
+    """A postings mapping whose entries ``over`` replaces (read-only, ``get`` only)."""
+
+    __slots__ = ("over", "base")
+
+    def __init__(self, over, base):
+        self.over, self.base = over, base
+
+    def get(self, key, default=()):
+        found = self.over.get(key)
+        return found if found else self.base.get(key, default)
+
+
+class _Joining(_Replacing):
+    """A postings mapping whose entries are ``base``'s followed by ``over``'s."""
+
+    __slots__ = ()
+
+    def get(self, key, default=()):
+        joined = tuple(self.base.get(key, ())) + tuple(self.over.get(key, ()))
+        return joined or default
+
+
+def member_view(table):
+    """``table`` as the weighted provider sees it with each member's utterance words among its own
+    (``router.uttertable.add_member_words``); a table without those postings, as it is."""
+    if "utterance_term_postings" not in table:
+        return table
+    view = dict(table)
+    view["term_postings"] = _Replacing(table["utterance_term_postings"], table["term_postings"])
+    view["fuzzy_postings"] = _Joining(table["utterance_fuzzy_postings"], table["fuzzy_postings"])
+    view["learned_line_postings"] = _Joining(table["utterance_line_postings"], table.get("learned_line_postings") or {})
+    return view
+
+
 def route_with_utterances(prompt, table, settings):
     """Route one prompt on a table with utterances; the ``route_weighted`` decision plus
     ``utterance_hits``."""
     text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
     forms = stem_forms(tokenize(text))
     words = set(forms)
-    found = _lookup(words, table, settings)
+    view = member_view(table)
+    found = _lookup(words, view, settings)
     parts = score_parts(found, settings)
     matches = utterance_matches(words, table, parts, settings)
     merge_matches(parts, matches)
     rows = rank_parts(parts, settings)
     line_weight = parts["line_weight"]
     best = best_lines(line_weight)
-    floor = settings["weighted_floor"]
+    floor = settings["utterance_floor"]
     clusters = table["clusters"]
     chosen = _choose(rows, parts["rare"], floor, settings)
     share = None
@@ -186,8 +240,9 @@ def route_with_utterances(prompt, table, settings):
             gate = general_request(text, found)
     top = rows[0][1] if rows else 0
     second = rows[1][1] if len(rows) > 1 else 0
+    heard = utterance_words(words, table)
     per_cluster = {}
-    for (position, member_index), found_words in matches.items():
+    for (position, member_index), found_words in heard.items():
         per_cluster.setdefault(position, set()).update(found_words)
     decision = {
         "prompt_tokens": sorted(words),
@@ -216,7 +271,7 @@ def route_with_utterances(prompt, table, settings):
         size_capped = len(lines) - kept
         lines = lines[:kept]
     routed = [clusters[p][0] for p in chosen]
-    taught = _learned_hits(tokenize(text), table) if lines else {}
+    taught = _learned_hits(tokenize(text), view) if lines else {}
     decision.update({
         "routed": routed,
         "clusters": routed,
@@ -224,8 +279,8 @@ def route_with_utterances(prompt, table, settings):
         "total_member_lines": total,
         "size_capped_lines": size_capped,
         "additional_context": context,
-        "utterance_hits": _hits_by_slug(table, rows, matches, forms),
-        "explanation": _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, matches),
+        "utterance_hits": _hits_by_slug(table, rows, heard, forms),
+        "explanation": _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard),
     })
     return decision
 

@@ -29,8 +29,8 @@ Standard library and ``router.*`` only, imported only when a table is built (a c
 import os
 
 from router.stem import stem
-from router.tokens import _WORD_RE, tokenize
-from router.weightedscore import _STOP_STEMS, idf
+from router.tokens import _WORD_RE, slug_words, tokenize
+from router.weightedscore import _STOP_STEMS, FUZZY_MIN_LENGTH, _deletes, idf
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25
@@ -128,7 +128,56 @@ def add_utterance_postings(table, index, utterances, source=None, problem=None):
 
     table["utterance_postings"] = {word: (round(idf(len(flat) // 2, documents), 4),) + tuple(flat)
                                    for word, flat in postings.items()}
+    add_member_words(table, index, utterances)
     table["utterance_meta"] = {"file": source, "members": documents, "rows": rows, "problem": problem,
                                "unenriched": tuple(unenriched),
                                "dropped_common": sum(1 for count in frequency.values() if count > ceiling)}
+    return table
+
+
+def add_member_words(table, index, utterances):
+    """Add the postings that count each member's utterance words as words of that member (in
+    place): what learned terms are (``router.weightedtable``), kept apart from the table's own
+    postings so that ``utterances = false`` routes on the cluster file alone. Per stem that some
+    member's utterances hold beyond its line, ``utterance_term_postings`` has the whole entry the
+    stem then has (idf over the same documents with those members added; the table's own entry
+    otherwise stands), ``utterance_fuzzy_postings`` the one-letter deletions of the stems the store
+    did not hold, and ``utterance_line_postings`` the utterance tokens a member's line lacks (as
+    ``learned_line_postings``: the session stage counts them as words its line holds). A stem in
+    more than ``MAX_DF`` members' utterances is left as it was (a bound on the work per word)."""
+    base = table["term_postings"]
+    added = {}
+    lines = {}
+    for position, cluster in enumerate(index.clusters):
+        for member_index, member in enumerate(cluster.members):
+            texts = utterances.get(member.slug)
+            if not texts:
+                continue
+            words = slug_words(member.slug) | tokenize(member.hook)
+            taught = set()
+            for text in texts:
+                taught |= tokenize(text)
+            for token in taught - words:
+                lines.setdefault(token, []).extend((position, member_index))
+            for token in taught - words:
+                key = token if "_" in token else stem(token)
+                if key not in _STOP_STEMS:
+                    added.setdefault(key, set()).add((position, member_index))
+    documents = table["weighted_meta"]["documents"]
+    terms = {}
+    fuzzy = {}
+    for word, pairs in added.items():
+        entry = base.get(word) or ()
+        flat = tuple(entry[1:])
+        pairs -= set(zip(flat[0::2], flat[1::2]))
+        if not pairs or len(pairs) > MAX_DF:
+            continue
+        flat += tuple(x for pair in sorted(pairs) for x in pair)
+        terms[word] = (idf(len(flat) // 2, documents),) + flat
+        if not entry and len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
+            for variant in _deletes(word) | {word}:
+                fuzzy.setdefault(variant, []).append(word)
+    table["utterance_term_postings"] = terms
+    table["utterance_fuzzy_postings"] = {variant: tuple(sorted(found)) for variant, found in fuzzy.items()}
+    table["utterance_line_postings"] = {token: tuple(flat) for token, flat in lines.items()}
     return table

@@ -53,7 +53,7 @@ UTTERANCES = {
 
 
 def settings(**overrides):
-    out = dict(default_settings(), provider="weighted", weighted_floor=4.0)
+    out = dict(default_settings(), provider="weighted", weighted_floor=4.0, utterance_floor=4.0)
     out.update(overrides)
     return out
 
@@ -84,9 +84,9 @@ def test_a_prompt_in_other_words_reaches_its_member_through_its_utterances(table
     decision = route_fresh(PARAPHRASE, rich, settings())
     assert decision["routed"] == ["c_windows"]
     assert [line["slug"] for line in decision["lines"]][0] == "env_defender_excludes_dev_dir"
-    # "installing" is a word of the member's own line ("install"), so it is not an utterance hit there.
-    assert decision["utterance_hits"]["env_defender_excludes_dev_dir"] == ["antivirus", "hog", "package",
-                                                                          "painfully", "slow"]
+    # Every prompt word found in the member's utterances ("installing" is in its own line too).
+    assert decision["utterance_hits"]["env_defender_excludes_dev_dir"] == ["antivirus", "hog", "installing",
+                                                                          "package", "painfully", "slow"]
     row = decision["scores"][0]
     assert row["cluster_id"] == "c_windows" and row["member_evidence"] > 0 and "antivirus" in row["utterance_hits"]
     assert "utterance words" in decision["explanation"]

@@ -76,8 +76,29 @@ def test_utterances_add_their_own_keys_and_change_no_other(store):
     plain = extend_table(build_routing_table(index), index, utterances=None)
     utterance_file(utterances_path(store), UTTERANCES)
     rich = build_table(index)
-    assert {key for key in rich if key not in plain} == {"utterance_postings", "utterance_meta"}
+    assert {key for key in rich if key not in plain} == {"utterance_postings", "utterance_meta",
+                                                         "utterance_term_postings", "utterance_fuzzy_postings",
+                                                         "utterance_line_postings"}
     assert canonical({k: v for k, v in rich.items() if k in plain}) == canonical(plain)
+
+
+def test_utterance_words_are_their_members_words_as_learned_terms_are(store):
+    # What issue 21's experiment did (utterances fed in as learned terms), kept apart from the
+    # table's own postings: the view routing reads is the learned-terms table, entry for entry.
+    from router.utterscore import member_view
+
+    index = load_cluster_file(store)
+    rich = extend_table(build_routing_table(index), index, utterances=UTTERANCES)
+    learned = extend_table(build_routing_table(index), index, learned_terms=UTTERANCES, utterances=None)
+    view = member_view(rich)
+    assert rich["utterance_term_postings"]
+    for word, entry in learned["term_postings"].items():
+        got = view["term_postings"].get(word)
+        assert got[1:] == entry[1:] and got[0] == pytest.approx(entry[0]), word
+    for word, words in learned["fuzzy_postings"].items():
+        assert sorted(view["fuzzy_postings"].get(word)) == sorted(words), word
+    for token, flat in learned["learned_line_postings"].items():
+        assert view["learned_line_postings"].get(token) == flat, token
 
 
 def test_the_file_beside_the_cluster_file_is_read_when_the_table_is_built(store):

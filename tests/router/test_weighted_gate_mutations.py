@@ -23,7 +23,7 @@ from router.provider import build_table
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
 # Where a mutation's anchor lives when it is not router/weightedscore.py (the scoring parts).
 MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore",
-             "utterance words weigh nothing": "utterscore", "lines in file order, not by member evidence": "utterscore",
+             "utterance words are not their member's words": "utterscore",
              "intent gate off (utterances)": "utterscore"}
 # Modules that bind names of another router module when imported: forgotten around a mutant, so
 # they are imported again against it (or are it).
@@ -42,9 +42,11 @@ MUTATIONS = [
     ("return (-member_weight.get((row[1], row[2]), 0.0), row[0], row[2])", "return (row[0], row[2])",
      "line cap keeps file order instead of prompt weight"),
     ("share < settings[\"utterance_coverage\"]", "share < 0", "near-miss gate off"),
-    ("weight = entry[0] * factor", "weight = 0.0", "utterance words weigh nothing"),
-    ("if row[0] > 0), key=lambda row: (-row[0], row[1], row[3]))", "if row[0] > 0), key=lambda row: (row[1], row[3]))",
-     "lines in file order, not by member evidence"),
+    ("view = member_view(table)", "view = table", "utterance words are not their member's words"),
+    # No mutation of select_by_evidence's order or share: with the shipped utterance_line_limit = 0
+    # (line_cap) the session stage (lines_per_injection, line_evidence_share) chooses the lines
+    # sent, and no bundled canary tells those mutants apart; tests/router/test_utterances_routing.py
+    # checks the rule with a limit set.
     ("if chosen and settings[\"intent_gate\"]:", "if False:", "intent gate off (utterances)"),
 ]
 
