@@ -8,9 +8,9 @@ session, three times on the bundled example store:
 * ``slim``: the slim MEMORY.md rendered by ``memory-router slim render`` plus the router hook;
 * ``none``: no MEMORY.md and no hook (what the rest of the request costs);
 * ``slim+utterances``: ``slim`` with the store's utterances file beside the cluster file (the
-  bundled store ships one), when the lab's run directory can carry it (``run_session`` takes
-  ``utterances``); the lab copies the cluster file alone otherwise, so ``slim`` is the router on the
-  cluster file alone and this mode is skipped with a note.
+  bundled store ships one), copied in by ``harness.lab.rundir.copy_utterances`` before the first
+  prompt; the lab copies the cluster file alone otherwise, so ``slim`` is the router on the
+  cluster file alone.
 
 and prints, measured from the request bodies: the cumulative memory bytes (the MEMORY.md section
 plus every routed context, new or re-sent) slim + router / flat at 10, 20 and ``--prompts``
@@ -38,12 +38,26 @@ UTTERANCE_MODE = "slim+utterances"
 
 
 def lab_carries_utterances():
-    """Whether ``harness.lab.runner.run_session`` can put the utterances file in the run directory."""
-    import inspect
+    """Whether the lab can put the utterances file in the run directory
+    (``harness.lab.rundir.copy_utterances``, run as ``run_session``'s ``prepare`` step)."""
+    from harness.lab import rundir
 
-    from harness.lab.runner import run_session
+    return hasattr(rundir, "copy_utterances")
 
-    return "utterances" in inspect.signature(run_session).parameters
+
+def utterance_options(mode):
+    """``run_session`` keywords for ``mode``: the slim+utterances session gets the bundled store's
+    utterances file beside its cluster file before the first prompt (``slim`` has none)."""
+    if mode != UTTERANCE_MODE:
+        return {}
+    from harness.lab.rundir import copy_utterances
+    from router.config import bundled_cluster_file
+
+    def prepare(paths):
+        if not copy_utterances(bundled_cluster_file(), paths):
+            raise SystemExit("the bundled store has no utterances file to run slim+utterances with")
+
+    return {"prepare": prepare}
 
 
 def suite_prompts(count):
@@ -69,7 +83,7 @@ def run_all(run_dir, prompts, claude):
         def progress(index, total, _prompt, mode=mode):
             print(f"\r{mode}: prompt {index + 1}/{total}", end="", file=sys.stderr, flush=True)
 
-        options = {"utterances": mode == UTTERANCE_MODE} if carries else {}
+        options = utterance_options(mode)
         memory = "slim" if mode == UTTERANCE_MODE else mode
         result = run_session(os.path.join(run_dir, mode), prompts, memory, claude=claude, hook=hook,
                              on_prompt=progress, **options)

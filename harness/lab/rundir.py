@@ -97,12 +97,26 @@ def _tool_env(paths):
 SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
 
 
+def copy_utterances(clusters, paths):
+    """Put the utterances file of ``clusters`` (``<stem>.utterances.tsv``, when there is one) beside
+    the run's cluster file, so the run routes on it as a user's project would; returns whether it did."""
+    from router.config import utterances_path
+
+    source = utterances_path(clusters)
+    if not os.path.isfile(source):
+        return False
+    shutil.copyfile(source, utterances_path(paths.cluster_file))
+    return True
+
+
 def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
-                    mcp=False):
+                    mcp=False, utterances=False):
     """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
     ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none).
     ``gate`` installs with ``--gate`` (the citation gate beside the router: it needs ``hook``);
-    ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``)."""
+    ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``);
+    ``utterances`` copies the store's utterances file beside the cluster file too (``copy_utterances``;
+    off by default: the lab's recorded sessions route on the cluster file alone)."""
     from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
 
     if memory not in MEMORY_MODES:
@@ -121,6 +135,8 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
     flat_index = flat_index or bundled_flat_index()
     config = config or os.path.join(bundled_example_dir(), "memory-router.toml")
     shutil.copyfile(clusters, paths.cluster_file)
+    if utterances:
+        copy_utterances(clusters, paths)
     env = _tool_env(paths)
     exe = router_argv()
     if hook:

@@ -1,6 +1,7 @@
 """benchmarks/session_bytes.py: its targets on passing and failing figures (the run itself needs the
 real client and minutes; CI runs the realclient tests instead)."""
 
+import os
 import importlib.util
 import pathlib
 
@@ -49,3 +50,16 @@ def test_the_session_with_utterances_is_reported_beside_when_it_ran(bench, capsy
     bench.print_figures(figures)
     assert "with utterances, after  60 prompts" in capsys.readouterr().out
 
+
+
+def test_only_the_utterances_session_gets_the_utterances_file(bench, tmp_path):
+    from harness.lab import rundir
+    from router.config import utterances_path
+
+    assert bench.lab_carries_utterances()
+    assert bench.utterance_options("slim") == {}
+    prepare = bench.utterance_options(bench.UTTERANCE_MODE)["prepare"]
+    paths, _text = rundir.prepare_run_dir(tmp_path / "run", "none", hook=False)
+    assert not os.path.exists(utterances_path(paths.cluster_file))
+    prepare(paths)
+    assert os.path.isfile(utterances_path(paths.cluster_file))
