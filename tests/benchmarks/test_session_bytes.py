@@ -1,8 +1,8 @@
 """benchmarks/session_bytes.py: its targets on passing and failing figures (the run itself needs the
 real client and minutes; CI runs the realclient tests instead)."""
 
-import os
 import importlib.util
+import os
 import pathlib
 
 import pytest
