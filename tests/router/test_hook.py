@@ -84,7 +84,7 @@ def test_config_file_sets_cluster_path_and_constants(run_cli, example_cluster_fi
     env = {"CLAUDE_PROJECT_DIR": str(project)}
     assert_injection(run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout)
     # a floor nobody can reach silences the hook: proves the config's constants are used
-    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "weighted"\nweighted_floor = 999\n',
+    config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "weighted"\nweighted_floor = 999\nutterance_floor = 999\n',
                       encoding="utf-8")
     assert run_cli("hook", input=payload(SETX_PHRASINGS[0]), env=env).stdout == b""
     config.write_text(f'clusters = "{example_cluster_file.as_posix()}"\nprovider = "spec"\nscore_floor = 999\n',

@@ -272,7 +272,7 @@ def _provider_with(write_provider, at_import="pass", in_factory="pass", in_call=
     return write_provider(CHILD_PROVIDER.format(at_import=at_import, in_factory=in_factory, in_call=in_call))
 
 
-def _hook(run_cli, cluster_file, name, tmp_path, budget_ms=5000, timeout=30):
+def _hook(run_cli, cluster_file, name, tmp_path, budget_ms=3000, timeout=30):
     """The installed hook with provider ``name``; returns (CompletedProcess, log text)."""
     config = tmp_path / "memory-router.toml"
     config.write_text(f'provider = "{name}"\nprovider_timeout_ms = {budget_ms}\n', encoding="utf-8")
