@@ -49,6 +49,25 @@ def write_utterances(cluster_path, utterances):
         handle.write(render_utterances(rows))
 
 
+def routed_probe(text, utterances):
+    """The first utterance of members m_01234_* that routes in-process with the shipped settings:
+    the synthetic words are random, and most single utterances stay under the floor."""
+    from router.clusterfile import parse_cluster_text
+    from router.config import default_settings
+    from router.provider import route
+    from router.score import build_routing_table
+    from router.weightedtable import extend_table
+
+    index = parse_cluster_text(text, "<synthetic>")
+    table = extend_table(build_routing_table(index), index, utterances=utterances)
+    settings = dict(default_settings(), provider="weighted")
+    for slug in sorted(s for s in utterances if s.startswith("m_01234_")):
+        for probe in utterances[slug]:
+            if route(probe, table, settings)["routed"]:
+                return probe
+    raise SystemExit("no utterance of members m_01234_* routes on the synthetic store")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="runs per command (default 30)")
@@ -69,7 +88,7 @@ def main(argv=None):
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         write_utterances(rich, utterances)
-        probe = utterances["m_01234_3"][0]
+        probe = routed_probe(text, utterances)
         off = os.path.join(tmp, "off.toml")
         with open(off, "w", encoding="utf-8") as handle:
             handle.write("utterances = false\n")
