@@ -62,13 +62,18 @@ def decode_utf8(data, path, what, error=InputError, fix="save it as UTF-8"):
                     fix=fix) from None
 
 
-def read_utf8(path, what, fix, error=InputError):
+def read_utf8(path, what, fix, error=InputError, missing_ok=False):
     """The text of a UTF-8 file; an unreadable file or a bad byte is one ``error`` naming the file
-    (and the line), with ``fix`` for the unreadable case."""
+    (and the line), with ``fix`` for the unreadable case. With ``missing_ok``, a file that does not
+    exist is ``None`` (a companion file such as the learned terms or the utterances, not yet written)."""
     from router.safeio import read_regular_bytes
 
     try:
         data = read_regular_bytes(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise error(f"cannot read {what}: no such file", path=path, fix=fix) from None
     except OSError as err:
         raise error(f"cannot read {what}: {err.strerror or err}", path=path, fix=fix) from None
     return decode_utf8(data, path, what, error)

@@ -29,9 +29,8 @@ import re
 import time
 from collections import namedtuple
 
-from router import safeio
 from router.config import learned_path
-from router.errors import InputError, decode_utf8
+from router.errors import InputError, read_utf8
 from router.tokens import tokenize
 
 COLUMNS = ("added", "cluster_id", "slug", "term", "source")
@@ -108,15 +107,9 @@ def parse_learned_text(text, path="<learned>"):
 
 def read_learned(path):
     """The rows of the learned-terms file at ``path``, in file order; ``[]`` when there is none."""
-    try:
-        with safeio.open_regular(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise LearnedFileError(f"cannot read learned-terms file: {err.strerror or err}", path=path,
-                               fix="fix its permissions, or delete it to start over") from None
-    return parse_learned_text(decode_utf8(data, path, "learned-terms file", LearnedFileError), path)
+    text = read_utf8(path, "learned-terms file", "fix its permissions, or delete it to start over",
+                     LearnedFileError, missing_ok=True)
+    return [] if text is None else parse_learned_text(text, path)
 
 
 def learned_terms_for(cluster_path):

@@ -23,8 +23,7 @@ import re
 import time
 from collections import namedtuple
 
-from router import safeio
-from router.errors import InputError, decode_utf8
+from router.errors import InputError, read_utf8
 
 COLUMNS = ("slug", "utterance", "memory_hash", "engine", "model", "written")
 HEADER_COMMENT = (
@@ -116,15 +115,9 @@ def parse_utterances_text(text, path="<utterances>"):
 
 def read_utterances(path):
     """The rows of the utterances file at ``path``, in file order; ``[]`` when there is none."""
-    try:
-        with safeio.open_regular(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise UtterancesFileError(f"cannot read utterances file: {err.strerror or err}", path=path,
-                                  fix="fix its permissions, or delete it and run memory-router clusters enrich") from None
-    return parse_utterances_text(decode_utf8(data, path, "utterances file", UtterancesFileError), path)
+    text = read_utf8(path, "utterances file", "fix its permissions, or delete it and run memory-router clusters enrich",
+                     UtterancesFileError, missing_ok=True)
+    return [] if text is None else parse_utterances_text(text, path)
 
 
 def utterances_by_slug(rows):

@@ -140,7 +140,8 @@ class MemoryStore:
     def search(self, query, limit=SEARCH_DEFAULT_LIMIT):
         """Member lines ranked by the query's words: tag_weight per word among their cluster's tags,
         member_weight per word in their own slug and hook, and (learning on) per learned word;
-        a word only the member's utterances hold counts member_weight x utterance_weight."""
+        a word only the member's utterances hold counts member_weight too, as the router counts
+        utterance words (as the member's own words, in postings of their own: docs/providers.md)."""
         from router.tokens import tokenize
 
         _check_prompt(query, "query")
@@ -163,7 +164,6 @@ class MemoryStore:
                 candidates.update((position, number) for number in range(len(clusters[position].members)))
         where = loaded["position"]
         candidates.update(where[slug] for slug, terms in learned.items() if slug in where and tokens & terms)
-        utterance_weight = member_weight * self.settings.get("utterance_weight", 0.5)
         matches = []
         for position, number in candidates:
             cluster = clusters[position]
@@ -172,8 +172,7 @@ class MemoryStore:
             own = tokens & member_words[member.slug]
             taught = (tokens & learned.get(member.slug, frozenset())) - own - tag_hits
             spoken = said.get((position, number), set()) - own - tag_hits - taught
-            score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught)) \
-                + utterance_weight * len(spoken)
+            score = tag_weight * len(tag_hits) + member_weight * (len(own) + len(taught) + len(spoken))
             matches.append((-score, -len(own), position, number, {
                 "slug": member.slug, "cluster_id": cluster.cluster_id, "type": member.type,
                 "hook": member.hook, "score": round(score, 4), "tag_hits": sorted(tag_hits),

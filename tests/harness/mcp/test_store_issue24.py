@@ -209,7 +209,8 @@ def test_item20_a_new_or_edited_utterances_file_reaches_the_running_store(projec
     assert not store.route(MISSED).get("utterance_hits")
     beside(project, ".utterances.tsv").write_text(utterances([(DEFENDER, "antivirus makes installs slow")]),
                                                   encoding="utf-8")
-    assert store.route(MISSED)["utterance_hits"] == {DEFENDER: ["antivirus", "slow"]}
+    # every prompt word the member's utterances hold (router.utterscore), not only the deciding ones
+    assert store.route(MISSED)["utterance_hits"] == {DEFENDER: ["antivirus", "installing", "slow"]}
     beside(project, ".utterances.tsv").write_text(utterances([(DEFENDER, "antivirus scans every file")]),
                                                   encoding="utf-8")
     assert store.route(MISSED)["utterance_hits"] == {DEFENDER: ["antivirus"]}
@@ -271,7 +272,7 @@ def test_search_counts_a_word_only_the_memorys_utterances_hold(project):
     store = store_of(project)
     (top,) = store.search("scanner crawl", 1)["results"]
     assert top["slug"] == DEFENDER and top["utterance_hits"] == ["crawl", "scanner"]
-    assert top["score"] == pytest.approx(2 * store.settings["member_weight"] * store.settings["utterance_weight"])
+    assert top["score"] == pytest.approx(2 * store.settings["member_weight"])
     # a word the memory's own line holds counts once, as its own word
     (own,) = store.search("defender scanner", 1)["results"]
     assert own["slug"] == DEFENDER and "defender" not in own["utterance_hits"]
