@@ -38,16 +38,21 @@ def cmd_route(args):
     return 0
 
 
-# Each built-in provider reads its own floor setting: `--help` lists both, and a route that
+# Each built-in provider reads its own floor setting: `--help` lists them all, and a route that
 # printed only "floor 8.0" left the reader to guess why the score_floor = 3 shown there did not apply.
 FLOOR_SETTINGS = {"spec": "score_floor", "weighted": "weighted_floor"}
+# The weighted provider routing on an utterances file (its decision then carries "coverage").
+UTTERANCE_FLOOR = "utterance_floor"
 
 
 def floor_text(decision):
-    """``floor 8.0 = weighted_floor`` for a built-in provider, else the provider's own floor."""
+    """``floor 8.0 = weighted_floor`` for a built-in provider (``utterance_floor`` when it routed on
+    utterances), else the provider's own floor."""
     setting = FLOOR_SETTINGS.get(decision["provider"])
     if setting is None:
         return f"floor {decision['floor']}, the provider's own"
+    if decision["provider"] == "weighted" and "coverage" in decision:
+        setting = UTTERANCE_FLOOR
     return f"floor {decision['floor']} = {setting}"
 
 
@@ -56,7 +61,7 @@ def register(subparsers):
         "route", help="explain how one prompt is scored and what the hook would inject",
         description="Scores PROMPT against every cluster: each cluster's score with its matched tag and "
                     "member tokens, the floor, the margins, the chosen clusters and the exact "
-                    "additionalContext the hook would emit. --json gives the stable shape in the README.")
+                    "additionalContext the hook would emit. --json gives the stable shape in docs/router.md.")
     route.add_argument("prompt", metavar="PROMPT", help="the prompt text, quoted as one argument")
     options.clusters_and_config(route)
     options.json_output(route)

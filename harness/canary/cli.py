@@ -142,7 +142,7 @@ def fraction(text):
 def register_canary(subparsers):
     canary = subparsers.add_parser(
         "canary", help="YAML routing canaries: the deterministic routing gate, metrics, fit, baselines",
-        description="Declarative YAML canary suites (see the README's schema): 'run' is the CI gate, 'eval' "
+        description="Declarative YAML canary suites (schema: docs/canaries.md): 'run' is the CI gate, 'eval' "
                     "reports router metrics, 'fit' grid-searches the routing constants.")
     sub = canary.add_subparsers(dest="canary_command", metavar="ACTION", required=True)
 

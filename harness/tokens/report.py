@@ -31,7 +31,7 @@ def flat_slim_and_dir(flat=None, slim=None, memory_dir=None, config_path=None):
     from harness.slim.index import newest_archive
 
     paths = {"flat": flat, "slim": slim}
-    directory, how = memory_dir, "--memory-dir" if memory_dir else "not read (--flat and --slim given)"
+    directory, how = memory_dir, "--memory-dir" if memory_dir else "not read: --flat and --slim given"
     if directory is None and not (flat and slim):
         from harness.project import resolve_memory_dir
         from router.configfile import load_config
@@ -181,7 +181,7 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         report["session"]["curve"] = session_curve(flat_tokens, slim_tokens, [row["tokens"] for row in rows], turns,
                                                    calls_per_prompt, report["session"]["scenarios"])
     else:
-        cluster_path, cluster_from = None, "not read (no --suite)"
+        cluster_path, cluster_from = None, "not read: no --suite"
         report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
                                "the always-loaded drop alone is the shell game spec §6.5 warns about")
 

@@ -24,12 +24,19 @@ def test_route_table_for_people(capsys, example_cluster_file):
     assert "routed: nothing" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("provider, floor", [("weighted", "floor 8.0 = weighted_floor"),
-                                             ("spec", "floor 3 = score_floor")])
+@pytest.mark.parametrize("settings, provider, floor", [
+    ('provider = "weighted"\nutterances = false\n', "weighted", "floor 8.0 = weighted_floor"),
+    ('provider = "weighted"\n', "weighted", "floor 10.0 = utterance_floor"),   # the shipped utterances file
+    ('provider = "spec"\n', "spec", "floor 3 = score_floor"),
+])
 def test_route_names_the_provider_and_the_setting_its_floor_comes_from(capsys, example_cluster_file, tmp_path,
-                                                                       provider, floor):
+                                                                       settings, provider, floor):
+    from router.config import DEFAULTS
+
     config = tmp_path / "memory-router.toml"
-    config.write_text(f'provider = "{provider}"\n')
+    config.write_text(settings)
+    # the figures are the defaults' (a change of default is a change here too)
+    assert floor.split()[1] == str(DEFAULTS[floor.split(" = ")[1]])
     assert main(["route", SPEC_PROMPT, "--clusters", str(example_cluster_file), "--config", str(config)]) == 0
     out = " ".join(capsys.readouterr().out.split())  # the title may wrap
     assert f"Scores by the {provider} provider ({floor};" in out

@@ -413,7 +413,7 @@ def test_a_suite_without_clusters_is_routed_with_the_project_store_as_canary_run
     brain = str(project / "brain" / "memory-layer1-clusters.md")
     assert result["injections"]["cluster_file"] == brain
     assert result["store"] == {"cluster_file": brain, "cluster_file_from": f"brain/ under {project}",
-                               "memory_dir": None, "memory_dir_from": "not read (--flat and --slim given)",
+                               "memory_dir": None, "memory_dir_from": "not read: --flat and --slim given",
                                "config_file": None}
     assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite", str(suite)]) == 0
     assert f"cluster file: {brain} (brain/ under {project})\n" in capsys.readouterr().out
@@ -423,4 +423,4 @@ def test_the_memory_directory_read_is_named(rendered_memory_dir, capsys):
     result = report(capsys, "--memory-dir", rendered_memory_dir)
     assert result["store"]["memory_dir"] == str(rendered_memory_dir)
     assert result["store"]["memory_dir_from"] == "--memory-dir"
-    assert result["store"]["cluster_file_from"] == "not read (no --suite)"
+    assert result["store"]["cluster_file_from"] == "not read: no --suite"
