@@ -10,24 +10,41 @@ from router.clusterfile import load_cluster_file, read_text, render_cluster_file
 from router.errors import InputError
 
 
+def check_one(path):
+    """``(exit code, report, lines)`` for one cluster file: 0 clean, 1 with violations, 2 unreadable."""
+    try:
+        text = read_text(path)
+    except InputError as err:
+        return 2, {"file": path, "ok": False, "error": err.format()}, [err.format()]
+    index, violations = scan_cluster_text(text, path)
+    report = {"file": path, "ok": not violations, "clusters": len(index), "members": len(index.members),
+              "violations": [v._asdict() for v in violations]}
+    lines = [f"{path}:{v.line}:{v.column}: {v.message} (fix: {v.fix})" for v in violations]
+    if not violations:
+        lines.append(f"{path}: ok ({len(index)} clusters, {len(index.members)} members)")
+    return (1 if violations else 0), report, lines
+
+
 def cmd_clusters_check(args):
+    """Every file is checked, even after one fails (pre-commit passes several); the exit code is the
+    worst one's. ``--json``: one file gives its report object as before, several a list of them."""
     from harness.output import print_json
 
-    text = read_text(args.file)
-    index, violations = scan_cluster_text(text, args.file)
+    results = [check_one(path) for path in args.files]
+    worst = max(code for code, _report, _lines in results)
     if args.json:
-        print_json({
-            "file": args.file, "ok": not violations, "clusters": len(index), "members": len(index.members),
-            "violations": [v._asdict() for v in violations],
-        })
+        reports = [report for _code, report, _lines in results]
+        print_json(reports[0] if len(reports) == 1 else {"ok": worst == 0, "files": reports})
     else:
-        for v in violations:
-            print(f"{args.file}:{v.line}:{v.column}: {v.message} (fix: {v.fix})")
-        if not violations:
-            print(f"{args.file}: ok ({len(index)} clusters, {len(index.members)} members)")
-        else:
-            print(f"{len(violations)} problem(s) in {args.file}", file=sys.stderr)
-    return 1 if violations else 0
+        for _code, _report, lines in results:
+            for line in lines:
+                print(line)
+        problems = sum(len(report.get("violations", ())) for _code, report, _lines in results)
+        unreadable = sum(1 for code, _report, _lines in results if code == 2)
+        if worst:
+            print(f"{problems} problem(s), {unreadable} unreadable file(s) in {len(results)} file(s)",
+                  file=sys.stderr)
+    return worst
 
 
 def cmd_clusters_convert(args):
@@ -70,11 +87,12 @@ def register(subparsers):
                     "writes the other form, 'build' makes one from a Claude Code memory directory.")
     sub = clusters.add_subparsers(dest="clusters_command", metavar="ACTION", required=True)
     check = sub.add_parser(
-        "check", help="list every violation of the cluster format, with line numbers (exit 1)",
+        "check", help="list every violation of the cluster format, with line numbers (exit 1; 2: unreadable)",
         description="Reads FILE (.md or .tsv) and prints every violation of the cluster format as "
                     "FILE:LINE:COLUMN: message (fix: ...), or 'ok' with the cluster and member counts.",
         epilog="exit codes: 0 no violation; 1 violations listed; 2 FILE cannot be read")
-    check.add_argument("file", metavar="FILE", help="the cluster file to check (.md or .tsv)")
+    check.add_argument("files", metavar="FILE", nargs="+",
+                       help="the cluster files to check (.md or .tsv); all are checked, the worst exit code wins")
     options.json_output(check)
     check.set_defaults(handler=cmd_clusters_check)
     convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file",

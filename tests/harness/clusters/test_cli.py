@@ -17,6 +17,22 @@ def test_clusters_check_ok_and_failing(capsys, tmp_path, example_cluster_file):
     assert report["ok"] is False and report["violations"][0]["line"] > 0
 
 
+def test_clusters_check_takes_several_files_and_the_worst_exit_code_wins(capsys, tmp_path, example_cluster_file):
+    bad = tmp_path / "bad.md"
+    bad.write_text(example_cluster_file.read_text(encoding="utf-8").replace(
+        "layer1_project_memory_router \u00b7 ", "layer1_project_memory_router \u00b7 9", 1), encoding="utf-8")
+    missing = tmp_path / "missing.md"
+    assert main(["clusters", "check", str(example_cluster_file), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{example_cluster_file}: ok (26 clusters" in out and f"{bad}:" in out
+    # an unreadable file is exit 2, and the files after it are still checked
+    assert main(["clusters", "check", str(missing), str(bad), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and [f["file"] for f in report["files"]] == [str(missing), str(bad)]
+    assert "error" in report["files"][0] and report["files"][1]["violations"]
+    assert main(["clusters", "check", str(example_cluster_file), str(example_cluster_file)]) == 0
+
+
 @pytest.mark.parametrize("to", ["md", "tsv"])
 def test_clusters_convert_round_trip(tmp_path, example_cluster_file, to):
     source = example_cluster_file if to == "tsv" else example_cluster_file.with_suffix(".tsv")
