@@ -3,9 +3,27 @@
 cross-validation, ``fit``'s proposal and ``verdict``'s evidence. Part of the face
 (``harness.canary.cli``), apart because the tables alone fill a module."""
 
-from harness.canary.suiteargs import display_path, fmt_chars, fmt_num, fmt_ratio
+import os
+
+from harness.canary import suiteargs
+from harness.canary.suiteargs import fmt_chars, fmt_num, fmt_ratio
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "xfail": "yellow", "xpass": "bold magenta"}
+
+
+def display_path(path):
+    """A path as people see it: a file shipped in the package (the bundled suites and example
+    store) by its name inside the package (``canaries/spec.yaml``), wherever pip put it, so a
+    checkout and an installed copy print the same lines; any other file relative to the current
+    directory when below it, else absolute."""
+    from canaries.suite import bundled_suite_dir
+
+    root = os.path.dirname(os.path.abspath(bundled_suite_dir()))
+    full = os.path.abspath(path)
+    for package in ("canaries", "router"):
+        if full.startswith(os.path.join(root, package) + os.sep):
+            return os.path.relpath(full, root)
+    return suiteargs.display_path(path)
 
 
 def print_run(suite_results, counts, comparison, verbose=False, origins=None):

@@ -2,6 +2,7 @@
 and the total by default; with -v every case in a table that fits 80 columns with every id whole."""
 
 import json
+import os
 
 import pytest
 
@@ -130,3 +131,21 @@ def test_a_suite_without_clusters_names_the_project_store_and_why(tmp_path, stor
     assert entry["clusters_from"] == f"brain/ under {project}"
     assert main(["canary", "run", "mine.yaml", "--clusters", str(store)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"clusters: {store} (--clusters)"
+
+
+def test_files_shipped_in_the_package_are_named_as_in_the_package_wherever_it_is_installed(tmp_path, monkeypatch):
+    """A non-editable install puts the bundled suites under site-packages; `canary run` prints the
+    same lines there as in a checkout (the README quotes them)."""
+    import canaries.suite
+    from harness.canary.tables import display_path
+
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "canaries").mkdir(parents=True)
+    monkeypatch.setattr(canaries.suite, "bundled_suite_dir", lambda: str(site / "canaries"))
+    monkeypatch.chdir(tmp_path)
+    assert display_path(site / "canaries" / "spec.yaml") == os.path.join("canaries", "spec.yaml")
+    assert display_path(site / "router" / "data" / "example" / "m.md") == os.path.join("router", "data", "example",
+                                                                                      "m.md")
+    assert display_path(tmp_path / "mine.yaml") == "mine.yaml"                      # the user's own: as before
+    assert display_path(site / "other" / "x.yaml") == os.path.join("venv", "lib", "python3.11", "site-packages",
+                                                                "other", "x.yaml")  # not shipped: relative
