@@ -9,7 +9,6 @@ cache misses.
 
 import os
 
-from router.enrichconfig import ENRICH_DEFAULTS, ENRICH_DOCS, check_enrich_key  # noqa: F401 (re-exported)
 from router.errors import ConfigError
 from router.providerbudget import max_provider_budget_ms
 
@@ -301,6 +300,10 @@ def _check_type(key, value, path, line=None):
 def validate_config(table, path, text=None):
     """Turn a parsed TOML table into the config dict, refusing unknown keys and unusable values by
     name (and by line, given the file's ``text``)."""
+    # Imported here, not at the top: the hook imports this module on every prompt and reads a config
+    # file only on a cache miss, and the enrich keys (with their regular expression) are never its own.
+    from router.enrichconfig import ENRICH_DEFAULTS, check_enrich_key
+
     settings = default_settings()
     config = {"settings": settings, "clusters": None, "memory_dir": None, "hot_strip": [], "source": path,
               **LEARNING_DEFAULTS, **ENRICH_DEFAULTS}

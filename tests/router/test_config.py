@@ -1,7 +1,7 @@
 import pytest
 
 from router import config as config_mod
-from router import configfile
+from router import configfile, enrichconfig
 from router.errors import ConfigError
 
 
@@ -137,9 +137,9 @@ def test_utterances_can_be_turned_off(tmp_path):
 
 def test_enrich_keys_default_when_unset(tmp_path):
     config = configfile.parse_config_file(str(write(tmp_path / "memory-router.toml", "line_cap = 4\n")))
-    assert {key: config[key] for key in config_mod.ENRICH_DEFAULTS} == \
+    assert {key: config[key] for key in enrichconfig.ENRICH_DEFAULTS} == \
         {"enrich_engine": "claude", "enrich_command": "", "enrich_model": ""}
-    assert set(config_mod.ENRICH_DOCS) == set(config_mod.ENRICH_DEFAULTS)
+    assert set(enrichconfig.ENRICH_DOCS) == set(enrichconfig.ENRICH_DEFAULTS)
     assert "enrich_engine" not in config["settings"]  # not a routing setting: the hook never reads it
 
 
