@@ -39,6 +39,9 @@ def router_context(prompt, cluster_file=None, provider=None):
     table = build_table(load_cluster_file(cluster_file or bundled_cluster_file()))
     settings = default_settings()
     settings["provider"] = provider or settings["provider"]
+    # The lab's run directory holds the cluster file alone (prepare_run_dir(utterances=False)), so
+    # the hook there routes without the bundled utterances: say the same here.
+    settings["utterances"] = False
     return route_fresh(prompt, table, settings).get("additional_context")
 
 
