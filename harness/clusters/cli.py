@@ -15,7 +15,7 @@ def check_one(path):
     try:
         text = read_text(path)
     except InputError as err:
-        return 2, {"file": path, "ok": False, "error": err.format()}, [err.format()]
+        return 2, {"file": path, "ok": False, "error": err.format()}, []
     index, violations = scan_cluster_text(text, path)
     report = {"file": path, "ok": not violations, "clusters": len(index), "members": len(index.members),
               "violations": [v._asdict() for v in violations]}
@@ -36,12 +36,14 @@ def cmd_clusters_check(args):
         reports = [report for _code, report, _lines in results]
         print_json(reports[0] if len(reports) == 1 else {"ok": worst == 0, "files": reports})
     else:
-        for _code, _report, lines in results:
+        for _code, report, lines in results:
+            if "error" in report:
+                print(f"memory-router: error: {report['error']}", file=sys.stderr)
             for line in lines:
                 print(line)
         problems = sum(len(report.get("violations", ())) for _code, report, _lines in results)
         unreadable = sum(1 for code, _report, _lines in results if code == 2)
-        if worst:
+        if problems or len(results) > 1 and worst:
             print(f"{problems} problem(s), {unreadable} unreadable file(s) in {len(results)} file(s)",
                   file=sys.stderr)
     return worst

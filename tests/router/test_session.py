@@ -243,7 +243,8 @@ def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluste
     assert 1 <= len(routed["lines"]) <= settings["lines_per_injection"] < routed["total_member_lines"]
     assert SETX_SLUG in [l["slug"] for l in routed["lines"]]
     assert routed["left_out_lines"] == routed["total_member_lines"] - len(routed["lines"])
-    quiet = session.route_fresh("rename this variable to something clearer", table, settings)
+    # (not "rename this variable ...": the shipped utterances now route that to the store's naming rule)
+    quiet = session.route_fresh("indent this block with four spaces", table, settings)
     assert quiet["additional_context"] is None and quiet["lines"] == [] and quiet["routed"] == []
 
 
