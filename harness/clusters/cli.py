@@ -85,7 +85,7 @@ def register(subparsers):
     clusters = subparsers.add_parser(
         "clusters", help="check, convert or build cluster files",
         description="The cluster file the hook routes with (brain/memory-layer1-clusters.md, or its .tsv form; "
-                    "format in docs/ and the README): 'check' lists every violation with its line, 'convert' "
+                    "format in docs/router.md): 'check' lists every violation with its line, 'convert' "
                     "writes the other form, 'build' makes one from a Claude Code memory directory.")
     sub = clusters.add_subparsers(dest="clusters_command", metavar="ACTION", required=True)
     check = sub.add_parser(
