@@ -78,3 +78,46 @@ def test_the_installed_wheel_routes_the_example_store(wheel, tmp_path):
     assert done.returncode == 0 and done.stderr == b"", done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "env_bash_tool_env_var_caching" in context
+
+
+def source_data_files(root):
+    """Every file of the source packages that is not Python (suites, the example store, the
+    stopwords, the enrich protocol's schema): what a user's install needs beside the code."""
+    found = set()
+    for top in PACKAGES:
+        for path in (root / top).rglob("*"):
+            if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts:
+                found.add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_the_wheel_carries_every_data_file_of_the_source(wheel):
+    path, _packages = wheel
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+    missing = source_data_files(REPO_ROOT) - names
+    assert "router/data/example/memory-layer1-clusters.utterances.tsv" in names
+    assert missing == set(), "add these to [tool.setuptools.package-data] in pyproject.toml"
+
+
+def test_the_sdist_carries_every_data_file(tmp_path):
+    """``python -m build --sdist`` (pypa/build, in the test extra; --no-isolation: offline, with the
+    environment's setuptools, whatever its version): the source distribution PyPI would get holds every data file, the
+    README and pyproject."""
+    import tarfile
+
+    pytest.importorskip("build")
+    source = tmp_path / "source"
+    for top in PACKAGES:
+        shutil.copytree(REPO_ROOT / top, source / top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO_ROOT / name, source / name)
+    dist = tmp_path / "dist"
+    built = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check", "--outdir", str(dist),
+                            str(source)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    [sdist] = dist.glob("memory[-_]router-*.tar.gz")  # the name's separator depends on the setuptools version
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md"} <= names
+    assert source_data_files(source) - names == set()
