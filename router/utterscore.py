@@ -34,12 +34,12 @@ ranking (``router.injection``). Utterance text never leaves the table: the lines
 cluster file's own.
 """
 
-from router.score import prompt_for_scoring, render_context
+from router.score import prompt_for_scoring
 from router.tokens import tokenize
 from router.weightedscore import (
     _choose,
+    finish_decision,
     _learned_hits,
-    _line,
     _lookup,
     _select_lines,
     best_lines,
@@ -258,30 +258,11 @@ def route_with_utterances(prompt, table, settings):
         "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
         "coverage": None if share is None else round(share, 4),
     }
-    if gate is not None:
-        chosen = []
-    lines = []
-    total = 0
-    context = None
-    size_capped = 0
-    if chosen:
-        lines, total = select_by_evidence(table, chosen, line_weight, settings)
-        chosen = [p for p in chosen if any(line[0] == p for line in lines)]
-        context, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
-        size_capped = len(lines) - kept
-        lines = lines[:kept]
-    routed = [clusters[p][0] for p in chosen]
-    taught = _learned_hits(tokenize(text), view) if lines else {}
-    decision.update({
-        "routed": routed,
-        "clusters": routed,
-        "lines": [_line(clusters[p][0], slug, hook, taught.get((p, i))) for (p, i, slug, hook) in lines],
-        "total_member_lines": total,
-        "size_capped_lines": size_capped,
-        "additional_context": context,
-        "utterance_hits": _hits_by_slug(table, rows, heard, forms),
-        "explanation": _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard),
-    })
+    chosen = finish_decision(decision, clusters, chosen, gate,
+                             lambda picked: select_by_evidence(table, picked, line_weight, settings),
+                             lambda: _learned_hits(tokenize(text), view), settings)
+    decision["utterance_hits"] = _hits_by_slug(table, rows, heard, forms)
+    decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard)
     return decision
 
 

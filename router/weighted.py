@@ -38,7 +38,7 @@ every command that routes read them from the learned-terms file beside the clust
 (``router.learned.learned_terms_for``); the ``spec`` provider, the reference, never uses them.
 """
 
-from router.score import prompt_for_scoring, render_context
+from router.score import prompt_for_scoring
 from router.tokens import tokenize
 from router.weightedscore import (  # noqa: F401 (re-exported: the weighted provider's parts, by their old names)
     _GENERAL_FORM,
@@ -59,6 +59,7 @@ from router.weightedscore import (  # noqa: F401 (re-exported: the weighted prov
     _match,
     _select_lines,
     _stems,
+    finish_decision,
     best_lines,
     focus,
     general_request,
@@ -101,28 +102,10 @@ def route_weighted(prompt, table, settings):
         "lead_over_second": round(top - second, 4),
         "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
     }
-    if gate is not None:
-        chosen = []
-    lines = []
-    total = 0
-    context = None
-    size_capped = 0
-    if chosen:
-        lines, total = _select_lines(table, chosen, member_weight, settings["line_cap"])
-        context, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
-        size_capped = len(lines) - kept
-        lines = lines[:kept]
-    routed = [clusters[p][0] for p in chosen]
-    taught = _learned_hits(tokenize(text), table) if lines else {}
-    decision.update({
-        "routed": routed,
-        "clusters": routed,
-        "lines": [_line(clusters[p][0], slug, hook, taught.get((p, i))) for (p, i, slug, hook) in lines],
-        "total_member_lines": total,
-        "size_capped_lines": size_capped,
-        "additional_context": context,
-        "explanation": _explain(rows, found, floor, chosen, rare, gate, clusters),
-    })
+    chosen = finish_decision(decision, clusters, chosen, gate,
+                             lambda picked: _select_lines(table, picked, member_weight, settings["line_cap"]),
+                             lambda: _learned_hits(tokenize(text), table), settings)
+    decision["explanation"] = _explain(rows, found, floor, chosen, rare, gate, clusters)
     return decision
 
 

@@ -8,6 +8,7 @@ without importing each other. Standard library only.
 
 import re
 
+from router.score import render_context
 from router.stem import stem
 from router.tokens import STOPWORDS
 
@@ -296,3 +297,30 @@ def idf(df, documents):
     from math import log  # build time only: routing reads the stored idf
 
     return log(1 + (documents - df + 0.5) / (df + 0.5))
+
+
+def finish_decision(decision, clusters, chosen, gate, select, taught_of, settings):
+    """Complete a weighted ``decision`` with what both weighted routes send (one place, so the
+    two cannot drift): nothing when the intent ``gate`` silenced the prompt; else the lines
+    ``select(chosen) -> (lines, total)`` picks, a cluster that got no line dropped from the header,
+    rendered within ``max_context_chars``; ``taught_of()`` gives the learned hits to show."""
+    if gate is not None:
+        chosen = []
+    lines, total, context, size_capped = [], 0, None, 0
+    if chosen:
+        lines, total = select(chosen)
+        chosen = [p for p in chosen if any(line[0] == p for line in lines)]
+        context, kept = render_context([clusters[p][0] for p in chosen], lines, total, settings["max_context_chars"])
+        size_capped = len(lines) - kept
+        lines = lines[:kept]
+    routed = [clusters[p][0] for p in chosen]
+    taught = taught_of() if lines else {}
+    decision.update({
+        "routed": routed,
+        "clusters": routed,
+        "lines": [_line(clusters[p][0], slug, hook, taught.get((p, i))) for (p, i, slug, hook) in lines],
+        "total_member_lines": total,
+        "size_capped_lines": size_capped,
+        "additional_context": context,
+    })
+    return chosen
