@@ -65,6 +65,7 @@ from transcripts.auditmodel import (  # noqa: F401 - the audit's result types an
     StreamAudit,
     capability_of,
 )
+from transcripts.entries import Diagnostic
 from transcripts.reader import version_tuple
 from transcripts.streams import Session
 
@@ -80,6 +81,7 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
     versions = {}
     last_version = None
     saw_attachment = False
+    selector_line = None
     main = None
     # The per-line work here is kept to a few comparisons: the audit must keep up with a bare
     # json.loads loop (benchmarks/transcript_audit.py).
@@ -96,8 +98,10 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
         if version != last_version and version is not None:
             versions[version] = None
             last_version = version
-        if not saw_attachment and entry.type == "attachment":
+        if entry.type == "attachment":
             saw_attachment = True
+            if selector_line is None and entry.subtype == SELECTOR_ATTACHMENT:
+                selector_line = entry.line
     capability, note = capability_of(versions, saw_attachment)
     names = list(session.streams)
     results = []
@@ -114,9 +118,24 @@ def audit_session(entries, sentinel=None, *, path=None, role=None, subagent_file
         role = "subagent" if path is not None and _is_subagent_path(path) else "session"
     read = entries.summary() if hasattr(entries, "summary") else None
     warnings = tuple(getattr(entries, "diagnostics", ()))
+    if selector_line is not None:
+        warnings += (selector_warning(selector_line),)
     ordered = sorted(versions, key=lambda v: version_tuple(v) or (0,))
     return AuditResult(str(path) if path is not None else None, role, tuple(ordered), capability, note,
                        tuple(results), read, warnings, tuple(str(p) for p in subagent_files))
+
+
+# Claude Code's own per-prompt memory selector leaves this attachment when it ran (observed on
+# 2.1.328; ../shared/spec/claude-code-2.1.328-plugins-and-selector.md).
+SELECTOR_ATTACHMENT = "relevant_memories"
+
+
+def selector_warning(line):
+    """The audit's warning that the built-in selector ran in the session beside the router."""
+    return Diagnostic(line, "memory_selector",
+                      "Claude Code's own memory selector ran in this session (a relevant_memories attachment): "
+                      "beside memory-router every prompt pays for both; turn one off (unset CLAUDE_MEMORY_STORES "
+                      "in your environment and settings env, or memory-router uninstall)")
 
 
 def _is_subagent_path(path):

@@ -676,3 +676,30 @@ def test_many_injections_memory_is_digests_not_texts(tmp_path, session):
     assert statuses(result)["a"] == PASS
     assert evidence_lines(result, "b") == [s.line]
     assert "injected at line 53" in result.check("b").evidence[0].note
+
+
+# One line as 2.1.328 writes it when its own memory selector recalled a topic file (shortened body;
+# the same shape tests/harness/doctor/test_selector.py uses).
+SELECTOR_LINE = {"parentUuid": "a1", "isSidechain": False, "type": "attachment", "uuid": "b2", "version": "2.1.328",
+                 "attachment": {"type": "relevant_memories", "memories": [{
+                     "path": "/h/.claude/projects/-p/memory/env_bash_tool_env_var_caching.md",
+                     "content": "---\nname: env_bash_tool_env_var_caching\n---\nsetx never reaches the Bash tool\n",
+                     "mtimeMs": 1796160623297.3225, "header": "Memory: /h/.claude/projects/-p/memory/x.md"}]}}
+
+
+@pytest.mark.parametrize("with_selector", [False, True], ids=["router-alone", "selector-beside-router"])
+def test_the_audit_warns_when_claude_codes_own_memory_selector_ran_beside_the_router(tmp_path, with_selector):
+    """Issue 23 item 4: a session where the built-in selector ran (its relevant_memories attachment)
+    beside the router gets one warning naming how to turn one off; the checks themselves are unchanged."""
+    real = session_file("2.1.328", "routed-silent-routed").read_text(encoding="utf-8")
+    path = tmp_path / "session.jsonl"
+    path.write_text(real + (json.dumps(SELECTOR_LINE) + "\n" if with_selector else ""), encoding="utf-8")
+    result = audit_path(path)
+    found = [w for w in result.warnings if w.kind == "memory_selector"]
+    assert result.status == PASS
+    if with_selector:
+        assert len(found) == 1 and found[0].line == real.count("\n") + 1
+        assert "CLAUDE_MEMORY_STORES" in found[0].message and "memory-router uninstall" in found[0].message
+        assert result_to_dict(result)["warnings"][-1]["kind"] == "memory_selector"
+    else:
+        assert found == []
