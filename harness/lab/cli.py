@@ -74,24 +74,33 @@ def _warn(message):
     print(f"memory-router: warning: {message}", file=sys.stderr)
 
 
+def _client_and_new_run_dir(claude_option, run_dir_option):
+    """``(claude, how it was found, absolute run dir)`` for a run: the client (warned about when
+    its version is not the tested one) and a run directory that is new or empty (a run never
+    overwrites another)."""
+    from harness.lab import client as lab_client
+
+    claude, how = lab_client.find_claude(claude_option)
+    warning = lab_client.version_warning(lab_client.client_version(claude))
+    if warning:
+        _warn(warning)
+    run_dir = os.path.abspath(run_dir_option)
+    if os.path.exists(run_dir) and os.listdir(run_dir):
+        raise InputError("the run directory is not empty", path=run_dir,
+                         fix="pass a new directory; a run never overwrites another")
+    return claude, how, run_dir
+
+
 def cmd_lab_run(args):
     if args.compare:
         return cmd_compare_native(args)
-    from harness.lab import client as lab_client
     from harness.lab.runner import run_session
     from harness.lab.script import Script
 
     modes = parse_memory_modes(args.memory)
     prompts = resolve_prompts(args.prompt, args.prompts, args.suite, args.limit)
     script = Script.load(args.script) if args.script else Script.default()
-    claude, how = lab_client.find_claude(args.claude)
-    warning = lab_client.version_warning(lab_client.client_version(claude))
-    if warning:
-        _warn(warning)
-    run_dir = os.path.abspath(args.run_dir)
-    if os.path.exists(run_dir) and os.listdir(run_dir):
-        raise InputError("the run directory is not empty", path=run_dir,
-                         fix="pass a new directory; a run never overwrites another")
+    claude, how, run_dir = _client_and_new_run_dir(args.claude, args.run_dir)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -116,7 +125,6 @@ def cmd_lab_run(args):
 def cmd_compare_native(args):
     """``lab run RUN_DIR --compare native``: flat, the built-in selector (an oracle stand-in) and
     slim + router on one store and the same labelled prompts (``harness.lab.native``)."""
-    from harness.lab import client as lab_client
     from harness.lab import native
     from harness.output import print_json
 
@@ -127,14 +135,7 @@ def cmd_compare_native(args):
     if not pairs:
         raise InputError("the suite has no case naming exactly one fact (injects: [slug])", path=args.suite,
                          fix="pass a suite whose cases name their fact")
-    claude, _how = lab_client.find_claude(args.claude)
-    warning = lab_client.version_warning(lab_client.client_version(claude))
-    if warning:
-        _warn(warning)
-    run_dir = os.path.abspath(args.run_dir)
-    if os.path.exists(run_dir) and os.listdir(run_dir):
-        raise InputError("the run directory is not empty", path=run_dir,
-                         fix="pass a new directory; a run never overwrites another")
+    claude, _how, run_dir = _client_and_new_run_dir(args.claude, args.run_dir)
     os.makedirs(run_dir, exist_ok=True)
     progress = None if args.json else (lambda name, i, total, _p: print(f"{name:>6}: prompt {i + 1}/{total}",
                                                                         file=sys.stderr, flush=True))
