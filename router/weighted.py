@@ -40,37 +40,18 @@ every command that routes read them from the learned-terms file beside the clust
 
 from router.score import prompt_for_scoring
 from router.tokens import tokenize
-from router.weightedscore import (  # noqa: F401 (re-exported: the weighted provider's parts, by their old names)
-    _GENERAL_FORM,
-    _OWNERSHIP,
-    _STOP_STEMS,
-    FUZZY_FACTOR,
-    FUZZY_MAX_WORDS,
-    FUZZY_MIN_LENGTH,
-    LABEL,
-    RARE_MIN_LENGTH,
-    TAGS,
+from router.weightedscore import (
     _choose,
-    _corroborated,
-    _deletes,
     _learned_hits,
-    _line,
     _lookup,
-    _match,
     _select_lines,
     _stems,
     finish_decision,
-    best_lines,
     focus,
     general_request,
-    member_part,
-    prior_factor,
-    rank_parts,
-    score_parts,
     score_weighted,
-    stem_forms,
-    within_one_edit,
 )
+
 
 def route_weighted(prompt, table, settings):
     """Route one prompt; returns the provider decision with the ``route --json`` keys."""

@@ -6,7 +6,7 @@ import pytest
 from router.clusterfile import parse_cluster_text
 from router.config import default_settings
 from router.provider import build_table, route
-from router.weighted import prior_factor, within_one_edit
+from router.weightedscore import prior_factor, within_one_edit
 
 STORE = """\
 ## Layer 0 - Cluster Router
@@ -82,7 +82,7 @@ def test_a_misspelt_word_counts_when_its_line_backs_it(table):
 
 
 def test_a_spelling_repair_alone_does_not_route(table):
-    from router.weighted import _match
+    from router.weightedscore import _match
 
     # "convert" is one edit from the stem of "conventional"; nothing else in the prompt backs it.
     assert _match({"convert"}, table)  # the repair is found ...
@@ -105,7 +105,7 @@ def test_intent_gate(table, prompt, silent):
 
 
 def test_stemming_does_not_bring_a_stopword_back(table):
-    from router.weighted import _stems
+    from router.weightedscore import _stems
 
     assert _stems({"needed", "getting", "reboot"}) == {"reboot"}  # need, get: stopwords
     assert _stems({"somethings"}) == set()  # the stem of the stopword "something"
