@@ -10,7 +10,7 @@ cache misses.
 import os
 
 from router.errors import ConfigError
-from router.providerbudget import max_provider_budget_ms
+from router.providerbudget import INSTALLED_HOOK_TIMEOUT_S, max_provider_budget_ms
 
 # The spec's constants (spec §10) plus the knobs this implementation adds. Every one is shown
 # in --help through ``describe_defaults``.
@@ -227,9 +227,6 @@ def _check_provider(value, path):
     return value
 
 
-# The hook timeout (seconds) ``memory-router install`` writes: harness.install.hookcommand's
-# HOOK_TIMEOUT_SECONDS (harness may not be imported here; tests/router/test_config holds them equal).
-INSTALLED_HOOK_TIMEOUT_S = 5
 
 # The range each setting must lie in, and why: a value outside it cannot route sensibly (a
 # line_cap of 0 injects a bare header, a NaN ratio compares false with everything, a prompt cap

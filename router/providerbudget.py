@@ -1,7 +1,7 @@
 """Whether a custom provider's budget fits inside the hook's own timeout (issue 24).
 
 Claude Code kills a hook at the ``timeout`` its settings entry gives (``memory-router install``
-writes ``harness.install.hookcommand.HOOK_TIMEOUT_SECONDS``) and discards what it would have
+writes ``INSTALLED_HOOK_TIMEOUT_S``) and discards what it would have
 printed. A ``provider_timeout_ms`` at or near that timeout therefore silences every prompt the
 provider is slow on, with no log line: the hook never reaches its own budget check. The budget
 must leave the hook the time it needs besides the provider (start-up, the table read, the session
@@ -13,6 +13,10 @@ reads the installed one) can all apply the one rule. Standard library only, no i
 
 # The hook's share of its timeout that a provider budget may not take.
 HOOK_OWN_MS = 1000
+# The timeout (seconds) ``memory-router install`` writes into a hook entry, defined here once:
+# harness.install.hookcommand.HOOK_TIMEOUT_SECONDS is this, and router.config bounds
+# provider_timeout_ms by it (router may not import harness).
+INSTALLED_HOOK_TIMEOUT_S = 5
 
 
 def max_provider_budget_ms(hook_timeout_s):

@@ -9,9 +9,11 @@ import shlex
 import shutil
 import sys
 
+from router.providerbudget import INSTALLED_HOOK_TIMEOUT_S
+
 ROUTER_MARK = "# memory-router install"
 SENTINEL_MARK = "# memory-router sentinel install"
-HOOK_TIMEOUT_SECONDS = 5
+HOOK_TIMEOUT_SECONDS = INSTALLED_HOOK_TIMEOUT_S  # one definition, in router.providerbudget
 
 _ROUTER_EXE_RE = re.compile(r"(^|[\\/])memory-router(\.exe)?$", re.I)
 
