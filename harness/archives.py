@@ -16,13 +16,6 @@ from router.errors import RefusedError
 from router.safeio import current_umask, fsync_directory, read_regular_bytes
 
 
-def utc_stamp(now=None):
-    """The UTC time in ISO 8601 to the second, e.g. 2026-07-22T05:25:01Z: when an install record
-    says a file was written (the one such stamp in harness; ``router.utterances.utc_stamp`` is the
-    same for the router's own files, which harness never writes)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
-
-
 def archive_stamp(now=None):
     """A filename-safe UTC timestamp with milliseconds, e.g. 2026-07-22T05-25-01-376Z: the name of
     an archive, fixed-width so archives sort by name in time order."""

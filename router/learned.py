@@ -57,8 +57,10 @@ class LearnedFileError(InputError):
     """A learned-terms file that cannot be read back (exit 2, never rewritten on a guess)."""
 
 
-def utc_stamp(now):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+def utc_stamp(now=None):
+    """The UTC time in ISO 8601 to the second (2026-11-30T19:55:01Z), as the learned-terms and
+    utterances files and the install records write it: the one definition."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
 
 
 # --------------------------------------------------------------------------- reading

@@ -20,7 +20,6 @@ routing table (a cache miss), never on a cache hit.
 
 import hashlib
 import re
-import time
 from collections import namedtuple
 
 from router.errors import InputError, read_utf8
@@ -54,10 +53,6 @@ class UtterancesFileError(InputError):
 def memory_text_hash(text):
     """16 hex digits of the SHA-256 of a memory's text (its hook line, a newline, its body)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def utc_stamp(now=None):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
 
 
 def clean_utterance(text):

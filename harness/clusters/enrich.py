@@ -23,7 +23,8 @@ from harness.clusters.enrich_protocol import (
     prompt_text,
     request_problems,
 )
-from router.utterances import render_utterances, utc_stamp
+from router.learned import utc_stamp
+from router.utterances import render_utterances
 
 RETRIES = 3                    # a transient failure is tried again this many times
 BACKOFF_SECONDS = 2.0          # then 4, 8: exponential, capped

@@ -157,9 +157,6 @@ def test_an_unrecorded_archive_reads_as_unverified(tmp_path):
     assert archives.read_verified_archive(path) == (b"by hand\n", False)
 
 
-def test_utc_stamp_is_iso_8601_to_the_second():
-    assert archives.utc_stamp(0.999) == "1970-01-01T00:00:00Z"
-    assert archives.utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"
 
 
 def test_list_archives_oldest_first_by_stamp_then_clash_counter(tmp_path):

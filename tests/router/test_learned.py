@@ -48,3 +48,11 @@ def test_learned_hits_counts_the_prompts_learned_terms_per_cluster(index):
                                             "project_pdf_renderer": frozenset({"slow"})})
     assert learned.learned_hits({"slow", "stall", "other"}, table) == {0: ["slow", "stall"], 1: ["slow"]}
     assert learned.learned_hits({"slow"}, build_routing_table(index)) == {}
+
+
+def test_utc_stamp_is_iso_8601_to_the_second():
+    """The one stamp of the learned-terms and utterances files and the install records."""
+    from router.learned import utc_stamp
+
+    assert utc_stamp(0.999) == "1970-01-01T00:00:00Z"
+    assert utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"
