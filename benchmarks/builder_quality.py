@@ -36,9 +36,9 @@ from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from harness.clusters import builder  # noqa: E402
 from harness.memorydir import read_flat_index  # noqa: E402
 from harness.cli import main as cli_main  # noqa: E402
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_flat_index, default_settings  # noqa: E402
-from router.provider import build_table  # noqa: E402
+from router.providers.provider import build_table  # noqa: E402
 
 HELD_OUT = (3, 50, 90)  # positions (in slug order) of the memories added back in the stability run
 

@@ -31,9 +31,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from canaries.runner import run_suite  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, default_settings  # noqa: E402
-from router.score import build_routing_table, route_prompt  # noqa: E402
+from router.routing.score import build_routing_table, route_prompt  # noqa: E402
 
 TARGET_RATIO = 2.0
 FILLER = ("please", "quick", "question", "about", "this", "today", "again", "could", "you", "check",

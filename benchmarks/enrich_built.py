@@ -37,7 +37,7 @@ from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
 from harness.cli import main as cli_main  # noqa: E402
 from router.config import default_settings, utterances_path  # noqa: E402
-from router.provider import build_table  # noqa: E402
+from router.providers.provider import build_table  # noqa: E402
 from utterancefiles import write_utterances_file  # noqa: E402
 
 STORES = {

@@ -6,7 +6,7 @@ the installed ``memory-router gate`` console script (as Claude Code runs it) on 
 20,000 distinct ids the ledger lacks (each a certain citation, so each is a block) and on a
 Write of the same size that cites nothing, interleaved, and prints the median of each, their
 ratio and the size of the hook's output (issue 24 item 10: capped). It then times the pure
-decision (``router.citations.decide``) on 10,000 and 20,000 ids: a linear scan doubles, a
+decision (``router.gate.citations.decide``) on 10,000 and 20,000 ids: a linear scan doubles, a
 quadratic one quadruples (the fastest of the runs of each size is compared).
 
     python benchmarks/gate_cost.py [--runs 7] [--ids 20000]
@@ -70,7 +70,7 @@ def _time_hook(command, payload, env):
 
 
 def _time_decide(text, ledger, runs):
-    from router import citations
+    from router.gate import citations
 
     times = []
     for _ in range(runs):
@@ -105,7 +105,7 @@ def main(argv=None):
             plain_times.append(_time_hook(command, _payload(project, plain), env)[0])
         verdict = json.loads(output)["hookSpecificOutput"].get("permissionDecision") if output else None
 
-        from router import citations
+        from router.gate import citations
 
         ledger = citations.load_ledgers([ledger_path], r"D-\d+")
         half = _time_decide(citing_text(args.ids // 2), ledger, args.runs)

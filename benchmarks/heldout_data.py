@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from canaries.suite import load_suite  # noqa: E402
 from harness.memorydir import read_index, read_memory_files  # noqa: E402
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
 from router.errors import MemoryRouterError  # noqa: E402
 

@@ -94,7 +94,7 @@ class SessionCase:
         self.held_keys = None
 
     def prepare(self):
-        from router import sessionrecord
+        from router.hooks import sessionrecord
 
         self.count += 1
         if self.kind == "absent":
@@ -113,11 +113,11 @@ class SessionCase:
 
 def _routed_keys(cluster_file):
     """The line keys the benchmark prompt sends to a fresh session (for the ``all held`` case)."""
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import default_settings
-    from router.provider import build_table
-    from router.injection import line_key
-    from router.session import route_fresh
+    from router.providers.provider import build_table
+    from router.routing.injection import line_key
+    from router.hooks.session import route_fresh
 
     decision = route_fresh(PROMPT, build_table(load_cluster_file(cluster_file)), default_settings())
     return [line_key(line["slug"], line["hook"]) for line in decision["lines"]]

@@ -41,7 +41,7 @@ TARGET = 1.3
 
 def write_utterances(cluster_path, utterances):
     from router.config import utterances_path
-    from router.utterances import Utterance, render_utterances
+    from router.store.utterances import Utterance, render_utterances
 
     rows = [Utterance(slug, text, "-", "hand", "-", "2026-12-01T21:00:00Z", 0)
             for slug, texts in utterances.items() for text in texts]
@@ -52,11 +52,11 @@ def write_utterances(cluster_path, utterances):
 def routed_probe(text, utterances):
     """The first utterance of members m_01234_* that routes in-process with the shipped settings:
     the synthetic words are random, and most single utterances stay under the floor."""
-    from router.clusterfile import parse_cluster_text
+    from router.store.clusterfile import parse_cluster_text
     from router.config import default_settings
-    from router.provider import route
-    from router.score import build_routing_table
-    from router.weightedtable import extend_table
+    from router.providers.provider import route
+    from router.routing.score import build_routing_table
+    from router.routing.weightedtable import extend_table
 
     index = parse_cluster_text(text, "<synthetic>")
     table = extend_table(build_routing_table(index), index, utterances=utterances)

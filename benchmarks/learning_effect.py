@@ -2,12 +2,12 @@
 
 Each lab session is a real-shaped 2.1.328 transcript in which the user asks something in words the
 router does not route, and the agent then Reads one memory file. The sessions go through the
-real path (`memory-router learn DIR`: transcripts.evidence, router.feedback.add_feedbacks, the
+real path (`memory-router learn DIR`: transcripts.evidence, router.store.feedback.add_feedbacks, the
 learned file beside a copy of the cluster file), then every suite of the store is routed before
 and after, once per provider: the default `weighted` provider, reading the learned file as the hook
-does (`router.provider.build_table(index, learned_terms=...)`: a learned word counts like a word
+does (`router.providers.provider.build_table(index, learned_terms=...)`: a learned word counts like a word
 of the memory's own line); and spec §10's scorer with the learned terms merged
-(`router.learned.merge_learned_postings`) and counted like member words (weight =
+(`router.store.learned.merge_learned_postings`) and counted like member words (weight =
 member_weight, a third of a tag's). Printed per suite and per prompt kind (a case's first tag):
 cluster hit (cases with routes_to that routed all of them), fact recall, false priming, and the
 cases whose routing changed.
@@ -35,9 +35,9 @@ from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
 from router.config import DEFAULTS, bundled_cluster_file  # noqa: E402
 from router.config import learned_path  # noqa: E402
-from router.learned import merge_learned_postings, read_learned, terms_by_slug  # noqa: E402
-from router.provider import build_table, route  # noqa: E402
-from router.score import build_routing_table  # noqa: E402
+from router.store.learned import merge_learned_postings, read_learned, terms_by_slug  # noqa: E402
+from router.providers.provider import build_table, route  # noqa: E402
+from router.routing.score import build_routing_table  # noqa: E402
 
 PROVIDERS = ("weighted", "spec")
 
@@ -141,7 +141,7 @@ def measure(name, store, workdir, provider="weighted"):
     with open(config, "w", encoding="utf-8") as handle:
         handle.write(f'clusters = "{os.path.basename(cluster_file)}"\nlearning = true\n')
     settings = dict(DEFAULTS, provider=provider)
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     index = load_cluster_file(cluster_file)
     table = tables(provider, index)

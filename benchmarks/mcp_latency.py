@@ -70,9 +70,9 @@ def calls_for(store_name, index):
 
 
 def in_process_route_ms(cluster_path, prompt, calls):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import default_settings
-    from router.score import build_routing_table, route_prompt
+    from router.routing.score import build_routing_table, route_prompt
 
     table = build_routing_table(load_cluster_file(cluster_path))
     settings = default_settings()
@@ -135,7 +135,7 @@ def make_project(root, name, text):
 
 
 def bench_store(root, name, text, calls):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     project = make_project(root, name, text)
     cluster_path = os.path.join(project, "brain", "memory-layer1-clusters.md")

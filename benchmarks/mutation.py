@@ -34,10 +34,10 @@ GOAL_PERCENT = 90.0
 
 # target name -> the modules mutated for it (keep in step with [tool.mutmut] only_mutate)
 TARGETS = {
-    "scorer": ("router.score",),
+    "scorer": ("router.routing.score",),
     "tokeniser": ("router.tokens",),
     "canary checks": ("canaries.runner", "canaries.cases"),
-    "citation gate": ("router.citations", "router.citation_text", "router.citation_ledger"),
+    "citation gate": ("router.gate.citations", "router.gate.citation_text", "router.gate.citation_ledger"),
 }
 # short names accepted by --target
 TARGET_ALIASES = {"gate": "citation gate"}
@@ -57,16 +57,16 @@ _DEAD_DEFAULT = "dead default: __init__ sets problems before anything calls form
 
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
-    ("router.score", "if total > line_cap:", "if total >= line_cap:"):
+    ("router.routing.score", "if total > line_cap:", "if total >= line_cap:"):
         "at total == line_cap the branch keeps every line and restores their (rank, index) order",
-    ("router.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "key=None")):
+    ("router.routing.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "key=None")):
         "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order",
-    ("router.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "")):
+    ("router.routing.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "")):
         "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order",
-    ("router.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", )")): _ONLY_FIRST,
-    ("router.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", 2)")): _ONLY_FIRST,
-    ("router.score", _NAMES, _NAMES.replace(", 1)", ", )")): _ONLY_FIRST,
-    ("router.score", _NAMES, _NAMES.replace(", 1)", ", 2)")): _ONLY_FIRST,
+    ("router.routing.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", )")): _ONLY_FIRST,
+    ("router.routing.score", _FIRST_LINE, _FIRST_LINE.replace(", 1)", ", 2)")): _ONLY_FIRST,
+    ("router.routing.score", _NAMES, _NAMES.replace(", 1)", ", )")): _ONLY_FIRST,
+    ("router.routing.score", _NAMES, _NAMES.replace(", 1)", ", 2)")): _ONLY_FIRST,
     ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('"utf-8"', '"UTF-8"')): "the same codec",
     ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('"utf-8"', "None")): _ASCII_FILE,
     ("router.tokens", _OPEN_STOPWORDS, _OPEN_STOPWORDS.replace('encoding="utf-8"', "")): _ASCII_FILE,
@@ -81,7 +81,7 @@ EQUIVALENT = {
     ("canaries.cases", _PROBLEMS, _PROBLEMS.replace(', ())', ', )')): _DEAD_DEFAULT,
 }
 
-# "    router.score.x_route_prompt__mutmut_3: survived"; methods read "module.xǁClassǁname__mutmut_N"
+# "    router.routing.score.x_route_prompt__mutmut_3: survived"; methods read "module.xǁClassǁname__mutmut_N"
 _RESULT_LINE = re.compile(r"^\s*(?P<mutant>\S+__mutmut_\d+): (?P<status>.+?)\s*$")
 _MODULE_OF = re.compile(r"^(?P<module>.+?)\.x[_\u01c1]")
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Mutation testing of the citation gate's parser and payload reader (router/citations.py) with
+# Mutation testing of the citation gate's parser and payload reader (router/gate/citations.py) with
 # mutmut 3, against tests/router/test_citations.py. One configuration ([tool.mutmut] in
 # pyproject.toml) and one script serve every mutation target (docs/mutation.md); this runs only
 # the citation gate's:

@@ -57,8 +57,8 @@ from canaries.metrics import fact_recall  # noqa: E402
 from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from router.config import default_settings  # noqa: E402
-from router.score import build_routing_table  # noqa: E402
-from router.weightedtable import extend_table  # noqa: E402
+from router.routing.score import build_routing_table  # noqa: E402
+from router.routing.weightedtable import extend_table  # noqa: E402
 from utterancefiles import ENRICHMENT, read_blind, store_copy_with_utterances  # noqa: E402
 
 BM25 = "bm25_provider:make"
@@ -82,7 +82,7 @@ def blind_file(cluster_path, explicit=None):
 def utterances_of(cluster_path, index, explicit=None):
     """``{slug: texts}`` the ``weighted + utterances`` column routes on, and where they came from."""
     from router.config import utterances_path
-    from router.utterances import read_utterances, utterances_by_slug
+    from router.store.utterances import read_utterances, utterances_by_slug
 
     blind = blind_file(cluster_path, explicit)
     if blind:
@@ -112,14 +112,14 @@ def _load(paths, cluster_path=None, utterances=None):
 
 def run_bm25_cases(cases, table, settings):
     """``run_cases`` for the BM25 baseline, run in this process: the hook runs a custom provider in
-    a child interpreter per prompt (router/providerproc.py), which is the hook's isolation, not
+    a child interpreter per prompt (router/providers/providerproc.py), which is the hook's isolation, not
     part of what the provider decides; a child per case would make the fit take minutes. The
-    decision goes through the same check and completion as the hook's (``router.provider``)."""
+    decision goes through the same check and completion as the hook's (``router.providers.provider``)."""
     import bm25_provider
 
     from canaries.runner import evaluate
-    from router.provider import _complete, check_decision
-    from router.session import fresh
+    from router.providers.provider import _complete, check_decision
+    from router.hooks.session import fresh
 
     provider = bm25_provider.make(settings)
     results = []

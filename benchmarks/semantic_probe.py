@@ -56,9 +56,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from canaries.suite import load_suite  # noqa: E402
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.config import DEFAULTS  # noqa: E402
-from router.provider import build_table, route  # noqa: E402
+from router.providers.provider import build_table, route  # noqa: E402
 from router.tokens import STOPWORDS, slug_words  # noqa: E402
 
 THRESHOLDS = {"static": (0.5, 0.55, 0.6, 0.65), "sentence": (0.35, 0.4, 0.45, 0.5)}

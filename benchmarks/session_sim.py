@@ -11,8 +11,8 @@ request per prompt (tool round trips would multiply both sides alike), the memor
     slim+router   the slim MEMORY.md + every injection since the last compaction, this one included,
                   each as it lands in the request (``UserPromptSubmit hook additional context: <text>``)
 
-The router runs through the hook's own code: ``router.provider.route`` (the configured provider), then
-``router.session.session_step`` (de-duplication on) or ``router.injection.plan_injection`` with nothing held
+The router runs through the hook's own code: ``router.providers.provider.route`` (the configured provider), then
+``router.hooks.session.session_step`` (de-duplication on) or ``router.routing.injection.plan_injection`` with nothing held
 (off); a compaction resets the session record as the SessionStart hook does.
 
 Variants (``VARIANTS``): the hook before issue 13 (every line of the routed clusters, up to
@@ -51,15 +51,15 @@ from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from canaries.runner import run_suite  # noqa: E402
 from harness.slim.index import assemble_slim_index, build_hot_strip, render_layer0_router  # noqa: E402
 from harness.tokens.counts import loaded_portion  # noqa: E402
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index, default_settings  # noqa: E402
 from router.configfile import parse_config_file  # noqa: E402
-from router.provider import route  # noqa: E402
-from router.score import build_routing_table  # noqa: E402
-from router.weightedtable import extend_table  # noqa: E402
-from router.injection import plan_injection, pointer_text  # noqa: E402
-from router.session import after_compaction, session_step  # noqa: E402
-from router.sessionrecord import new_record  # noqa: E402
+from router.providers.provider import route  # noqa: E402
+from router.routing.score import build_routing_table  # noqa: E402
+from router.routing.weightedtable import extend_table  # noqa: E402
+from router.routing.injection import plan_injection, pointer_text  # noqa: E402
+from router.hooks.session import after_compaction, session_step  # noqa: E402
+from router.hooks.sessionrecord import new_record  # noqa: E402
 
 HELDOUT = os.path.join(HERE, "heldout")
 HELDOUT_BLIND = os.path.join(HERE, "enrichment", "heldout-gullwing.tsv")
@@ -172,7 +172,7 @@ def recall(suite_paths, settings, utterances=None):
         suite = load_suite(path)
         if utterances == "beside":
             from router.config import utterances_path
-            from router.utterances import read_utterances, utterances_by_slug
+            from router.store.utterances import read_utterances, utterances_by_slug
 
             found = utterances_by_slug(read_utterances(utterances_path(suite.cluster_path)))
         else:
@@ -213,7 +213,7 @@ def main(argv=None):
         heldout_flat = handle.read()
 
     from router.config import utterances_path
-    from router.utterances import read_utterances, utterances_by_slug
+    from router.store.utterances import read_utterances, utterances_by_slug
     from utterancefiles import read_blind
 
     shipped = utterances_by_slug(read_utterances(utterances_path(bundled_cluster_file())))

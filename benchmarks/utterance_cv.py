@@ -12,11 +12,11 @@ benchmarks/enrichment/example-blind.tsv (written by a model from the cluster fil
 held-out stores are never read here.
 
 Candidates come in families (``GRIDS``): ``bags`` (the utterance postings of
-``router.uttertable``: each member's utterances one bag, idf among bags, x ``utterance_weight``;
+``router.routing.uttertable``: each member's utterances one bag, idf among bags, x ``utterance_weight``;
 the near-miss gate on), ``bags-no-gate`` (the same with ``utterance_coverage = 0``) and
 ``learned`` (issue 21's experiment: the utterances fed to the weighted provider as learned terms
 of their member, no other change) and ``learned-gated`` (what ships: utterance words count as words
-of their member, as learned terms do, through ``router.uttertable.add_member_words``, plus the
+of their member, as learned terms do, through ``router.routing.uttertable.add_member_words``, plus the
 near-miss gate and the line choice by member evidence; ``utterance_weight = 0``). Every point routes every case once (``run_cases``, the
 hook's own selection). For each family, and for all families together, K-fold CV: on each fold
 the best point on the other folds by ``objective`` routes the held-out fold, and the held-out
@@ -47,8 +47,8 @@ from canaries.metrics import fact_recall  # noqa: E402
 from canaries.runner import run_cases  # noqa: E402
 from canaries.suite import load_suite  # noqa: E402
 from router.config import default_settings  # noqa: E402
-from router.score import build_routing_table  # noqa: E402
-from router.weightedtable import extend_table  # noqa: E402
+from router.routing.score import build_routing_table  # noqa: E402
+from router.routing.weightedtable import extend_table  # noqa: E402
 from utterancefiles import ENRICHMENT, read_blind  # noqa: E402
 
 BUNDLED = ("spec.yaml", "example.yaml", "paraphrase.yaml")
@@ -116,7 +116,7 @@ def fitting_cases():
 
 def tables(index, blind):
     """The tables the families route on: plain (no utterances), shipped (what the hook builds with
-    utterances), bags (the same without ``router.uttertable.add_member_words``' postings: utterance
+    utterances), bags (the same without ``router.routing.uttertable.add_member_words``' postings: utterance
     words are evidence only through ``utterance_weight``), learned (utterances as learned terms)."""
     shipped = extend_table(build_routing_table(index), index, utterances=blind)
     bags = {key: value for key, value in shipped.items() if key not in MEMBER_WORD_POSTINGS}

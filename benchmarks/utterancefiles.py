@@ -3,7 +3,7 @@ router reads: utterance rows, ``{slug: texts}``, or an utterances file beside a 
 
     python benchmarks/utterancefiles.py BLIND.tsv CLUSTER_FILE [--out FILE] [--engine blind] [--model fixture]
 
-writes the utterances file (``router.utterances`` format) for CLUSTER_FILE's members to FILE
+writes the utterances file (``router.store.utterances`` format) for CLUSTER_FILE's members to FILE
 (default: beside CLUSTER_FILE, ``<stem>.utterances.tsv``). Each row's ``memory_hash`` is
 ``memory_text_hash`` of the memory's text: its hook line, and, when the store has a topic file
 for it (``--memory-dir``), a newline and that file's body.
@@ -20,9 +20,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from router.clusterfile import load_cluster_file  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.config import utterances_path  # noqa: E402
-from router.utterances import Utterance, clean_utterance, memory_text_hash, render_utterances  # noqa: E402
+from router.store.utterances import Utterance, clean_utterance, memory_text_hash, render_utterances  # noqa: E402
 
 ENRICHMENT = os.path.join(HERE, "enrichment")
 # A fixed time, so a file written from the same blind file is the same bytes.
@@ -64,7 +64,7 @@ def _body(memory_dir, slug):
 
 
 def utterance_rows(blind, index, engine="blind", model="fixture", memory_dir=None):
-    """``router.utterances.Utterance`` rows for the members of ``index`` that ``blind`` has
+    """``router.store.utterances.Utterance`` rows for the members of ``index`` that ``blind`` has
     (``{slug: texts}``), in cluster-file order; slugs not in the store are left out."""
     rows = []
     for cluster in index.clusters:

@@ -63,7 +63,7 @@ def _settings(config):
 class CanarySuiteFile(pytest.File):
     def collect(self):
         from canaries.suite import load_suite
-        from router.provider import build_table
+        from router.providers.provider import build_table
 
         suite = load_suite(self.path, cluster_path=self.config.getoption("canary_clusters"))
         settings = _settings(self.config)
@@ -103,7 +103,7 @@ class CanaryItem(pytest.Item):
 
     def runtest(self):
         from canaries.runner import differences, run_session
-        from router.session import route_fresh
+        from router.hooks.session import route_fresh
 
         if hasattr(self.case, "steps"):
             # A session case: its steps run in order in one simulated session.

@@ -12,9 +12,9 @@ Verdicts:
 
 from dataclasses import dataclass
 
-from router.provider import build_table, route
-from router.session import after_compaction, route_fresh, session_step
-from router.sessionrecord import new_record
+from router.providers.provider import build_table, route
+from router.hooks.session import after_compaction, route_fresh, session_step
+from router.hooks.sessionrecord import new_record
 
 VERDICTS = ("pass", "fail", "xfail", "xpass")
 FAILING_VERDICTS = frozenset({"fail", "xpass"})
@@ -204,7 +204,7 @@ class SuiteResult:
 
 
 def step_differences(step, plan):
-    """Every expectation of a prompt ``step`` that ``plan`` (``router.injection.plan_injection``'s
+    """Every expectation of a prompt ``step`` that ``plan`` (``router.routing.injection.plan_injection``'s
     result for it, in its session) breaks, as text."""
     out = []
     sent = [line["slug"] for line in plan["lines"]]
@@ -248,10 +248,10 @@ class SessionResult:
 
 
 def run_session(case, table, settings):
-    """Type ``case``'s prompts in one simulated session, through ``router.session.session_step``
+    """Type ``case``'s prompts in one simulated session, through ``router.hooks.session.session_step``
     (the very function the hook calls), and judge each step. ``compact`` and ``clear`` forget
     what the session holds, as the SessionStart hook makes the hook do. A ``compact`` step is
-    judged on what that hook sends again (``router.session.after_compaction``: the lines the last
+    judged on what that hook sends again (``router.hooks.session.after_compaction``: the lines the last
     routed prompt relied on the session holding), which the session then holds."""
     record = new_record(case.id, ["canary", 0, 0])
     steps = []

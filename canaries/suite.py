@@ -62,7 +62,7 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
     checked against ``default_clusters``, ``(path, how it was found)``: the project's store as
     ``memory-router`` finds it (``harness.project.resolve_cluster_file``); without one, the
     bundled example store. Its problems name that file whole and say why it was used. ``load_index(cluster_path)`` returns a
-    ClusterIndex (default: ``router.clusterfile.load_cluster_file``); pass ``False`` to skip the
+    ClusterIndex (default: ``router.store.clusterfile.load_cluster_file``); pass ``False`` to skip the
     cluster cross-checks (``suite_prompts`` does). ``facts_only`` drops every ``routes_to`` (and
     the ``xfail`` marks recorded against those ids), to judge a cluster file with other ids, such
     as a built one, by what it injects. Raises ``SuiteError`` listing every problem.
@@ -109,7 +109,7 @@ def parse_suite_text(text, path, cluster_override=None, load_index=None, facts_o
         else:
             # A broken cluster file is its own error (ClusterFileError, exit 2), naming its own lines.
             if load_index is None:
-                from router.clusterfile import load_cluster_file as load_index
+                from router.store.clusterfile import load_cluster_file as load_index
             index = load_index(cluster_path)
 
     description = checker.string(data, "description")

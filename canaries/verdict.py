@@ -33,7 +33,7 @@ import json
 from dataclasses import dataclass, field
 
 from canaries.phrases import find_phrases, forbidden_hits, member_line, normalise_prompt
-from router.score import parse_header
+from router.routing.score import parse_header
 from transcripts import audit, turns
 from transcripts import entries as tr
 

@@ -88,16 +88,16 @@ def main(argv=None):
         argv = sys.argv[1:]
     argv = list(argv)
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-        from router.hook import run_hook
+        from router.hooks.hook import run_hook
 
         return run_hook(argv[1:])
     if argv[:1] == ["gate"] and argv[1:2] != ["check"] and "-h" not in argv and "--help" not in argv:
         # The PreToolUse citation gate: a hook like `hook`, so no argparse on its path either.
-        from router.gate import run_gate
+        from router.gate.gate import run_gate
 
         return run_gate(argv[1:])
     if argv[:1] == ["session-start"] and "-h" not in argv and "--help" not in argv:
-        from router.hook import run_session_start
+        from router.hooks.hook import run_session_start
 
         return run_session_start(argv[1:])
     from router.errors import MemoryRouterError

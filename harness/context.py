@@ -7,11 +7,11 @@ import os
 import sys
 
 from router import config as config_mod
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.configfile import load_config
 from router.hookio import hook_output
-from router.provider import build_table
-from router.session import route_fresh
+from router.providers.provider import build_table
+from router.hooks.session import route_fresh
 
 
 def resolve_cli_clusters(explicit=None, config=None, quiet=False):
@@ -42,7 +42,7 @@ class RouterContext:
         # (a damaged learned file is an error here, exit 2; the hook routes without it).
         learned = None
         if config and config.get("learning"):
-            from router.learned import learned_terms_for
+            from router.store.learned import learned_terms_for
 
             learned = learned_terms_for(cluster_path)
         self.table = build_table(self.index, learned_terms=learned)

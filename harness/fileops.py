@@ -270,7 +270,7 @@ def _lock_location(path):
     """``(lock file, the state folder holding it or None)``."""
     from urllib.parse import quote
 
-    from router.memorystore import git_root
+    from router.store.memorystore import git_root
 
     real = os.path.realpath(os.fspath(path))
     directory, name = os.path.split(real)

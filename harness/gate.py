@@ -1,7 +1,7 @@
 """``memory-router gate check FILE... | -``: the citation gate over text no write passes through
 (a pull request body, a commit message, a file written before the gate was installed).
 
-Same parser, same skip list and same ledger discovery as the hook (``router.gate.check_texts``),
+Same parser, same skip list and same ledger discovery as the hook (``router.gate.gate.check_texts``),
 so the two cannot disagree. Exit 0: nothing blocked; 1: a citation would be blocked; 2: a path
 that cannot be read (one line, no traceback) or a bad config. ``memory-router gate`` with no
 subcommand is the PreToolUse hook itself, dispatched before argparse by the CLI's ``main``.
@@ -97,7 +97,7 @@ def check_paths(paths, options, stdin=None, cwd=None):
     """One result dict per path (``citations.decide``'s keys plus ``path`` and ``skipped``).
 
     Every path is read before any is checked, so an unreadable one stops the run with exit 2."""
-    from router.gate import check_texts
+    from router.gate.gate import check_texts
 
     cwd = os.path.abspath(cwd or os.getcwd())
     sources = [(path, read_source(path, stdin)) for path in paths]
@@ -121,7 +121,7 @@ def run_check(args, stdin=None, stdout=None):
 
         print_json({"blocked": blocked, "results": results}, out)
         return 1 if blocked else 0
-    from router.citations import render
+    from router.gate.citations import render
 
     for result in results:
         name = "<stdin>" if result["path"] == "-" else result["path"]

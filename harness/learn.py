@@ -2,7 +2,7 @@
 
 Where the agent read a memory file, or named a memory's slug, that the router had not injected
 for that prompt (``transcripts.evidence``), the prompt's words become learned terms of that
-memory through ``router.learned`` (one write, the same caps and hand-tag rule as every other
+memory through ``router.store.learned`` (one write, the same caps and hand-tag rule as every other
 feedback), in the reviewable file beside the cluster file. ``--dry-run`` prints the file's
 unified diff and writes nothing.
 
@@ -96,9 +96,9 @@ def gather(files, slugs):
 
 def utterance_words(cluster_path):
     """``(stems by slug, utterances file, problem)``: each memory's utterance stems
-    (``router.uttertable``), so a report can say which evidence words its utterances already hold.
+    (``router.routing.uttertable``), so a report can say which evidence words its utterances already hold.
     A damaged utterances file is a ``problem`` (reported; learning does not depend on it)."""
-    from router.uttertable import read_beside, stems_of_text
+    from router.routing.uttertable import read_beside, stems_of_text
 
     utterances, path, problem = read_beside(cluster_path)
     stems = {slug: set().union(*(stems_of_text(text) for text in texts)) for slug, texts in utterances.items()}
@@ -108,7 +108,7 @@ def utterance_words(cluster_path):
 def utterance_hits(prompt, stems):
     """The prompt's routing words whose stem is among ``stems`` (one memory's utterance stems)."""
     from router.tokens import tokenize
-    from router.uttertable import stems_of_text
+    from router.routing.uttertable import stems_of_text
 
     return sorted(word for word in tokenize(prompt) if stems_of_text(word) & stems) if stems else []
 
@@ -130,9 +130,9 @@ def cmd_learn(args):
             raise RefusedError("the cluster file is the bundled example store; learned terms are never written "
                                "into the installed package", fix="point --clusters or clusters in "
                                                                  "memory-router.toml at your own cluster file")
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import learned_path
-    from router.feedback import add_feedbacks
+    from router.store.feedback import add_feedbacks
 
     index = load_cluster_file(cluster_path)
     slugs = {member.slug for member in index.members}

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.errors import InputError, read_utf8
-from router.memorystore import is_index_file, normalise_slug
+from router.store.memorystore import is_index_file, normalise_slug
 
 INDEX_NAME = "MEMORY.md"
 

@@ -33,7 +33,7 @@ def project_config(directory, explicit=None):
 def claude_config_dir(environ=None):
     """Claude Code's user directory: ``$CLAUDE_CONFIG_DIR`` if set, else ``~/.claude`` (the rule
     the transcript locator and the gate follow too)."""
-    from router.memorystore import claude_config_dir as config_dir
+    from router.store.memorystore import claude_config_dir as config_dir
 
     return config_dir(environ)
 
@@ -75,7 +75,7 @@ def project_state_dir(directory):
 def default_memory_dir(directory):
     """Claude Code's auto-memory directory for a project (claude-code-formats.md §4.1):
     ``<config dir>/projects/<key of the git root, else the project dir>/memory``."""
-    from router.memorystore import default_memory_dir as claude_default
+    from router.store.memorystore import default_memory_dir as claude_default
 
     return claude_default(directory)
 

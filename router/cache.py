@@ -51,10 +51,11 @@ CLUSTERS_PER_SHARD = 16
 RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
-CODE_FILES = tuple(os.path.join(_HERE, name) for name in (
-    "cache.py", "clusterfile.py", "config.py", "configfile.py", "score.py", "tokens.py", "provider.py",
-    "providername.py", "weighted.py", "weightedtable.py", "stem.py", "learned.py",
-    "utterances.py", "uttertable.py", "utterscore.py", os.path.join("data", "stopwords.txt")))
+CODE_FILES = tuple(os.path.join(_HERE, *name.split("/")) for name in (
+    "cache.py", "config.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
+    "store/clusterfile.py", "store/learned.py", "store/utterances.py", "providers/provider.py",
+    "routing/score.py", "routing/weighted.py", "routing/weightedscore.py", "routing/weightedtable.py",
+    "routing/uttertable.py", "routing/utterscore.py", "routing/priors.py", "data/stopwords.txt"))
 
 
 def cache_dir():
@@ -209,7 +210,7 @@ def posting_kinds(table):
 
 
 def serialise_table(table, key):
-    """The sharded cache bytes for a routing table (see ``router.provider.build_table``)."""
+    """The sharded cache bytes for a routing table (see ``router.providers.provider.build_table``)."""
     kinds = posting_kinds(table)
     meta = {name: value for name, value in table.items() if name != "clusters" and name not in kinds}
     tokens = set()
@@ -371,7 +372,7 @@ def _table_kind(companions):
 
 def _companions(path, companions):
     """What a table of the cluster file at ``path`` is built from besides it: the caller's
-    ``companions`` and, always, the utterances file beside it (``router.weightedtable`` reads it
+    ``companions`` and, always, the utterances file beside it (``router.routing.weightedtable`` reads it
     whenever it builds a table), so writing, editing or deleting that file means a rebuild."""
     return tuple(companions) + (utterances_path(path),)
 

@@ -89,7 +89,7 @@ DOCS = {
     "utterance_line_limit": "weighted provider, utterances: most member lines sent per prompt (0: line_cap)",
 }
 
-# The feedback loop (router/learned.py, docs/learning.md): off unless the config turns it on.
+# The feedback loop (router/store/learned.py, docs/learning.md): off unless the config turns it on.
 LEARNING_DEFAULTS = {
     "learning": False,
     "learned_cap": 24,
@@ -101,7 +101,7 @@ UTTERANCES_SUFFIX = ".utterances.tsv"
 
 def learned_path(cluster_path):
     """The learned-terms file of a cluster file: ``brain/x.md`` -> ``brain/x.learned.tsv``. Here,
-    not in ``router.learned``, because the hook needs the path on every prompt while learning is
+    not in ``router.store.learned``, because the hook needs the path on every prompt while learning is
     on, and the reader (with its regular expressions and record type) only on a cache miss."""
     base, ext = os.path.splitext(os.fspath(cluster_path))
     if ext.lower() not in (".md", ".markdown", ".tsv"):

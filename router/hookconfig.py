@@ -1,7 +1,7 @@
 """The files both hooks read before they decide: the config file (found and parsed through the
 cache) and the size limit each file must stay under.
 
-One module for ``router.hook`` (UserPromptSubmit) and ``router.gate`` (PreToolUse), so the two
+One module for ``router.hooks.hook`` (UserPromptSubmit) and ``router.gate.gate`` (PreToolUse), so the two
 find the same config the same way and refuse the same oversized files; the gate used to reach
 into the hook's private helpers for this.
 

@@ -20,7 +20,7 @@ A text's tokens are a set: scoring is word-set overlap, so repeating a word adds
 import os
 import re
 
-_WORD_RE = re.compile(r"\w+")
+WORD_RE = re.compile(r"\w+")
 _STOPWORDS_PATH = os.path.join(os.path.dirname(__file__), "data", "stopwords.txt")
 
 
@@ -55,7 +55,7 @@ def tokenize(text):
     """Return the set of routing tokens in ``text`` (see the module docstring for the rule)."""
     tokens = set()
     add = tokens.add
-    for word in _WORD_RE.findall(text.lower()):
+    for word in WORD_RE.findall(text.lower()):
         if "_" in word:
             core = word.strip("_")
             if len(core) >= 2 and not core.isdigit():

@@ -206,7 +206,7 @@ def test_the_configuration_table_knows_every_key_the_config_accepts(tmp_path):
 
 def example_store_figures():
     from canaries.memoryindex import line_count  # noqa: F401 - the same counts slim uses
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
     from router.configfile import parse_config_file
 

@@ -5,7 +5,7 @@ Each conversation in a file is audited on its own: the main session, and every s
 (``isSidechain`` lines, grouped by ``agentId``). Subagent files (``<session>/subagents/*.jsonl``)
 are separate files and so separate audits. For every stream: the prompts in order, and for each
 prompt the injections attached to it, with the cluster ids the router's header names
-(``router.score.parse_header``), line count and characters. Then five checks, each ``pass``,
+(``router.routing.score.parse_header``), line count and characters. Then five checks, each ``pass``,
 ``fail``, ``n/a`` (nothing to check) or ``unknown`` (this transcript cannot show it), with the
 file line numbers that are the evidence. (a)-(e) are about the client and the transcript; (f) is
 about the router:

@@ -42,7 +42,7 @@ import os
 import re
 from typing import NamedTuple
 
-from router.memorystore import is_index_file, normalise_slug
+from router.store.memorystore import is_index_file, normalise_slug
 from transcripts.auditmodel import RECORDED, capability_of
 from transcripts.entries import ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT
 from transcripts.locate import subagent_files

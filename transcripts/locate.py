@@ -12,7 +12,7 @@ import os
 import pathlib
 from dataclasses import dataclass
 
-from router.memorystore import project_key  # noqa: F401 - one key rule for the locator and the citation gate
+from router.store.memorystore import project_key  # noqa: F401 - one key rule for the locator and the citation gate
 
 MAX_KEY_CHARS = 200
 # What a command says when handed an empty transcript path: the usual cause is

@@ -3,7 +3,7 @@ conversation stream, its prompts, the injections hanging off each (their ``paren
 followed, across streams too), what was re-sent, and where the sentinel was met. The checks
 (``transcripts.checks``) then judge that state."""
 
-from router.score import parse_header
+from router.routing.score import parse_header
 from transcripts.auditmodel import (
     LIVE_PROMPTS,
     MAX_INJECTIONS_PER_PROMPT,

@@ -76,10 +76,10 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
     from harness.canary import checks as cl
     from harness.memorydir import hot_slugs
     from router import config as config_mod
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.errors import MemoryRouterError
-    from router.provider import build_table
-    from router.session import route_fresh
+    from router.providers.provider import build_table
+    from router.hooks.session import route_fresh
 
     config = project_config(project_dir)
     memory_dir, memory_from = resolve_memory_dir(memory_dir_arg, config, project_dir)

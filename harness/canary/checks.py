@@ -87,7 +87,7 @@ def check_not_hot(slug, memory_path, facts, config_hot=(), flagged_hot=()):
 
 
 def check_routes(slug, decision, cluster_path):
-    """``decision`` is ``router.score.route_prompt``'s result for the case's prompt."""
+    """``decision`` is ``router.routing.score.route_prompt``'s result for the case's prompt."""
     what = f"The router injects `{slug}` for this prompt (deterministic routing check, spec \u00a710)"
     if decision is None:
         return Check(UNKNOWN, what, "no cluster file to route against")

@@ -26,7 +26,7 @@ def cross_validation(suite_path, k, clusters=None, config_path=None, facts_only=
     """``(report, cases)``: K-fold cross-validation of ``fit`` over the suite's cases."""
     from canaries.crossval import cross_validate
     from canaries.runner import matches
-    from router.provider import build_table
+    from router.providers.provider import build_table
 
     config, settings = settings_from(config_path)
     suite = load_suites([suite_path], cluster_path=clusters, facts_only=facts_only, config=config)[0]
@@ -46,7 +46,7 @@ def fit_suite(suite_path, clusters=None, config_path=None, facts_only=False, hol
     """``(report, refused)``: the fit of the routing constants on the suite; with ``write``, a
     recommended setting saved to the config (``report["written"]``), or why not (``refused``)."""
     from canaries.fit import fit, toml_snippet
-    from router.provider import build_table
+    from router.providers.provider import build_table
 
     if holdout >= 1:
         raise InputError("--holdout must be below 1 (the fitting part would be empty)", fix="use e.g. --holdout 0.3")

@@ -113,7 +113,7 @@ def load_suites(paths, cluster_path=None, facts_only=False, config=None):
 
 
 def table_for(suite, cache):
-    from router.provider import build_table
+    from router.providers.provider import build_table
 
     key = os.path.abspath(suite.cluster_path)
     if key not in cache:

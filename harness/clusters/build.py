@@ -92,7 +92,7 @@ def build(memory_dir=None, index=None, out=None, clusters=None, max_size=None, l
     from harness.archives import write_archive
     from harness.clusters.clustering import DEFAULT_MAX_SIZE
     from harness.fileops import Snapshot
-    from router.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
+    from router.store.clusterfile import load_cluster_file, parse_cluster_text, render_markdown, render_tsv
     from router.configfile import load_config
     from router.config import settings_of
     from router.errors import InputError, decode_utf8

@@ -47,7 +47,7 @@ from harness.clusters.clustering import (
     unit_vector,
 )
 from harness.clusters.labels import Labels, check_labels
-from router.clusterfile import Cluster, ClusterIndex, Member
+from router.store.clusterfile import Cluster, ClusterIndex, Member
 from router.errors import InputError
 from router.tokens import tokenize
 
@@ -277,8 +277,8 @@ def self_routing(index, settings):
     clear second), ``capped`` (its cluster routed but its line cut by the line cap), ``elsewhere``
     (only other clusters routed) or ``nowhere`` (nothing routed).
     """
-    from router.provider import build_table
-    from router.session import route_fresh
+    from router.providers.provider import build_table
+    from router.hooks.session import route_fresh
 
     table = build_table(index)
     counts = {"own": 0, "second": 0, "capped": 0, "elsewhere": 0, "nowhere": 0}

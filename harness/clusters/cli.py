@@ -6,7 +6,7 @@ import sys
 
 from harness import options
 from harness.clusters.build import DEFAULT_OUT
-from router.clusterfile import load_cluster_file, read_text, render_cluster_file, scan_cluster_text
+from router.store.clusterfile import load_cluster_file, read_text, render_cluster_file, scan_cluster_text
 from router.errors import InputError
 
 

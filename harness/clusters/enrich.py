@@ -23,8 +23,8 @@ from harness.clusters.enrich_protocol import (
     prompt_text,
     request_problems,
 )
-from router.learned import utc_stamp
-from router.utterances import render_utterances
+from router.store.learned import utc_stamp
+from router.store.utterances import render_utterances
 
 RETRIES = 3                    # a transient failure is tried again this many times
 BACKOFF_SECONDS = 2.0          # then 4, 8: exponential, capped
@@ -150,7 +150,7 @@ def read_bodies(directory):
     if not directory:
         return {}
     from router.errors import InputError, read_utf8
-    from router.memorystore import is_index_file, normalise_slug
+    from router.store.memorystore import is_index_file, normalise_slug
 
     if not os.path.isdir(directory):
         raise InputError("memory directory does not exist" if not os.path.exists(directory)
@@ -176,10 +176,10 @@ def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=Non
     the caller has it) and its utterances file: a damaged utterances file is an
     ``UtterancesFileError`` (exit 2) and is never rewritten."""
     from harness.clusters.enrich_plan import plan_enrich
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import utterances_path
     from router.errors import decode_utf8
-    from router.utterances import UtterancesFileError, parse_utterances_text
+    from router.store.utterances import UtterancesFileError, parse_utterances_text
 
     index = index if index is not None else load_cluster_file(cluster_path)
     path = utterances_path(cluster_path)

@@ -1,7 +1,7 @@
 """Which memories ``clusters enrich`` asks about, and the utterances file it then writes. Pure.
 
 A memory's text is its member line's hook and, when the memory directory has its topic file, a
-newline and that file's body (front matter left out); ``router.utterances.memory_text_hash`` of it is
+newline and that file's body (front matter left out); ``router.store.utterances.memory_text_hash`` of it is
 written on each row. A memory is asked about again when it has no engine-written row, or when
 its rows were written from another text (its hook or its topic file changed). Rows written by
 hand (``memory_hash`` ``-``) are always kept, and never make a memory count as enriched. Rows of
@@ -14,7 +14,7 @@ members as neighbours, so the engine can write words that tell them apart.
 
 from collections import namedtuple
 
-from router.utterances import HAND_ENGINE, HAND_HASH, Utterance, memory_text_hash
+from router.store.utterances import HAND_ENGINE, HAND_HASH, Utterance, memory_text_hash
 
 MemoryText = namedtuple("MemoryText", "slug type hook body hash")
 MemoryText.__doc__ = "One memory as enrich sends it: slug, type, hook, topic-file body, and the hash of hook + body."

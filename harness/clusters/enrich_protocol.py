@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections import namedtuple
 
-from router.utterances import MAX_UTTERANCE_CHARS, clean_utterance
+from router.store.utterances import MAX_UTTERANCE_CHARS, clean_utterance
 
 ENRICH_PROTOCOL = "memory-router.enrich/1"
 LABEL_PROTOCOL = "memory-router.label/1"
@@ -100,7 +100,7 @@ def _memory_object(memory):
 
 def enrich_request(cluster, memories, per_memory, neighbours=()):
     """The ``memory-router.enrich/1`` request for ``memories`` (objects with slug, type, hook, body)
-    of ``cluster`` (a ``router.clusterfile.Cluster``); ``neighbours`` its other members."""
+    of ``cluster`` (a ``router.store.clusterfile.Cluster``); ``neighbours`` its other members."""
     request = {"protocol": ENRICH_PROTOCOL, "per_memory": per_memory, "cluster": _cluster_object(cluster),
                "memories": [_memory_object(m) for m in memories], "instructions": enrich_instructions(per_memory)}
     if neighbours:

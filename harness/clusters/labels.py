@@ -92,7 +92,7 @@ def _word_list(node, what, problems):
 
 def pin_slug(text):
     """The member slug a pin names: a slug, or a memory file's name with or without ``.md``."""
-    from router.memorystore import normalise_slug
+    from router.store.memorystore import normalise_slug
 
     stem = text[:-3] if text.lower().endswith(".md") else text
     return normalise_slug(stem)

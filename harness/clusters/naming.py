@@ -20,7 +20,7 @@ from collections import namedtuple
 
 from harness.clusters.enrich_plan import memory_texts
 from harness.clusters.enrich_protocol import MIN_TAGS, MAX_TAGS, check_label_answer, label_request
-from router.clusterfile import ClusterIndex
+from router.store.clusterfile import ClusterIndex
 from router.tokens import tokenize
 
 NamingJob = namedtuple("NamingJob", "cluster request")

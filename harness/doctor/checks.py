@@ -26,7 +26,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     ``pass``, ``fail``, ``warn`` or ``info``."""
     from canaries.memoryindex import memory_index_facts
     from router import config as config_mod
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.errors import MemoryRouterError
 
     checks = []
@@ -137,7 +137,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     # One routing table for every check that routes: a large store's table takes seconds to build.
     table = None
     if index is not None:
-        from router.provider import build_table
+        from router.providers.provider import build_table
 
         table = build_table(index)
     checks.append(_providercheck(config, table, _entry_timeout(entries, distinct)))
@@ -216,7 +216,7 @@ def _learnedcheck(cluster_path):
     """With learning on, the learned-terms file the hook reads beside the cluster file."""
     from router.errors import InputError
     from router.config import learned_path
-    from router.learned import read_learned
+    from router.store.learned import read_learned
 
     path = learned_path(cluster_path)
     try:

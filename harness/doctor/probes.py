@@ -121,7 +121,7 @@ def probe_prompt(index, table, config):
     """``(prompt, decision)``: a prompt made of one cluster's tags that fires, with what a fresh
     session is sent for it (the routing decision after the session stage), or ``None``."""
     from router import config as config_mod
-    from router.session import route_fresh
+    from router.hooks.session import route_fresh
 
     settings = config_mod.settings_of(config)
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
@@ -140,7 +140,7 @@ def session_probe(command, session_command, project_dir, timeout, probe):
     again); the command with source ``clear``; the prompt injects."""
     import uuid
 
-    from router.session import reset_session
+    from router.hooks.session import reset_session
 
     if probe is None:
         return check("session reset", "warn", "no probe prompt fires, so the session probe was skipped")

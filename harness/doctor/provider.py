@@ -15,14 +15,14 @@
 
 A custom provider is imported in a child interpreter first, so a module that hangs, exits or
 crashes at import cannot take the doctor with it; only one that imports cleanly is then loaded
-here and called on the probe through ``router.provider.route`` (budget enforced, as in the hook).
+here and called on the probe through ``router.providers.provider.route`` (budget enforced, as in the hook).
 """
 
 import os
 import subprocess
 import sys
 
-from router.provider import route
+from router.providers.provider import route
 from router.providername import BUILTINS, ProviderError, parse_provider_name
 
 PROBE_PROMPT = "why doesn't the Bash tool see an environment variable I set with setx?"

@@ -95,7 +95,7 @@ def router_lines(plan, index=None):
     from harness.slim.index import render_layer0_router
 
     if index is None and plan["cluster_exists"]:
-        from router.clusterfile import load_cluster_file
+        from router.store.clusterfile import load_cluster_file
 
         index = load_cluster_file(plan["cluster_path"])
     return render_layer0_router(index) if index is not None else []
@@ -216,7 +216,7 @@ def planned_index(plan, dry_run=False):
     """The cluster index the store will have: the file just built, or (a dry run, which wrote
     nothing) the same zero-AI clustering done in memory."""
     if not dry_run:
-        from router.clusterfile import load_cluster_file
+        from router.store.clusterfile import load_cluster_file
 
         return load_cluster_file(plan["cluster_path"])
     from harness.clusters.builder import build_clusters
@@ -230,7 +230,7 @@ def propose_hot_strip(plan, index=None):
     from harness.init import hotstrip
 
     if index is None:
-        from router.clusterfile import load_cluster_file
+        from router.store.clusterfile import load_cluster_file
 
         index = load_cluster_file(plan["cluster_path"])
     members = [m for m in plan["memories"] if index.find_member(m.slug) is not None]

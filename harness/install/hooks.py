@@ -30,7 +30,7 @@ def require_files(clusters=None, config=None):
         if value and not os.path.isfile(value):
             raise InputError(f"--{option} file does not exist", path=value, fix="pass an existing file")
     if clusters:
-        from router.clusterfile import load_cluster_file
+        from router.store.clusterfile import load_cluster_file
 
         load_cluster_file(clusters)
 

@@ -205,7 +205,7 @@ def write_change(path, role, snap, before, after, command, had_ours, dry_run=Fal
     ``snap``) as a minimal edit, backed up and recorded. Returns the backup's path, or
     ``"dry-run"`` after printing the diff. ``had_ours``: one of our entries was there already, so
     the bytes read are not the pre-install original (the record keeps the earlier one)."""
-    from router.learned import utc_stamp
+    from router.store.learned import utc_stamp
     from harness.fileops import require_not_read_only, sha256_bytes
 
     if snap.exists:
@@ -237,7 +237,7 @@ def write_removal(path, role, snap, action, data, record, dry_run=False, out=Non
     """Carry out ``plan_removal``'s ``action`` (``delete``, ``restore`` or ``write`` ``data``):
     back up, write or delete, and mark the record uninstalled. Returns the backup's path, or
     ``"dry-run"`` after printing the diff."""
-    from router.learned import utc_stamp
+    from router.store.learned import utc_stamp
     from harness.fileops import require_not_read_only
 
     if dry_run:

@@ -207,7 +207,7 @@ def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=N
     ``run_dir/compare.json``."""
     from harness.lab.runner import DEFAULT_PROMPT_TIMEOUT, run_session
     from harness.lab.script import Script
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file
 
     index = load_cluster_file(clusters or bundled_cluster_file())

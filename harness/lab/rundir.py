@@ -36,7 +36,7 @@ def router_argv():
 
 
 def munged(path):
-    from router.memorystore import project_key
+    from router.store.memorystore import project_key
 
     return project_key(path)
 

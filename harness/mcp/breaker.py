@@ -2,7 +2,7 @@
 (issue 24 item 19; docs/mcp.md#a-provider-that-keeps-overrunning).
 
 A custom provider runs in a child process killed at ``provider_timeout_ms``
-(``router.providerproc``), so an overrun leaves nothing behind; but each one still costs the
+(``router.providers.providerproc``), so an overrun leaves nothing behind; but each one still costs the
 whole budget and answers nothing. After ``threshold`` overruns in a row the server stops calling
 it for ``cooloff_s`` seconds: ``route`` answers a tool error naming the provider, its budget, when
 it is tried again and the fix, at once. Not the built-in fallback: the ``route`` tool promises the
@@ -27,7 +27,7 @@ COOLOFF_SECONDS = 60.0
 
 def is_overrun(decision, elapsed_s, budget_s):
     """True when a custom provider's ``decision`` is the silent one of a failure
-    (``router.provider.route``: explanation ``failed: ...``) and the call took its whole budget."""
+    (``router.providers.provider.route``: explanation ``failed: ...``) and the call took its whole budget."""
     explanation = decision.get("explanation") if isinstance(decision, dict) else None
     return isinstance(explanation, str) and explanation.startswith("failed: ") and elapsed_s >= budget_s
 

@@ -18,11 +18,11 @@ import stat
 import sys
 
 from harness.context import RouterContext
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import learned_path, utterances_path
 from router.errors import InputError
 from router.hookio import log_diagnostic
-from router.provider import build_table
+from router.providers.provider import build_table
 
 
 def _stat_key(path):
@@ -55,7 +55,7 @@ def reload_key(cluster_path, learning):
 def read_learned_terms(cluster_path):
     """``({slug: terms}, problem)``: the learned terms beside ``cluster_path``, or ``{}`` and the
     one-line reason when the file cannot be used."""
-    from router.learned import LearnedFileError, learned_terms_for
+    from router.store.learned import LearnedFileError, learned_terms_for
 
     try:
         return learned_terms_for(cluster_path), None

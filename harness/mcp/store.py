@@ -236,7 +236,7 @@ class MemoryStore:
         return result
 
     def _memory_file(self, slug):
-        from router.memorystore import is_index_file, normalise_slug
+        from router.store.memorystore import is_index_file, normalise_slug
 
         directory = self.memory_dir
         if not directory or not os.path.isdir(directory):
@@ -260,7 +260,7 @@ class MemoryStore:
         return os.path.join(directory, candidates[0])
 
     def record_feedback(self, prompt, slug, useful):
-        from router.feedback import add_feedback
+        from router.store.feedback import add_feedback
 
         if not self.learning:
             where = self.config.get("source") if self.config else "memory-router.toml"
@@ -310,8 +310,8 @@ class MemoryStore:
 
 def utterance_matches(tokens, table):
     """``{(cluster position, member number): {query words}}``: the members whose utterances
-    (the table's ``utterance_postings``, ``router.uttertable``) hold a query word's stem."""
-    from router.uttertable import stems_of_text
+    (the table's ``utterance_postings``, ``router.routing.uttertable``) hold a query word's stem."""
+    from router.routing.uttertable import stems_of_text
 
     postings = table.get("utterance_postings")
     if not postings:

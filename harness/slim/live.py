@@ -55,7 +55,7 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
     """Read everything and build the slim text; raises before anything could be written."""
     from harness.memorydir import parse_index_text, read_memory_files
     from router.configfile import load_config
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     config = load_config(config_path)
     memory_dir, store = resolve_live_store(memory_dir, config, clusters, with_clusters=True)

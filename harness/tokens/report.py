@@ -85,9 +85,9 @@ def suite_prompts_and_clusters(path, clusters=None, config=None):
 
 
 def route_suite(prompts, cluster_path, settings):
-    from router.clusterfile import load_cluster_file
-    from router.provider import build_table
-    from router.session import route_fresh
+    from router.store.clusterfile import load_cluster_file
+    from router.providers.provider import build_table
+    from router.hooks.session import route_fresh
 
     table = build_table(load_cluster_file(cluster_path))
     return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]

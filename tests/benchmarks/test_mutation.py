@@ -9,21 +9,21 @@ import pytest
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "mutation.py"
 
 RESULTS = """\
-    router.score.x_route_prompt__mutmut_1: killed
-    router.score.x_route_prompt__mutmut_2: timeout
-    router.score.x_choose_clusters__mutmut_1: survived
+    router.routing.score.x_route_prompt__mutmut_1: killed
+    router.routing.score.x_route_prompt__mutmut_2: timeout
+    router.routing.score.x_choose_clusters__mutmut_1: survived
     router.tokens.x_tokenize__mutmut_1: killed
     canaries.runner.x_differences__mutmut_1: killed
     canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1: no tests
     canaries.cases.x\u01c1SuiteError\u01c1format__mutmut_7: killed
     canaries.cases.x\u01c1Case\u01c1expectations__mutmut_2: suspicious
-    router.citations.x_load_ledgers__mutmut_1: killed
+    router.gate.citations.x_load_ledgers__mutmut_1: killed
 """
 
 ONLY_LINE_DIFF = """\
-# router.score.x_choose_clusters__mutmut_1: survived
---- router/score.py
-+++ router/score.py
+# router.routing.score.x_choose_clusters__mutmut_1: survived
+--- router/routing/score.py
++++ router/routing/score.py
 @@ -1,3 +1,3 @@
  def choose_clusters(scored, settings):
 -    if total > line_cap:
@@ -42,13 +42,13 @@ def mutation():
 
 def test_results_lines_are_parsed_with_their_module(mutation):
     rows = mutation.parse_results("some banner\n" + RESULTS)
-    assert rows[0] == ("router.score.x_route_prompt__mutmut_1", "router.score", "killed")
+    assert rows[0] == ("router.routing.score.x_route_prompt__mutmut_1", "router.routing.score", "killed")
     assert rows[5] == ("canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1", "canaries.runner", "no tests")
     assert len(rows) == 9
 
 
 @pytest.mark.parametrize("target, mutants, killed, survived, rate", [
-    ("scorer", 3, 2, ["router.score.x_choose_clusters__mutmut_1"], 66.7),  # a timeout counts as killed
+    ("scorer", 3, 2, ["router.routing.score.x_choose_clusters__mutmut_1"], 66.7),  # a timeout counts as killed
     ("tokeniser", 1, 1, [], 100.0),
     ("canary checks", 4, 2, ["canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1",
                              "canaries.cases.x\u01c1Case\u01c1expectations__mutmut_2"], 50.0),
@@ -61,7 +61,7 @@ def test_targets_tally_killed_and_not_killed(mutation, target, mutants, killed, 
     assert tally["unexplained"] == survived  # no reasons given: every survivor is unexplained
 
 
-REASONS = {"router.score.x_choose_clusters__mutmut_1": "argued equivalent",
+REASONS = {"router.routing.score.x_choose_clusters__mutmut_1": "argued equivalent",
            "canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1": "argued equivalent",
            "canaries.cases.x\u01c1Case\u01c1expectations__mutmut_2": "argued equivalent"}
 
@@ -69,7 +69,7 @@ REASONS = {"router.score.x_choose_clusters__mutmut_1": "argued equivalent",
 @pytest.mark.parametrize("goal, reasons, ok", [
     (50, REASONS, True),
     (66.7, REASONS, False),                                            # the canary checks kill 50%
-    (50, dict(REASONS, **{"router.score.x_choose_clusters__mutmut_1": None}), False),  # one unexplained
+    (50, dict(REASONS, **{"router.routing.score.x_choose_clusters__mutmut_1": None}), False),  # one unexplained
     (50, {}, False),
 ])
 def test_goal_fails_on_a_low_rate_or_an_unexplained_survivor(mutation, goal, reasons, ok):
@@ -80,7 +80,7 @@ def test_goal_fails_on_a_low_rate_or_an_unexplained_survivor(mutation, goal, rea
 def test_kill_rate_of_killable_leaves_out_the_equivalent(mutation):
     summary = mutation.summarise(mutation.parse_results(RESULTS), REASONS, goal=50)
     scorer = summary["targets"]["scorer"]
-    assert scorer["equivalent"] == ["router.score.x_choose_clusters__mutmut_1"]
+    assert scorer["equivalent"] == ["router.routing.score.x_choose_clusters__mutmut_1"]
     assert (scorer["kill_rate"], scorer["kill_rate_of_killable"]) == (66.7, 100.0)
 
 
@@ -91,10 +91,10 @@ def test_a_subset_of_targets_is_summarised_alone(mutation):
 
 
 @pytest.mark.parametrize("module, diff, known", [
-    ("router.score", ONLY_LINE_DIFF, True),
+    ("router.routing.score", ONLY_LINE_DIFF, True),
     ("router.tokens", ONLY_LINE_DIFF, False),                                   # the same change elsewhere
-    ("router.score", ONLY_LINE_DIFF.replace(">= line_cap", "> line_cap + 1"), False),
-    ("router.score", "", False),
+    ("router.routing.score", ONLY_LINE_DIFF.replace(">= line_cap", "> line_cap + 1"), False),
+    ("router.routing.score", "", False),
 ])
 def test_equivalent_mutants_are_known_by_module_and_diff(mutation, module, diff, known):
     assert (mutation.explain(module, diff) is not None) is known
@@ -108,7 +108,7 @@ def test_every_equivalent_entry_names_a_target_module(mutation):
 
 @pytest.mark.parametrize("text, message", [
     (RESULTS + "    harness.cli.x_main__mutmut_1: killed\n", "outside the targets: harness.cli"),
-    ("    router.score.x_f__mutmut_1: killed\n", "no mutants for target 'tokeniser'"),
+    ("    router.routing.score.x_f__mutmut_1: killed\n", "no mutants for target 'tokeniser'"),
     ("    weird_name__mutmut_1: killed\n", "cannot tell the module"),
 ])
 def test_unexpected_results_are_refused(mutation, text, message):

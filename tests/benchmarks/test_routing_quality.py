@@ -87,9 +87,9 @@ def test_spec_suite_side_by_side(quality, capsys):
 
 def test_bm25_provider_routes_and_stays_silent(example_cluster_file):
     pytest.importorskip("rank_bm25")
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import default_settings
-    from router.provider import build_table
+    from router.providers.provider import build_table
 
     make = _load("bm25_provider").make
     table = build_table(load_cluster_file(example_cluster_file))

@@ -7,9 +7,9 @@ import pathlib
 
 import pytest
 
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import build_table, route
+from router.providers.provider import build_table, route
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "session_sim.py"
 SLIM = 1000
@@ -29,7 +29,7 @@ def table(store):
 
 
 def sent_bytes(sim, table, prompt, settings):
-    from router.injection import plan_injection
+    from router.routing.injection import plan_injection
 
     plan = plan_injection(route(prompt, table, settings), prompt, settings)
     return len(sim.in_request(plan["text"]).encode())
@@ -52,8 +52,8 @@ def test_a_compaction_empties_the_context_and_what_was_relied_on_is_sent_again(s
     result = sim.simulate([prompts.setx, prompts.setx, prompts.setx], table, settings, SLIM, compact_after=2)
     # the second ask relied on the session holding the fact: the SessionStart hook sends it again
     # with the compaction, and the third ask finds it held
-    from router.session import after_compaction, session_step
-    from router.sessionrecord import new_record
+    from router.hooks.session import after_compaction, session_step
+    from router.hooks.sessionrecord import new_record
 
     decision = route(prompts.setx, table, settings)
     _plan, record = session_step(new_record("s", ["x", 0, 0]), decision, prompts.setx, settings, now=1.0)

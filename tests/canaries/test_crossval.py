@@ -11,7 +11,7 @@ from canaries.runner import run_cases
 from canaries.suite import load_suite
 from harness.cli import main
 from router.config import default_settings
-from router.provider import build_table
+from router.providers.provider import build_table
 
 
 def spec_settings(**overrides):

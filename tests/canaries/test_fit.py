@@ -10,7 +10,7 @@ from canaries.fit import GRID, fit, grid_settings, in_holdout, split_cases, toml
 from canaries.suite import load_suite
 from harness.cli import main
 from router.config import default_settings
-from router.score import build_routing_table
+from router.routing.score import build_routing_table
 
 # The harness is tested with the reference scorer: these stores and expectations are in its scores.
 pytestmark = pytest.mark.usefixtures("spec_provider")

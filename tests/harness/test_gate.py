@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from router.citations import BYPASS_MARKER
+from router.gate.citations import BYPASS_MARKER
 
 FIXTURE_LEDGER = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "citation-gate" / ".wolf" / "decisions.md"
 

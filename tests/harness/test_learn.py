@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import DEFAULTS, bundled_cluster_file
 from router.config import learned_path
-from router.learned import learned_hits, merge_learned_postings, read_learned, terms_by_slug
-from router.score import build_routing_table, choose_clusters, route_prompt, score_clusters
+from router.store.learned import learned_hits, merge_learned_postings, read_learned, terms_by_slug
+from router.routing.score import build_routing_table, choose_clusters, route_prompt, score_clusters
 from router.tokens import tokenize
 
 MEMORY = "/home/dev/.claude/projects/-home-dev-code-demo/memory/"

@@ -3,7 +3,7 @@
 import pytest
 
 from harness import memorydir
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.errors import InputError
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness import project as proj
 from router.errors import InputError
-from router.memorystore import project_key
+from router.store.memorystore import project_key
 
 
 def test_project_dir_defaults_to_the_current_directory(tmp_path, monkeypatch):

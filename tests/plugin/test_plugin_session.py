@@ -30,7 +30,7 @@ ROUTE_TOOL = "mcp__plugin_memory-router_memory-router__route"
 
 
 def fact_line():
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file
 
     _cluster, member = load_cluster_file(bundled_cluster_file()).find_member(FACT_SLUG)

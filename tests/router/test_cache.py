@@ -10,9 +10,9 @@ import pytest
 
 from router import cache
 from router.cache import cached, load_routing_table, serialise_table
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.score import build_routing_table, route_prompt
+from router.routing.score import build_routing_table, route_prompt
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from stores import generate_store  # noqa: E402
@@ -61,7 +61,7 @@ def test_sharded_cache_routes_exactly_like_the_fresh_table(big_store):
 
 @pytest.mark.parametrize("provider", ["spec", "weighted"])
 def test_sharded_cache_routes_every_builtin_like_the_fresh_table(big_store, provider):
-    from router.provider import build_table, route
+    from router.providers.provider import build_table, route
 
     def build(path):
         return build_table(load_cluster_file(path))
@@ -250,7 +250,7 @@ def test_fifo_in_place_of_a_cache_entry_does_not_hang(tmp_path, example_cluster_
     entry = cache._entry_path(os.path.abspath(target), kind)
     os.makedirs(os.path.dirname(entry), exist_ok=True)
     os.mkfifo(entry)
-    code = ("import sys; from router.hook import run_hook; "
+    code = ("import sys; from router.hooks.hook import run_hook; "
             "sys.exit(run_hook(['--config', sys.argv[1]]))")
     stdin = b'{"prompt": "I set an env var with setx but the Bash tool cannot see it"}'
     result = subprocess.run([sys.executable, "-c", code, str(config)], input=stdin, capture_output=True,
@@ -271,7 +271,8 @@ HOOK_PROMPTS = ("I set an env var with setx but the Bash tool still can't see it
 def hook_store(tmp_path, monkeypatch):
     """A store with several posting and cluster shards, a config cached beside it, and a counter
     of how often the hook rebuilt each."""
-    from router import hook, hookconfig
+    from router.hooks import hook
+    from router import hookconfig
 
     store = tmp_path / "c.md"
     store.write_text(generate_store(clusters=60, members_per_cluster=3, vocabulary=800, seed=5), encoding="utf-8")
@@ -297,7 +298,7 @@ def hook_store(tmp_path, monkeypatch):
 
 
 def _hook_answer(config, prompt):
-    from router.hook import run_hook
+    from router.hooks.hook import run_hook
 
     out = io.StringIO()
     assert run_hook(["--config", str(config)], io.BytesIO(json.dumps({"prompt": prompt}).encode()), out) == 0
@@ -482,7 +483,7 @@ def test_the_utterances_file_beside_the_cluster_file_joins_every_table_key(tmp_p
     any), so writing, editing or deleting that file rebuilds the table, with or without the
     caller's own companions."""
     from router.config import utterances_path
-    from router.provider import build_table
+    from router.providers.provider import build_table
 
     store = tmp_path / "c.md"
     store.write_text(generate_store(clusters=3, members_per_cluster=2, vocabulary=60, seed=1), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""router.citations: payload reading, citation extraction, ledger parsing and discovery, the skip
+"""router.gate.citations: payload reading, citation extraction, ledger parsing and discovery, the skip
 list, the bypass and the decision. Pure-function tests (the mutation run uses these); the hook as
 Claude Code runs it is tested in test_gate.py."""
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from router import citations as ct
+from router.gate import citations as ct
 
 PATTERN = r"D-\d+"
 DEAD = ("REVOKED", "SUPERSEDED", "AMENDED", "RETIRED", "MOOT")

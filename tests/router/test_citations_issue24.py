@@ -1,12 +1,12 @@
 """Issue 24, citation gate items 1-12: each case exactly as the issue filed it, through the
-gate's pure decision (``router.citations.decide`` over the fixture ledger). The hook-level cases
+gate's pure decision (``router.gate.citations.decide`` over the fixture ledger). The hook-level cases
 (items 9, 10 and 12 as Claude Code runs the gate) are in test_gate.py."""
 
 import codecs
 
 import pytest
 
-from router import citations as ct
+from router.gate import citations as ct
 
 PATTERN = r"D-\d+"
 DEAD = ("REVOKED", "SUPERSEDED", "AMENDED", "RETIRED", "MOOT")

@@ -1,4 +1,4 @@
-"""router.citation_ledger: which lines of a ledger are entries (every layout read), the lines
+"""router.gate.citation_ledger: which lines of a ledger are entries (every layout read), the lines
 that look like entries but do not parse, decoding (byte-order marks), where ledgers are looked
 for and where that stops, merging, and the shape of a ledger's ids. Pure functions over
 tmp_path files; the mutation run uses these tests."""
@@ -7,7 +7,7 @@ import codecs
 
 import pytest
 
-from router import citation_ledger as ct
+from router.gate import citation_ledger as ct
 
 PATTERN = r"D-\d+"
 NAMES = [".wolf/decisions.md", "DECISIONS.md"]

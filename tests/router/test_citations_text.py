@@ -1,10 +1,10 @@
-"""router.citation_text: which decision ids, memory slugs and owner-ruling dates a text cites,
+"""router.gate.citation_text: which decision ids, memory slugs and owner-ruling dates a text cites,
 and how sure the gate may be of each (the code, URL, prose and name rules, folding). Pure
 functions; the mutation run uses these tests."""
 
 import pytest
 
-from router import citation_text as tx
+from router.gate import citation_text as tx
 
 PATTERN = r"D-\d+"
 

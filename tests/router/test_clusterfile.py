@@ -1,6 +1,6 @@
 import pytest
 
-from router.clusterfile import (
+from router.store.clusterfile import (
     ClusterIndex,
     load_cluster_file,
     parse_cluster_text,

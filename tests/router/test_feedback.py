@@ -1,4 +1,4 @@
-"""Writing the learned-terms file (router/feedback.py): the feedback rules, the cap, the locked atomic rewrite."""
+"""Writing the learned-terms file (router/store/feedback.py): the feedback rules, the cap, the locked atomic rewrite."""
 
 import os
 import subprocess
@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from router import feedback, learned
+from router.store import feedback, learned
 from router.errors import InputError
-from router.feedback import add_feedback
-from router.learned import LearnedFileError, read_learned, terms_by_slug
+from router.store.feedback import add_feedback
+from router.store.learned import LearnedFileError, read_learned, terms_by_slug
 from support.learned_store import index, path, terms  # noqa: F401 - pytest fixtures, used by name
 
 
@@ -189,7 +189,7 @@ def test_concurrent_writers_keep_every_row(index, path):
 
 
 def test_the_module_imports_only_the_standard_library_and_router():
-    code = ("import sys, router.learned, router.feedback; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+    code = ("import sys, router.store.learned, router.store.feedback; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('harness', 'canaries', 'transcripts', 'yaml', 'rich', 'dataclasses', 'argparse', 'tomllib')); "
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

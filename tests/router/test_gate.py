@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from router.citations import BYPASS_MARKER
-from router.memorystore import project_key
+from router.gate.citations import BYPASS_MARKER
+from router.store.memorystore import project_key
 
 
 def run_gate(run_cli, payload, *options, env=None):

@@ -14,7 +14,7 @@ import pytest
 
 from canaries.runner import evaluate
 from canaries.suite import bundled_suites, load_suite
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
 
 ROUTER_DIR = pathlib.Path(__file__).resolve().parents[2] / "router"
@@ -38,16 +38,26 @@ MUTATIONS = [
 ]
 
 
+# where each mutated module lives under router/
+MODULE_PATHS = {"tokens": ("tokens",), "score": ("routing", "score")}
+
+
+def _path(name):
+    *folders, stem = MODULE_PATHS[name]
+    return ROUTER_DIR.joinpath(*folders, f"{stem}.py")
+
+
 def _compile(name, source, monkeypatch):
-    module = types.ModuleType(f"router.{name}")
-    module.__file__ = str(ROUTER_DIR / f"{name}.py")
+    dotted = "router." + ".".join(MODULE_PATHS[name])
+    module = types.ModuleType(dotted)
+    module.__file__ = str(_path(name))
     exec(compile(source, module.__file__, "exec"), module.__dict__)
-    monkeypatch.setitem(sys.modules, f"router.{name}", module)
+    monkeypatch.setitem(sys.modules, dotted, module)
     return module
 
 
 def _mutant_router(target, original, mutant, monkeypatch):
-    sources = {name: (ROUTER_DIR / f"{name}.py").read_text(encoding="utf-8") for name in ("tokens", "score")}
+    sources = {name: _path(name).read_text(encoding="utf-8") for name in ("tokens", "score")}
     assert sources[target].count(original) == 1, f"mutation anchor not found once in {target}.py: {original!r}"
     sources[target] = sources[target].replace(original, mutant)
     _compile("tokens", sources["tokens"], monkeypatch)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from router.hook import run_hook, run_session_start
+from router.hooks.hook import run_hook, run_session_start
 from support.fixture_transcripts import task_notification_text
 
 SETX_PHRASINGS = [
@@ -199,7 +199,7 @@ def test_output_is_the_same_bytes_on_any_stdout_encoding(run_cli, example_cluste
 
 
 def test_oversized_cluster_file_is_refused_not_parsed(monkeypatch, example_cluster_file, tmp_path):
-    import router.hook as hook
+    import router.hooks.hook as hook
 
     out = io.StringIO()
     run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(SETX_PHRASINGS[0])), out)
@@ -245,7 +245,7 @@ def test_our_broken_config_in_cwd_fails_open_and_logs(run_cli, example_cluster_f
 
 
 def test_any_exception_fails_open(monkeypatch, example_cluster_file):
-    import router.hook as hook
+    import router.hooks.hook as hook
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("scorer exploded")
@@ -277,7 +277,7 @@ def test_cache_is_used_and_refreshed_when_the_file_changes(tmp_path, example_clu
 
 
 def test_hook_module_imports_no_heavy_libraries():
-    code = ("import sys, router.hook; heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'dataclasses', "
+    code = ("import sys, router.hooks.hook; heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'dataclasses', "
             "'tomllib', 'argparse', 'typing'} & set(sys.modules); print(sorted(heavy))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
@@ -404,7 +404,7 @@ LEARNED_PROMPT = "the flibbertigibbet is glacial again"
 
 
 def _learning_project(tmp_path, example_cluster_file, learning):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
@@ -419,7 +419,7 @@ def _learning_project(tmp_path, example_cluster_file, learning):
 
 def _write_learned(store, cluster_id, terms):
     from router.config import learned_path
-    from router.learned import COLUMNS
+    from router.store.learned import COLUMNS
 
     rows = ["\t".join(COLUMNS)] + [f"2026-11-30T10:00:0{n}Z\t{cluster_id}\tenv_defender_excludes_dev_dir\t{term}\tlearn"
                                    for n, term in enumerate(terms)]
@@ -491,7 +491,7 @@ def test_a_task_notification_turn_is_not_routed(example_cluster_file):
 def test_a_current_cache_routes_with_learning_on_without_importing_the_learned_reader(tmp_path, example_cluster_file,
                                                                                     monkeypatch):
     """The learned file's path is needed on every prompt, its reader only when the table is built:
-    a prompt on a current cache must not pay for importing router.learned (~2 ms)."""
+    a prompt on a current cache must not pay for importing router.store.learned (~2 ms)."""
     import sys
 
     import router.cache
@@ -500,9 +500,9 @@ def test_a_current_cache_routes_with_learning_on_without_importing_the_learned_r
     project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
     _write_learned(store, cluster_id, ["flibbertigibbet", "glacial"])
     assert "env_defender_excludes_dev_dir" in assert_injection(_hook_in(project))  # builds and caches
-    monkeypatch.delitem(sys.modules, "router.learned", raising=False)
+    monkeypatch.delitem(sys.modules, "router.store.learned", raising=False)
     assert "env_defender_excludes_dev_dir" in assert_injection(_hook_in(project))
-    assert "router.learned" not in sys.modules
+    assert "router.store.learned" not in sys.modules
 
 
 # --------------------------------------------------------------------------- issue 24: no HOME, read-only sessions
@@ -582,7 +582,7 @@ def test_issue24_item15_compact_with_a_read_only_sessions_dir_still_sends_again(
                                                                                 tmp_path):
     """Item 15: the record write fails, then the reset fails too; what the last prompt relied on
     must still be sent again (a PermissionError escaped after the failed write)."""
-    from router.sessionrecord import sessions_dir
+    from router.hooks.sessionrecord import sessions_dir
 
     prompt = payload(SETX_PHRASINGS[0], transcript_path=None)
     for _ in range(2):  # sent, then held: the second prompt relies on the session holding it

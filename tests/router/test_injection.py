@@ -1,12 +1,12 @@
-"""Line selection (router/injection.py): ranking a decision's member lines by evidence, the
+"""Line selection (router/routing/injection.py): ranking a decision's member lines by evidence, the
 plan of what to send given the lines a session holds, and the rendered header."""
 
 import pytest
 
-from router import injection
+from router.routing import injection
 from router.config import default_settings
-from router.provider import build_table
-from router.score import parse_header, route_prompt
+from router.providers.provider import build_table
+from router.routing.score import parse_header, route_prompt
 from support.routing_decision import DECISION, line
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
@@ -98,7 +98,7 @@ def test_render_drops_lines_to_fit_and_says_so():
 
 
 def test_the_stage_never_changes_which_clusters_are_routed(example_cluster_file):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     table = build_table(load_cluster_file(str(example_cluster_file)))
     settings = dict(default_settings(), lines_per_injection=2)

@@ -1,11 +1,11 @@
-"""Reading the learned-terms file (router/learned.py): where it is, and what a provider merges from
+"""Reading the learned-terms file (router/store/learned.py): where it is, and what a provider merges from
 it. Writing it, and the format's checks on the way, are tests/router/test_feedback.py's."""
 
 import pytest
 
-from router import learned
+from router.store import learned
 from router.config import learned_path
-from router.learned import read_learned
+from router.store.learned import read_learned
 from support.learned_store import index, path  # noqa: F401 - pytest fixtures, used by name
 
 @pytest.mark.parametrize("cluster_file, expected", [
@@ -27,7 +27,7 @@ def test_a_missing_file_reads_as_no_terms(path):
 
 
 def test_merge_learned_postings_is_its_own_posting_list_by_current_cluster(index):
-    from router.score import build_routing_table
+    from router.routing.score import build_routing_table
 
     table = build_routing_table(index)
     merged = learned.merge_learned_postings(table, {
@@ -41,7 +41,7 @@ def test_merge_learned_postings_is_its_own_posting_list_by_current_cluster(index
 
 
 def test_learned_hits_counts_the_prompts_learned_terms_per_cluster(index):
-    from router.score import build_routing_table
+    from router.routing.score import build_routing_table
 
     table = learned.merge_learned_postings(build_routing_table(index),
                                            {"env_crlf": frozenset({"slow", "stall"}),
@@ -52,7 +52,7 @@ def test_learned_hits_counts_the_prompts_learned_terms_per_cluster(index):
 
 def test_utc_stamp_is_iso_8601_to_the_second():
     """The one stamp of the learned-terms and utterances files and the install records."""
-    from router.learned import utc_stamp
+    from router.store.learned import utc_stamp
 
     assert utc_stamp(0.999) == "1970-01-01T00:00:00Z"
     assert utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"

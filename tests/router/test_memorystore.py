@@ -1,8 +1,8 @@
-"""router.memorystore: the memory directory's location and slugs, standard library only."""
+"""router.store.memorystore: the memory directory's location and slugs, standard library only."""
 
 import pytest
 
-from router import memorystore as ms
+from router.store import memorystore as ms
 
 
 @pytest.mark.parametrize("text, slug", [

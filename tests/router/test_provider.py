@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import build_table, check_decision, load_factory, route, score_confidence
+from router.providers.provider import build_table, check_decision, load_factory, route, score_confidence
 from router.providername import BUILTINS, ProviderError, parse_provider_name
-from router.score import build_routing_table, route_prompt
+from router.routing.score import build_routing_table, route_prompt
 from support.fixture_transcripts import task_notification_text
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
@@ -43,7 +43,7 @@ def table(example_cluster_file):
 @pytest.fixture
 def write_provider(tmp_path, monkeypatch):
     """Write a provider module under a fresh name; returns 'module:make'. On PYTHONPATH, as a user
-    installs one: a custom provider runs in a child interpreter (router/providerproc.py)."""
+    installs one: a custom provider runs in a child interpreter (router/providers/providerproc.py)."""
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
 
@@ -204,7 +204,7 @@ def test_hook_with_custom_provider_injects(run_cli, example_cluster_file, write_
     result = run_cli("hook", "--clusters", str(example_cluster_file), "--config", str(tmp_path / "memory-router.toml"),
                      input=_payload(SETX))
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    # The custom provider's decision, then the session stage's line selection (router.session).
+    # The custom provider's decision, then the session stage's line selection (router.hooks.session).
     assert context.startswith("Routed memory cluster: layer1_project_memory_router (")
     assert "more not shown" in context.splitlines()[0] and "- env_bash_tool_env_var_caching" in context
 
@@ -227,7 +227,7 @@ def test_hook_with_builtin_provider_imports_no_threading(example_cluster_file):
     code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
             "from harness.cli import main; main(); sys.stdout.write('|' + repr(sorted("
-            "{'threading', 'subprocess', 'selectors', 'router.providerproc'} & set(sys.modules))))")
+            "{'threading', 'subprocess', 'selectors', 'router.providers.providerproc'} & set(sys.modules))))")
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
                             text=True, check=True)
     assert "additionalContext" in result.stdout and result.stdout.endswith("|[]")
@@ -249,7 +249,7 @@ def test_a_task_notification_turn_asks_no_provider(table, provider):
 
 # --------------------------------------------------------------------------- issue 24: a provider cannot reach the hook
 # Through the installed hook: a custom provider now runs in a child interpreter
-# (router/providerproc.py; its protocol is tested in tests/router/test_providerproc.py). The
+# (router/providers/providerproc.py; its protocol is tested in tests/router/test_providerproc.py). The
 # subprocess timeouts are hang detectors, not speed targets (benchmarks/hook_latency.py).
 
 # Returns the first cluster's first line; the three holes run at import, in the factory, in the call.

@@ -1,4 +1,4 @@
-"""The child-interpreter protocol of a custom provider (router/providerproc.py): the request it
+"""The child-interpreter protocol of a custom provider (router/providers/providerproc.py): the request it
 sees, and every way the exchange can fail, each a ProviderError, never a wait or a crash. What a
 provider cannot do to the hook from there (issue 24, items 16-18) is tested through the hook in
 tests/router/test_provider.py."""
@@ -13,11 +13,11 @@ import textwrap
 
 import pytest
 
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import build_table, route
+from router.providers.provider import build_table, route
 from router.providername import ProviderError
-from router import providerproc
+from router.providers import providerproc
 
 SETX = "I set an env var with setx but the Bash tool still can't see it, why?"
 _names = itertools.count()

@@ -1,9 +1,9 @@
 import pytest
 
-from router.clusterfile import Cluster, ClusterIndex, Member, parse_cluster_text
+from router.store.clusterfile import Cluster, ClusterIndex, Member, parse_cluster_text
 from router.config import default_settings
 from router.hookio import hook_output
-from router.score import (
+from router.routing.score import (
     build_routing_table,
     choose_clusters,
     parse_header,
@@ -223,7 +223,7 @@ def test_routing_table_is_marshal_safe(table):
 
 
 def test_spec_prompts_on_the_bundled_store(example_cluster_file):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     table = build_routing_table(load_cluster_file(example_cluster_file))
     decision = route_prompt("my PUBLIC_ env var is undefined in the Cloudflare Workers build, "

@@ -1,4 +1,4 @@
-"""The session stage (router/session.py): one prompt's step, what SessionStart sends again after
+"""The session stage (router/hooks/session.py): one prompt's step, what SessionStart sends again after
 a compaction, forgetting a session, what a new session is sent, and the hook driven as Claude
 Code drives it (the installed console script)."""
 
@@ -12,12 +12,12 @@ import uuid
 
 import pytest
 
-from router import session
+from router.hooks import session
 from router.config import default_settings
-from router.injection import line_key
-from router.provider import build_table
-from router.score import parse_header, route_prompt
-from router.sessionrecord import new_record, record_path, sessions_dir, write_record
+from router.routing.injection import line_key
+from router.providers.provider import build_table
+from router.routing.score import parse_header, route_prompt
+from router.hooks.sessionrecord import new_record, record_path, sessions_dir, write_record
 from support.routing_decision import DECISION
 from support.session_transcript import BOUNDARY, RECORDED, append_entries
 
@@ -187,7 +187,7 @@ def test_a_changed_store_means_inject(hook, run_cli, example_cluster_file, tmp_p
 
 SESSION_RUNNER = textwrap.dedent("""
     import io, json, sys
-    from router.hook import run_hook
+    from router.hooks.hook import run_hook
     sid, clusters = sys.argv[1], sys.argv[2]
     prompts = json.loads(sys.argv[3])
     for prompt in prompts:
@@ -235,7 +235,7 @@ def test_an_unwritable_cache_still_injects(hook, monkeypatch, tmp_path):
 
 
 def test_fresh_applies_the_default_limit_and_leaves_silence_alone(example_cluster_file):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     table = build_table(load_cluster_file(str(example_cluster_file)))
     settings = default_settings()
@@ -276,7 +276,7 @@ def test_after_a_compaction_what_session_start_sent_again_stays_held(hook, run_c
 def test_lines_the_scorers_size_cap_cut_keep_their_reason_in_the_header():
     """The scorer's own size cap (max_context_chars) cut member lines before this stage ran: the
     header this stage writes must still say that the size cap left lines out."""
-    from router.clusterfile import Cluster, ClusterIndex, Member
+    from router.store.clusterfile import Cluster, ClusterIndex, Member
 
     members = tuple(Member(f"wide_fact_{i}", "project", f"setx detail {i} " + "lorem ipsum " * 70, i)
                     for i in range(6))

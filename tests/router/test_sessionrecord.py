@@ -1,4 +1,4 @@
-"""The per-session record (router/sessionrecord.py): its bound, the checks it must pass to be
+"""The per-session record (router/hooks/sessionrecord.py): its bound, the checks it must pass to be
 trusted, its file (path, read, atomic write, crash) and the pruning of old records."""
 
 import json
@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from router import sessionrecord
-from router.injection import line_key
+from router.hooks import sessionrecord
+from router.routing.injection import line_key
 
 
 def test_record_keeps_only_the_newest_lines_past_its_bound(monkeypatch):
@@ -117,7 +117,7 @@ def test_a_failed_rename_leaves_the_old_record(tmp_path, monkeypatch):
 
 CRASH_WRITER = textwrap.dedent("""
     import sys
-    from router import sessionrecord
+    from router.hooks import sessionrecord
     path = sys.argv[1]
     records = [dict(sessionrecord.new_record("s", ["/x", 1, 2]), held=[f"{tag}{i}|1:0:0" for i in range(3000)])
                for tag in ("old", "new")]

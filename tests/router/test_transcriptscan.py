@@ -1,11 +1,11 @@
-"""Reading the transcript back (router/transcriptscan.py): compaction boundaries after the last
+"""Reading the transcript back (router/store/transcriptscan.py): compaction boundaries after the last
 injection, whether that injection was recorded, and every case where it cannot tell."""
 
 import json
 
 import pytest
 
-from router import transcriptscan
+from router.store import transcriptscan
 from support.session_transcript import BOUNDARY, RECORDED, append_entries
 
 

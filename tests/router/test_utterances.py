@@ -1,8 +1,8 @@
-"""router/utterances.py: the utterances file format, its reader and its renderer."""
+"""router/store/utterances.py: the utterances file format, its reader and its renderer."""
 
 import pytest
 
-from router.utterances import (
+from router.store.utterances import (
     COLUMNS,
     MAX_UTTERANCE_CHARS,
     Utterance,

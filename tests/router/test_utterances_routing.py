@@ -1,4 +1,4 @@
-"""router/utterscore.py: the weighted provider routing on utterances, one behaviour per test, each
+"""router/routing/utterscore.py: the weighted provider routing on utterances, one behaviour per test, each
 shown against the same prompt with the behaviour off."""
 
 import io
@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings, utterances_path
-from router.provider import build_table, route
-from router.score import build_routing_table
-from router.session import route_fresh
-from router.utterances import Utterance, render_utterances
-from router.weightedtable import extend_table
+from router.providers.provider import build_table, route
+from router.routing.score import build_routing_table
+from router.hooks.session import route_fresh
+from router.store.utterances import Utterance, render_utterances
+from router.routing.weightedtable import extend_table
 
 STORE = """\
 ## Layer 0 - Cluster Router
@@ -110,7 +110,7 @@ def test_an_utterance_never_reaches_the_context_even_a_hostile_one(tables, store
     assert decision["additional_context"].splitlines()[1:] == [
         f"- {line['slug']} \u2014 {line['hook']}" for line in decision["lines"]]
     # The hook itself, on the same store, prints the cluster file's lines and nothing of the utterance.
-    from router.hook import run_hook
+    from router.hooks.hook import run_hook
 
     monkeypatch.setenv("MEMORY_ROUTER_CACHE_DIR", str(tmp_path / "cache"))
     config = tmp_path / "memory-router.toml"

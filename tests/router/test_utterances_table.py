@@ -1,4 +1,4 @@
-"""router/uttertable.py and router.weightedtable's ``utterances``: the postings a routing table
+"""router/routing/uttertable.py and router.routing.weightedtable's ``utterances``: the postings a routing table
 gains from the utterances file beside its cluster file, and what it does without one."""
 
 import marshal
@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from router.clusterfile import load_cluster_file, parse_cluster_text
+from router.store.clusterfile import load_cluster_file, parse_cluster_text
 from router.config import utterances_path
-from router.provider import build_table
-from router.score import build_routing_table
-from router.utterances import Utterance, render_utterances
-from router.uttertable import MAX_DF_SHARE, MIN_DF_FOR_DROP, read_beside
-from router.weightedtable import extend_table
+from router.providers.provider import build_table
+from router.routing.score import build_routing_table
+from router.store.utterances import Utterance, render_utterances
+from router.routing.uttertable import MAX_DF_SHARE, MIN_DF_FOR_DROP, read_beside
+from router.routing.weightedtable import extend_table
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from stores import generate_store  # noqa: E402
@@ -85,7 +85,7 @@ def test_utterances_add_their_own_keys_and_change_no_other(store):
 def test_utterance_words_are_their_members_words_as_learned_terms_are(store):
     # What issue 21's experiment did (utterances fed in as learned terms), kept apart from the
     # table's own postings: the view routing reads is the learned-terms table, entry for entry.
-    from router.utterscore import member_view
+    from router.routing.utterscore import member_view
 
     index = load_cluster_file(store)
     rich = extend_table(build_routing_table(index), index, utterances=UTTERANCES)
@@ -152,7 +152,7 @@ def test_a_damaged_file_is_logged_once_and_routes_on_the_cluster_file(store, tmp
 
 
 def test_an_oversized_file_is_not_read(store, monkeypatch):
-    import router.uttertable as uttertable
+    import router.routing.uttertable as uttertable
 
     utterance_file(utterances_path(store), UTTERANCES)
     monkeypatch.setattr(uttertable, "MAX_UTTERANCES_FILE_BYTES", 10)

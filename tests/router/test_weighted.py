@@ -3,10 +3,10 @@ failure when the behaviour is switched off)."""
 
 import pytest
 
-from router.clusterfile import parse_cluster_text
+from router.store.clusterfile import parse_cluster_text
 from router.config import default_settings
-from router.provider import build_table, route
-from router.weightedscore import prior_factor, within_one_edit
+from router.providers.provider import build_table, route
+from router.routing.weightedscore import prior_factor, within_one_edit
 
 STORE = """\
 ## Layer 0 - Cluster Router
@@ -82,7 +82,7 @@ def test_a_misspelt_word_counts_when_its_line_backs_it(table):
 
 
 def test_a_spelling_repair_alone_does_not_route(table):
-    from router.weightedscore import _match
+    from router.routing.weightedscore import _match
 
     # "convert" is one edit from the stem of "conventional"; nothing else in the prompt backs it.
     assert _match({"convert"}, table)  # the repair is found ...
@@ -105,10 +105,10 @@ def test_intent_gate(table, prompt, silent):
 
 
 def test_stemming_does_not_bring_a_stopword_back(table):
-    from router.weightedscore import _stems
+    from router.routing.weightedscore import stem_set
 
-    assert _stems({"needed", "getting", "reboot"}) == {"reboot"}  # need, get: stopwords
-    assert _stems({"somethings"}) == set()  # the stem of the stopword "something"
+    assert stem_set({"needed", "getting", "reboot"}) == {"reboot"}  # need, get: stopwords
+    assert stem_set({"somethings"}) == set()  # the stem of the stopword "something"
 
 
 def test_floor_and_confidence(table):
@@ -171,7 +171,7 @@ def test_routing_does_not_depend_on_the_hash_seed():
     import sys
 
     code = ("import hashlib, json; from canaries.suite import bundled_suites, load_suite; "
-            "from router.config import default_settings; from router.provider import build_table, route; "
+            "from router.config import default_settings; from router.providers.provider import build_table, route; "
             "out = []\n"
             "for path in bundled_suites():\n"
             "    suite = load_suite(path); table = build_table(suite.index)\n"

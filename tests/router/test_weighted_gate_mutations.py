@@ -1,11 +1,11 @@
-"""Mutation self-check for the weighted provider: each rule of router/weightedscore.py and
-router/weighted.py (and of its table, router/weightedtable.py, and of routing on utterances,
-router/utterscore.py), broken in a
+"""Mutation self-check for the weighted provider: each rule of router/routing/weightedscore.py and
+router/routing/weighted.py (and of its table, router/routing/weightedtable.py, and of routing on utterances,
+router/routing/utterscore.py), broken in a
 mutant copy compiled from the real source, must turn the bundled canary suites red when they
 run under ``provider = "weighted"`` (as the spec scorer's rules are checked in
 test_gate_mutations.py).
 
-The bundled example store ships its utterances, so the suites route through router/utterscore.py;
+The bundled example store ships its utterances, so the suites route through router/routing/utterscore.py;
 each mutant is also run with ``utterances = false`` (the path of a store without them), where it
 must fail a case the real provider passes there."""
 
@@ -18,16 +18,16 @@ import pytest
 from canaries.runner import run_cases
 from canaries.suite import bundled_suites, load_suite
 from router.config import default_settings
-from router.provider import build_table
+from router.providers.provider import build_table
 
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
-# Where a mutation's anchor lives when it is not router/weightedscore.py (the scoring parts).
+# Where a mutation's anchor lives when it is not router/routing/weightedscore.py (the scoring parts).
 MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore",
              "utterance words are not their member's words": "utterscore",
              "intent gate off (utterances)": "utterscore"}
 # Modules that bind names of another router module when imported: forgotten around a mutant, so
 # they are imported again against it (or are it).
-DEPENDENTS = ("router.weighted", "router.weightedtable", "router.utterscore", "router.uttertable")
+DEPENDENTS = ("router.routing.weighted", "router.routing.weightedtable", "router.routing.utterscore", "router.routing.uttertable")
 
 MUTATIONS = [
     ("rows[0][1] < floor or", "rows[0][1] < floor - 3 or", "floor lowered"),
@@ -69,16 +69,16 @@ def _gate_failures(monkeypatch, original=None, mutant=None, module_name="weighte
     """The cases a mutant fails: with the shipped utterances, and without them (beyond those the
     real provider fails without them: the suites' marks are the shipped provider's)."""
     baseline_off = _failures(OFF)
-    path = ROUTER / f"{module_name}.py"
+    path = ROUTER / "routing" / f"{module_name}.py"
     source = path.read_text(encoding="utf-8")
     if original is not None:
         assert source.count(original) == 1, f"mutation anchor not found once in {path.name}: {original!r}"
         source = source.replace(original, mutant)
-    module = types.ModuleType(f"router.{module_name}")
+    module = types.ModuleType(f"router.routing.{module_name}")
     module.__file__ = str(path)
     for dependent in DEPENDENTS:
         monkeypatch.delitem(sys.modules, dependent, raising=False)
-    monkeypatch.setitem(sys.modules, f"router.{module_name}", module)
+    monkeypatch.setitem(sys.modules, f"router.routing.{module_name}", module)
     exec(compile(source, module.__file__, "exec"), module.__dict__)
     return sorted(_failures(ON) | (_failures(OFF) - baseline_off))
 

@@ -3,8 +3,8 @@ writer's tests (tests/router/test_learned.py, test_feedback.py)."""
 
 import pytest
 
-from router.clusterfile import parse_cluster_text
-from router.learned import read_learned
+from router.store.clusterfile import parse_cluster_text
+from router.store.learned import read_learned
 
 STORE = """# test store
 

@@ -1,5 +1,5 @@
 """A routing decision the session-stage tests share: one cluster's five member lines, two of them
-about setx and the Bash tool (the shape ``router.provider.route`` returns, trimmed to what the
+about setx and the Bash tool (the shape ``router.providers.provider.route`` returns, trimmed to what the
 line selection reads)."""
 
 

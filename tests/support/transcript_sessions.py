@@ -21,7 +21,7 @@ AUTO = object()
 
 
 def router_body(cluster_ids, members):
-    """Text in the router's format (router/score.py render_context): header, then member lines."""
+    """Text in the router's format (router/routing/score.py render_context): header, then member lines."""
     header = ("Routed memory clusters: " if len(cluster_ids) > 1 else "Routed memory cluster: ") + ", ".join(cluster_ids)
     return "\n".join([header] + [f"- {slug} \u2014 {hook}" for slug, hook in members])
 

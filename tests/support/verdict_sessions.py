@@ -17,9 +17,9 @@ import uuid
 
 from canaries.suite import load_suite
 from canaries.verdict import HotStripEvidence, judge
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file, default_settings
-from router.score import build_routing_table, route_prompt
+from router.routing.score import build_routing_table, route_prompt
 from support.fixture_transcripts import real_injection_line
 from transcripts.reader import read_session
 

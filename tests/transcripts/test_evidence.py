@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file
 from router.errors import InputError
 from support.fixture_transcripts import raw_lines, session_file, user_text

@@ -26,10 +26,10 @@ ROUTED_A = "I ran setx FOO bar in cmd but the Bash tool still says FOO is empty,
 def router_context(prompt):
     """What the hook injects for ``prompt`` as a session's first sight of it, on the bundled
     example store (what the fixtures ran): the configured provider, then the session stage."""
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file, default_settings
-    from router.provider import build_table
-    from router.session import route_fresh
+    from router.providers.provider import build_table
+    from router.hooks.session import route_fresh
 
     table = build_table(load_cluster_file(bundled_cluster_file()))
     settings = default_settings()

@@ -8,7 +8,7 @@ import yaml
 
 from harness.clusters import builder
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 
 
 def build(capsys, *args):

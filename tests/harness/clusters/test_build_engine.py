@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import utterances_path
-from router.utterances import read_utterances
+from router.store.utterances import read_utterances
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 HELDOUT_MEMORY = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "heldout" / "memory"

@@ -9,7 +9,7 @@ import yaml
 from harness.clusters import builder, clustering
 from harness.clusters import labels as labelsfile
 from harness.memorydir import Memory, read_flat_index, read_memory_dir
-from router.clusterfile import Cluster, ClusterIndex, Member, load_cluster_file, parse_cluster_text, render_markdown
+from router.store.clusterfile import Cluster, ClusterIndex, Member, load_cluster_file, parse_cluster_text, render_markdown
 from router.config import default_settings
 from router.errors import InputError
 from router.tokens import tokenize

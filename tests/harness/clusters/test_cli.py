@@ -3,7 +3,7 @@ import json
 import pytest
 
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 
 
 def test_clusters_check_ok_and_failing(capsys, tmp_path, example_cluster_file):

@@ -13,7 +13,7 @@ import pytest
 from harness.clusters import engines
 from harness.clusters.enrich_plan import MemoryText
 from harness.clusters.enrich_protocol import check_enrich_answer, enrich_request
-from router.clusterfile import Cluster, Member
+from router.store.clusterfile import Cluster, Member
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 CLUSTER = Cluster("layer1_tools", 2, False, ("pnpm",), "tools",

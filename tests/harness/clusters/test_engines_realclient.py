@@ -50,7 +50,7 @@ def claude():
 
 @pytest.fixture
 def request_and_answer(example_cluster_file):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     index = load_cluster_file(example_cluster_file)
     cluster = index.cluster("layer1_16")            # pnpm, node, corepack, lockfile: the router routes it
@@ -188,9 +188,9 @@ def test_clusters_enrich_through_the_real_client_end_to_end(claude, user_setup, 
     from harness.cli import main
     from harness.lab.script import Script
     from harness.lab.server import LabServer
-    from router.clusterfile import ClusterIndex, load_cluster_file, render_markdown
+    from router.store.clusterfile import ClusterIndex, load_cluster_file, render_markdown
     from router.config import utterances_path
-    from router.utterances import read_utterances
+    from router.store.utterances import read_utterances
 
     index = load_cluster_file(example_cluster_file)
     small = tmp_path / "brain" / "memory-layer1-clusters.md"

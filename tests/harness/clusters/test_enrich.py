@@ -1,6 +1,6 @@
 """clusters enrich, the model: a run through the command engine (scripted programs) and through
 engines written here, on a store in the real formats (a cluster file rendered by
-router.clusterfile, Claude Code topic files with front matter); retries, refusals, an interrupted
+router.store.clusterfile, Claude Code topic files with front matter); retries, refusals, an interrupted
 run resumed, an edit that re-asks only its cluster, the writes."""
 
 import json
@@ -11,10 +11,10 @@ import pytest
 
 from harness.clusters import enrich
 from harness.clusters import engines
-from router.clusterfile import Cluster, ClusterIndex, Member, render_markdown
+from router.store.clusterfile import Cluster, ClusterIndex, Member, render_markdown
 from router.config import utterances_path
 from router.errors import RefusedError
-from router.utterances import HAND_HASH, parse_utterances_text, read_utterances
+from router.store.utterances import HAND_HASH, parse_utterances_text, read_utterances
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 NOW = 1796159700.0   # 2026-12-01T21:15:00Z
@@ -83,7 +83,7 @@ def test_a_first_run_writes_every_memorys_utterances_from_the_topic_files(store,
     first = rows[0]
     assert (first.slug, first.engine, first.model, first.written) == ("env_pnpm_store_on_d", "command", "-",
                                                                       "2026-12-01T21:15:00Z")
-    from router.utterances import memory_text_hash
+    from router.store.utterances import memory_text_hash
     assert first.memory_hash == memory_text_hash("the pnpm store lives on D:, not C:\n"
                                                  "Why env_pnpm_store_on_d matters, at length.")
     winget = [r for r in rows if r.slug == "env_winget_path_refresh"][0]
@@ -310,7 +310,7 @@ def test_a_file_changed_during_the_run_is_not_overwritten(store):
 def test_a_damaged_utterances_file_is_refused_and_kept(store):
     path = pathlib.Path(utterances_path(store[0]))
     path.write_text("slug\tutterance\n")
-    from router.utterances import UtterancesFileError
+    from router.store.utterances import UtterancesFileError
 
     with pytest.raises(UtterancesFileError) as caught:
         enrich.prepare(*store)

@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from router.config import utterances_path
-from router.utterances import read_utterances
+from router.store.utterances import read_utterances
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 HELDOUT = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "heldout"

@@ -3,8 +3,8 @@
 import pytest
 
 from harness.clusters import enrich_plan as plan_mod
-from router.clusterfile import Cluster, ClusterIndex, Member
-from router.utterances import Utterance, memory_text_hash
+from router.store.clusterfile import Cluster, ClusterIndex, Member
+from router.store.utterances import Utterance, memory_text_hash
 
 STAMP = "2026-12-01T21:00:00Z"
 

@@ -7,7 +7,7 @@ import pytest
 
 from harness.clusters import enrich_protocol as protocol
 from harness.clusters.enrich_plan import MemoryText
-from router.clusterfile import Cluster, Member
+from router.store.clusterfile import Cluster, Member
 
 CLUSTER = Cluster("layer1_tools", 2, False, ("pnpm", "lockfile"), "package tools",
                   (Member("env_pnpm_store", "env", "pnpm store on D:", 0),

@@ -5,7 +5,7 @@ import pytest
 from harness.clusters import naming
 from harness.clusters.enrich_protocol import LABEL_PROTOCOL, request_problems
 from harness.clusters.labels import ClusterLabel, Labels
-from router.clusterfile import Cluster, ClusterIndex, Member
+from router.store.clusterfile import Cluster, ClusterIndex, Member
 
 
 def built(*groups):

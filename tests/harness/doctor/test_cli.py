@@ -124,7 +124,7 @@ def test_doctor_default_memory_dir_is_claude_codes(capsys, project, isolated_env
 
 
 def inst_key(path):
-    from router.memorystore import project_key
+    from router.store.memorystore import project_key
 
     return project_key(path)
 
@@ -142,7 +142,7 @@ def test_doctor_checks_that_session_start_makes_the_router_forget(capsys, projec
     code, checks, _ = doctor(capsys, "--project", project)
     assert checks["session reset hook"]["status"] == "pass"
     assert checks["session reset"]["status"] == "pass", checks["session reset"]["message"]
-    from router.sessionrecord import sessions_dir
+    from router.hooks.sessionrecord import sessions_dir
 
     # the probe's throwaway session leaves no record behind
     assert not os.path.isdir(sessions_dir()) or not [n for n in os.listdir(sessions_dir()) if "doctor" in n]

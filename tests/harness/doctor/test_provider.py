@@ -6,9 +6,9 @@ import textwrap
 import pytest
 
 from harness.doctor.provider import check_provider, measure_import
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
-from router.provider import build_table
+from router.providers.provider import build_table
 
 _names = itertools.count()
 

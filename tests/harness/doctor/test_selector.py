@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.doctor.selector import VARIABLE, selector_check, selector_sources
-from router.memorystore import project_key
+from router.store.memorystore import project_key
 
 # One transcript line as 2.1.328 wrote it (shortened body), with the selector on.
 RECALL_LINE = {"parentUuid": "a1", "isSidechain": False, "type": "attachment", "uuid": "b2", "version": "2.1.328",

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from harness.install import hookcommand
-from router.memorystore import default_memory_dir
+from router.store.memorystore import default_memory_dir
 from support.git_repo import git, git_project, git_status  # noqa: F401 - a fixture
 from support.settings_project import cli
 

@@ -106,7 +106,7 @@ def test_the_proposal_holds_only_members_of_the_cluster_file(store, example_clus
     (project / "brain").mkdir()
     shutil.copy(example_cluster_file, project / "brain" / "memory-layer1-clusters.md")
     plan = setup.plan_init(str(project), str(memory))
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     index = load_cluster_file(plan["cluster_path"])
     proposal = setup.propose_hot_strip(plan)

@@ -104,7 +104,7 @@ def test_hook_context_counts_as_memory():
 
 
 def test_topic_files_carry_the_frontmatter_the_selector_reads(example_cluster_file):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     index = load_cluster_file(example_cluster_file)
     files = native.topic_files(index)

@@ -31,10 +31,10 @@ def analysis_of(result):
 def router_context(prompt, cluster_file=None, provider=None):
     """What ``memory-router route`` would inject for ``prompt`` as a new session's first sight of
     it (the configured provider's answer, after the session stage's line selection)."""
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file, default_settings
-    from router.provider import build_table
-    from router.session import route_fresh
+    from router.providers.provider import build_table
+    from router.hooks.session import route_fresh
 
     table = build_table(load_cluster_file(cluster_file or bundled_cluster_file()))
     settings = default_settings()

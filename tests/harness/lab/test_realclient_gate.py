@@ -1,4 +1,4 @@
-"""The citation gate (router/gate.py) under the real Claude Code: ``memory-router install --gate``
+"""The citation gate (router/gate/gate.py) under the real Claude Code: ``memory-router install --gate``
 in the lab's project, a fixture ledger in ``project/.wolf/``, scripted Write and Edit calls.
 
 What is judged: the file on disk, and what the model receives in the next request (the

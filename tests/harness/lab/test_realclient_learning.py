@@ -36,7 +36,7 @@ ANSWER = "Exclude the dev directory from real-time scanning."
 
 def member_line(slug):
     """``- slug — hook``, as the hook sends a member line."""
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file
 
     cluster, member = load_cluster_file(bundled_cluster_file()).find_member(slug)
@@ -129,7 +129,7 @@ def route(run_cli, result, prompt):
 
 @pytest.mark.parametrize("learning", [True, False], ids=["learning-on", "learning-off"])
 def test_the_same_phrasing_routes_after_learn(tmp_path, claude_client, run_cli, learning):
-    from router.learned import read_learned
+    from router.store.learned import read_learned
     from router.tokens import tokenize
 
     cluster_id, line = member_line(SLUG)
@@ -155,7 +155,7 @@ def test_the_same_phrasing_routes_after_learn(tmp_path, claude_client, run_cli, 
         # learn refuses and writes nothing; the same rows written by hand must not count either
         assert code == 1 and "learning is off" in err and err.count("\n") == 1
         assert not os.path.exists(learned_file(first.paths))
-        from router.learned import LearnedTerm, render_learned
+        from router.store.learned import LearnedTerm, render_learned
 
         added = missed["timestamp"][:19] + "Z"
         hand = [LearnedTerm(added, cluster_id, SLUG, term, "hand", None) for term in terms]

@@ -30,7 +30,7 @@ HOOK_CONTEXT = "hook additional context: "
 
 def fact_line():
     """The member line as the hook sends it (``- slug — hook``), read from the bundled store."""
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
     from router.config import bundled_cluster_file
 
     _cluster, member = load_cluster_file(bundled_cluster_file()).find_member(FACT_SLUG)

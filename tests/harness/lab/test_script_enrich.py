@@ -13,7 +13,7 @@ from harness.clusters.enrich_protocol import (
     prompt_text,
 )
 from harness.lab.script import Script, enrich_reply
-from router.clusterfile import Cluster, Member
+from router.store.clusterfile import Cluster, Member
 
 CLUSTER = Cluster("layer1_x", 2, False, ("adb",), "", (Member("env_adb_devices", "env", "adb", 0),
                                                        Member("feedback_pixel_serial", "feedback", "serial", 0)), 0)

@@ -364,7 +364,7 @@ def test_bad_command_lines_exit_2_before_serving(args, message, capsys):
 @pytest.mark.parametrize("query", ["windows", "setx bash tool", "tidepool wrangler d1 migrations", "ledger",
                                    "quirk", "polars duckdb windows ci", "nothing matches zzqx"])
 def test_search_finds_exactly_what_a_scan_of_every_member_finds(tmp_path, query):
-    from router.feedback import add_feedback
+    from router.store.feedback import add_feedback
     from router.tokens import slug_words, tokenize
 
     clusters = tmp_path / "c.md"

@@ -18,7 +18,7 @@ from harness.mcp.breaker import ProviderBreaker
 from harness.mcp.store import MemoryStore
 from router.config import bundled_cluster_file, validate_config
 from router.errors import RefusedError
-from router.learned import LearnedFileError
+from router.store.learned import LearnedFileError
 
 pytest.importorskip("mcp")
 
@@ -107,7 +107,7 @@ class Clock:
 
 def test_item19_a_provider_that_keeps_overrunning_is_not_called_again_for_a_while(project, slow_provider,
                                                                                 monkeypatch):
-    from router import providerproc
+    from router.providers import providerproc
 
     children = []
     real_run = providerproc.run_provider
@@ -209,7 +209,7 @@ def test_item20_a_new_or_edited_utterances_file_reaches_the_running_store(projec
     assert not store.route(MISSED).get("utterance_hits")
     beside(project, ".utterances.tsv").write_text(utterances([(DEFENDER, "antivirus makes installs slow")]),
                                                   encoding="utf-8")
-    # every prompt word the member's utterances hold (router.utterscore), not only the deciding ones
+    # every prompt word the member's utterances hold (router.routing.utterscore), not only the deciding ones
     assert store.route(MISSED)["utterance_hits"] == {DEFENDER: ["antivirus", "installing", "slow"]}
     beside(project, ".utterances.tsv").write_text(utterances([(DEFENDER, "antivirus scans every file")]),
                                                   encoding="utf-8")
@@ -282,7 +282,7 @@ def test_search_counts_a_word_only_the_memorys_utterances_hold(project):
 
 def test_search_by_utterances_finds_what_a_scan_of_every_members_utterances_finds(project):
     from router.tokens import tokenize
-    from router.uttertable import stems_of_text
+    from router.routing.uttertable import stems_of_text
 
     rows = [(DEFENDER, "the virus scanner makes every install crawl"),
             ("env_bash_tool_env_var_caching", "my variable is missing in the shell"),

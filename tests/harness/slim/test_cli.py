@@ -14,7 +14,7 @@ from canaries.memoryindex import parse_slim_index
 from harness import archives, fileops
 from harness.slim import index as slim
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for, fail_final_rename
@@ -497,7 +497,7 @@ RENDER_UNDER_A_FILE_SIZE_LIMIT = """
 import resource, signal, sys
 sys.dont_write_bytecode = True
 from harness.cli import main
-import harness.slim.cli, harness.fileops, harness.archives, harness.slim.index, harness.output, router.clusterfile  # noqa: F401
+import harness.slim.cli, harness.fileops, harness.archives, harness.slim.index, harness.output, router.store.clusterfile  # noqa: F401
 # A real kill in the middle of a write: past RLIMIT_FSIZE the kernel sends SIGXFSZ, whose default
 # action (Python ignores it; restored here) terminates the process.
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)

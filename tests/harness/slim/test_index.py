@@ -6,7 +6,7 @@ import pytest
 
 from canaries import memoryindex
 from harness.slim import index as slim
-from router.clusterfile import load_cluster_file, parse_cluster_text
+from router.store.clusterfile import load_cluster_file, parse_cluster_text
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from router.errors import MemoryRouterError, RefusedError

@@ -12,13 +12,13 @@ from harness.slim import index as slim
 from harness.tokens import sessionmodel
 from harness.tokens import counts as tk
 from harness.cli import main
-from router.clusterfile import load_cluster_file
+from router.store.clusterfile import load_cluster_file
 from router.config import bundled_example_dir
 from router.configfile import parse_config_file
 from router.config import default_settings
-from router.provider import build_table
-from router.score import build_routing_table
-from router.session import route_fresh
+from router.providers.provider import build_table
+from router.routing.score import build_routing_table
+from router.hooks.session import route_fresh
 from harness.tokens.report import DEFAULT_TURNS
 
 LONG_SESSION = "v2.0.76-tools.jsonl"   # first reply: input 10, cache 8889 + 17919, output 1 then 358

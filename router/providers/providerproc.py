@@ -27,7 +27,7 @@ start-up, import, factory and call. At the budget, or once the answer is read, t
 whole process group is killed (a forked grandchild with it), so nothing the provider started
 outlives the prompt. Should the hook itself be killed first (Claude Code's own timeout), the
 child ends anyway: it arms a timer of its budget plus ``ORPHAN_SLACK_S`` whose signal's default
-action ends the process even inside a C call. Any failure raises ``ProviderError``; ``router.provider.route`` turns that
+action ends the process even inside a C call. Any failure raises ``ProviderError``; ``router.providers.provider.route`` turns that
 into silence and one log line.
 
 Standard library only. ``subprocess`` and ``selectors`` are imported only when a custom provider
@@ -44,7 +44,7 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 # A child whose hook is gone ends this long after its budget (SIGALRM, default action: terminate).
 ORPHAN_SLACK_S = 1.0
 _CHUNK = 64 * 1024
-_CHILD_CODE = "from router.providerproc import child_main; child_main()"
+_CHILD_CODE = "from router.providers.providerproc import child_main; child_main()"
 
 
 # --------------------------------------------------------------------------- loading (in the child)

@@ -2,7 +2,7 @@
 trusted, and its file in the cache directory (``<cache>/sessions/<session id>.json``), written by
 temp file + rename so a crash leaves the old record or the new one.
 
-Apart from ``router.session`` (the stage that decides with it) so the record's format, its
+Apart from ``router.hooks.session`` (the stage that decides with it) so the record's format, its
 bounds and every reason not to trust it sit in one place. A record that is missing, unreadable,
 damaged, too large, of another version, of another session, of another store (path or stamp of
 the cluster file) or dated in the future is reported with the reason, and the caller then treats
@@ -16,7 +16,7 @@ import os
 import time
 import zlib
 
-from router.injection import line_key
+from router.routing.injection import line_key
 from router.safeio import NotRegularFileError, open_regular_fd
 
 RECORD_VERSION = 1

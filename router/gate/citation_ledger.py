@@ -11,7 +11,7 @@ import os
 import re
 
 from router import safeio
-from router.citation_text import fold
+from router.gate.citation_text import fold
 
 # A byte-order mark names the encoding (UTF-32 before UTF-16: its little-endian mark starts
 # with UTF-16's); without one a ledger is UTF-8, and "utf-8-sig" drops a UTF-8 mark.

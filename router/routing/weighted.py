@@ -28,24 +28,24 @@ Choice is spec §10's: the top cluster if it reaches ``weighted_floor``, a clear
 ``second_ratio`` says, at most ``line_cap`` lines (the lines holding the most prompt weight
 survive). Confidence = top / (top + floor): 0.5 at the floor.
 
-All heavy work is done by ``router.weightedtable.extend_table`` when the routing table is built (the hook caches
+All heavy work is done by ``router.routing.weightedtable.extend_table`` when the routing table is built (the hook caches
 it, sharded, beside spec §10's postings); routing a prompt reads only the postings of its own
 words. Standard library only.
 
 Learned terms (issue 14 item 4): ``extend_table(..., learned_terms={slug: words})`` indexes
 extra words for a member as if they were in its line. With ``learning = true`` the hook and
 every command that routes read them from the learned-terms file beside the cluster file
-(``router.learned.learned_terms_for``); the ``spec`` provider, the reference, never uses them.
+(``router.store.learned.learned_terms_for``); the ``spec`` provider, the reference, never uses them.
 """
 
-from router.score import prompt_for_scoring
+from router.routing.score import prompt_for_scoring
 from router.tokens import tokenize
-from router.weightedscore import (
-    _choose,
-    _learned_hits,
-    _lookup,
-    _select_lines,
-    _stems,
+from router.routing.weightedscore import (
+    choose_clusters,
+    learned_hits_by_line,
+    lookup_stems,
+    select_member_lines,
+    stem_set,
     finish_decision,
     focus,
     general_request,
@@ -57,16 +57,16 @@ def route_weighted(prompt, table, settings):
     """Route one prompt; returns the provider decision with the ``route --json`` keys."""
     utterances = table.get("utterance_meta")
     if utterances is not None and utterances["members"] and settings.get("utterances", True):
-        from router.utterscore import route_with_utterances
+        from router.routing.utterscore import route_with_utterances
 
         return route_with_utterances(prompt, table, settings)
     text = prompt_for_scoring(prompt, settings["max_prompt_chars"])
-    words = _stems(tokenize(text))
-    found = _lookup(words, table, settings)
+    words = stem_set(tokenize(text))
+    found = lookup_stems(words, table, settings)
     rows, member_weight, line_words, rare = score_weighted(found, settings)
     floor = settings["weighted_floor"]
     clusters = table["clusters"]
-    chosen = _choose(rows, rare, floor, settings)
+    chosen = choose_clusters(rows, rare, floor, settings)
     gate = None
     if chosen and settings["intent_gate"] and focus(chosen[0], line_words) < settings["intent_gate_focus"]:
         gate = general_request(text, found)
@@ -84,8 +84,8 @@ def route_weighted(prompt, table, settings):
         "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
     }
     chosen = finish_decision(decision, clusters, chosen, gate,
-                             lambda picked: _select_lines(table, picked, member_weight, settings["line_cap"]),
-                             lambda: _learned_hits(tokenize(text), table), settings)
+                             lambda picked: select_member_lines(table, picked, member_weight, settings["line_cap"]),
+                             lambda: learned_hits_by_line(tokenize(text), table), settings)
     decision["explanation"] = _explain(rows, found, floor, chosen, rare, gate, clusters)
     return decision
 

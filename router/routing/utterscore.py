@@ -1,12 +1,12 @@
 """Route time of routing on utterances: the ``weighted`` provider when its table holds them.
 
-``router.weighted.route_weighted`` hands a prompt here when the table has utterance postings
-(``router.uttertable``) and ``utterances = true``. Everything the weighted provider does stays
+``router.routing.weighted.route_weighted`` hands a prompt here when the table has utterance postings
+(``router.routing.uttertable``) and ``utterances = true``. Everything the weighted provider does stays
 (idf weights, stems, spelling repair, the intent gate, the rare word, spec §10's choice); what
 the utterances add is **evidence per member**:
 
 - **Member words.** Each member's utterance words are words of that member, as learned terms
-  are: ``member_view`` reads the table's own postings through ``router.uttertable.add_member_words``
+  are: ``member_view`` reads the table's own postings through ``router.routing.uttertable.add_member_words``
   (idf over the store's documents with those members added, spelling repair, the session stage's
   line words), so a member is scored by its hook line plus its utterances, and a cluster by its
   tags and label plus its best member, as before, at ``utterance_floor``. A prompt word found in
@@ -30,18 +30,18 @@ cross-validation on the example store's suites and benchmarks/fitting/, with bli
 
 The decision also says, per member, which of the prompt's words matched its utterances
 (``utterance_hits``: {slug: [prompt words]}), for ``route --json`` and the session stage's line
-ranking (``router.injection``). Utterance text never leaves the table: the lines sent are the
+ranking (``router.routing.injection``). Utterance text never leaves the table: the lines sent are the
 cluster file's own.
 """
 
-from router.score import prompt_for_scoring
+from router.routing.score import prompt_for_scoring
 from router.tokens import tokenize
-from router.weightedscore import (
-    _choose,
+from router.routing.weightedscore import (
+    choose_clusters,
     finish_decision,
-    _learned_hits,
-    _lookup,
-    _select_lines,
+    learned_hits_by_line,
+    lookup_stems,
+    select_member_lines,
     best_lines,
     general_request,
     member_part,
@@ -145,7 +145,7 @@ def _enriched(table, position):
 def select_by_evidence(table, chosen, line_weight, settings):
     """(lines, total) of the chosen clusters, best member first: those with at least
     ``utterance_line_share`` of the best member's evidence, at most ``utterance_line_limit``
-    (0: ``line_cap``). Without any member evidence, ``router.weighted``'s own selection."""
+    (0: ``line_cap``). Without any member evidence, ``router.routing.weighted``'s own selection."""
     candidates = []
     for rank, position in enumerate(chosen):
         for member_index, (slug, _type, hook) in enumerate(table["clusters"][position][3]):
@@ -153,7 +153,7 @@ def select_by_evidence(table, chosen, line_weight, settings):
                                hook))
     top = max((row[0] for row in candidates), default=0.0)
     if top <= 0:
-        return _select_lines(table, chosen, line_weight, settings["line_cap"])
+        return select_member_lines(table, chosen, line_weight, settings["line_cap"])
     limit = min(settings["utterance_line_limit"] or settings["line_cap"], settings["line_cap"])
     share = settings["utterance_line_share"]
     ranked = sorted((row for row in candidates if row[0] > 0), key=lambda row: (-row[0], row[1], row[3]))
@@ -198,7 +198,7 @@ class _Joining(_Replacing):
 
 def member_view(table):
     """``table`` as the weighted provider sees it with each member's utterance words among its own
-    (``router.uttertable.add_member_words``); a table without those postings, as it is."""
+    (``router.routing.uttertable.add_member_words``); a table without those postings, as it is."""
     if "utterance_term_postings" not in table:
         return table
     view = dict(table)
@@ -215,7 +215,7 @@ def route_with_utterances(prompt, table, settings):
     forms = stem_forms(tokenize(text))
     words = set(forms)
     view = member_view(table)
-    found = _lookup(words, view, settings)
+    found = lookup_stems(words, view, settings)
     parts = score_parts(found, settings)
     matches = utterance_matches(words, table, parts, settings)
     merge_matches(parts, matches)
@@ -224,7 +224,7 @@ def route_with_utterances(prompt, table, settings):
     best = best_lines(line_weight)
     floor = settings["utterance_floor"]
     clusters = table["clusters"]
-    chosen = _choose(rows, parts["rare"], floor, settings)
+    chosen = choose_clusters(rows, parts["rare"], floor, settings)
     share = None
     near_miss = False
     if chosen and _enriched(table, chosen[0]):
@@ -260,7 +260,7 @@ def route_with_utterances(prompt, table, settings):
     }
     chosen = finish_decision(decision, clusters, chosen, gate,
                              lambda picked: select_by_evidence(table, picked, line_weight, settings),
-                             lambda: _learned_hits(tokenize(text), view), settings)
+                             lambda: learned_hits_by_line(tokenize(text), view), settings)
     decision["utterance_hits"] = _hits_by_slug(table, rows, heard, forms)
     decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard)
     return decision

@@ -1,13 +1,13 @@
 """Build time of the ``weighted`` provider: the postings it adds to a spec §10 routing table.
 
-Apart from ``router.weighted`` (route time) because the hook reads a cached table: with a current
+Apart from ``router.routing.weighted`` (route time) because the hook reads a cached table: with a current
 cache nothing here is imported, and routing a prompt never computes a logarithm or walks the store.
-What the postings mean is ``router.weighted``'s docstring.
+What the postings mean is ``router.routing.weighted``'s docstring.
 """
 
 from router.stem import stem
 from router.tokens import slug_words, tokenize
-from router.weightedscore import _STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, _deletes, idf  # noqa: F401 (idf re-exported)
+from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, deletes, idf
 
 BESIDE = "beside"
 
@@ -22,10 +22,10 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     ``weighted_meta``: {"documents": N}. With learned terms, ``learned_line_postings``: learned
     word (as ``tokenize`` gives it) -> (position, member_index, ...) of the lines it was learned
     for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
-    general English, see ``router.priors``), ``prior_postings``: stem -> the highest frequency
+    general English, see ``router.routing.priors``), ``prior_postings``: stem -> the highest frequency
     among the store's words with that stem.
 
-    ``utterances``: ``{slug: (utterance, ...)}`` to route on (``router.uttertable``), or the default
+    ``utterances``: ``{slug: (utterance, ...)}`` to route on (``router.routing.uttertable``), or the default
     ``BESIDE``: those of the utterances file beside the index's cluster file, when there is one (a
     damaged one is logged once and left out: the table is then the cluster file's alone). ``None``
     or ``{}``: none. Without utterances the table is exactly what it was before they existed.
@@ -44,7 +44,7 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
         out = set()
         for token in tokens:
             key = token if "_" in token else stem(token)
-            if key not in _STOP_STEMS:
+            if key not in STOP_STEMS:
                 out.add(key)
                 if word_frequency is not None and "_" not in token:
                     forms.setdefault(key, set()).add(token)
@@ -69,7 +69,7 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     fuzzy = {}
     for word in postings:
         if len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
-            for variant in _deletes(word) | {word}:
+            for variant in deletes(word) | {word}:
                 fuzzy.setdefault(variant, []).append(word)
     table["term_postings"] = {word: (idf(len(flat) // 2, documents),) + tuple(flat)
                               for word, flat in postings.items()}
@@ -89,7 +89,7 @@ def _add_utterances(table, index, utterances):
         path = getattr(index, "path", None)
         if not path or str(path).startswith("<"):
             return
-        from router.uttertable import read_beside
+        from router.routing.uttertable import read_beside
 
         utterances, source, problem = read_beside(path)
         if problem:
@@ -97,6 +97,6 @@ def _add_utterances(table, index, utterances):
 
             log_diagnostic("utterances", f"{problem}; routing on the cluster file alone until it is fixed")
     if utterances or problem:
-        from router.uttertable import add_utterance_postings
+        from router.routing.uttertable import add_utterance_postings
 
         add_utterance_postings(table, index, utterances or {}, source, problem)

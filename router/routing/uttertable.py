@@ -1,5 +1,5 @@
 """Build time of routing on utterances: the postings the ``weighted`` provider adds for the
-utterances file beside a cluster file (``router.utterances``, docs/enrich.md).
+utterances file beside a cluster file (``router.store.utterances``, docs/enrich.md).
 
 An utterance is something a user might type when a memory is the one they need, written at build
 time by the user's own model. Its words are evidence *for that member* (never for its cluster as
@@ -29,8 +29,8 @@ Standard library and ``router.*`` only, imported only when a table is built (a c
 import os
 
 from router.stem import stem
-from router.tokens import _WORD_RE, slug_words, tokenize
-from router.weightedscore import _STOP_STEMS, FUZZY_MIN_LENGTH, _deletes, idf
+from router.tokens import WORD_RE, slug_words, tokenize
+from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, deletes, idf
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25
@@ -51,13 +51,13 @@ def stems_of_text(text, memo=None):
     ``tokenize`` treats each word on its own, so a word's stems never depend on its neighbours)."""
     memo = {} if memo is None else memo
     out = set()
-    for word in set(_WORD_RE.findall(text.lower())):
+    for word in set(WORD_RE.findall(text.lower())):
         found = memo.get(word)
         if found is None:
             found = set()
             for token in tokenize(word):
                 key = token if "_" in token else stem(token)
-                if key not in _STOP_STEMS:
+                if key not in STOP_STEMS:
                     found.add(key)
             found = memo[word] = frozenset(found)
         out |= found
@@ -70,7 +70,7 @@ def read_beside(cluster_path):
     unreadable, too large): the router then routes on the cluster file alone."""
     from router.config import utterances_path
     from router.errors import InputError
-    from router.utterances import read_utterances, utterances_by_slug
+    from router.store.utterances import read_utterances, utterances_by_slug
 
     path = utterances_path(cluster_path)
     try:
@@ -137,7 +137,7 @@ def add_utterance_postings(table, index, utterances, source=None, problem=None):
 
 def add_member_words(table, index, utterances):
     """Add the postings that count each member's utterance words as words of that member (in
-    place): what learned terms are (``router.weightedtable``), kept apart from the table's own
+    place): what learned terms are (``router.routing.weightedtable``), kept apart from the table's own
     postings so that ``utterances = false`` routes on the cluster file alone. Per stem that some
     member's utterances hold beyond its line, ``utterance_term_postings`` has the whole entry the
     stem then has (idf over the same documents with those members added; the table's own entry
@@ -161,7 +161,7 @@ def add_member_words(table, index, utterances):
                 lines.setdefault(token, []).extend((position, member_index))
             for token in taught - words:
                 key = token if "_" in token else stem(token)
-                if key not in _STOP_STEMS:
+                if key not in STOP_STEMS:
                     added.setdefault(key, set()).add((position, member_index))
     documents = table["weighted_meta"]["documents"]
     terms = {}
@@ -175,7 +175,7 @@ def add_member_words(table, index, utterances):
         flat += tuple(x for pair in sorted(pairs) for x in pair)
         terms[word] = (idf(len(flat) // 2, documents),) + flat
         if not entry and len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
-            for variant in _deletes(word) | {word}:
+            for variant in deletes(word) | {word}:
                 fuzzy.setdefault(variant, []).append(word)
     table["utterance_term_postings"] = terms
     table["utterance_fuzzy_postings"] = {variant: tuple(sorted(found)) for variant, found in fuzzy.items()}

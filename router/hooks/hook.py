@@ -16,20 +16,20 @@ from router.cache import use_routing_table
 from router.errors import InputError
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
-from router.provider import build_table, route
-from router.session import after_compaction, hook_stage, reset_session
-from router.sessionrecord import read_trusted_record, record_path, write_record
-from router.transcriptscan import transcript_size
+from router.providers.provider import build_table, route
+from router.hooks.session import after_compaction, hook_stage, reset_session
+from router.hooks.sessionrecord import read_trusted_record, record_path, write_record
+from router.store.transcriptscan import transcript_size
 
 
 def _build_table(path, learned_file=None):
     # Imported here: with a current cache the hook never parses the cluster file.
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     terms = None
     if learned_file is not None:
-        from router.learned import read_learned, terms_by_slug
+        from router.store.learned import read_learned, terms_by_slug
 
         try:
             terms = terms_by_slug(read_learned(learned_file))
@@ -71,7 +71,7 @@ def decide(payload, options):
     if decision["additional_context"] is None:
         return None
     # Which clusters is the router's call; which of their lines this session still needs is
-    # the session stage's (router.session).
+    # the session stage's (router.hooks.session).
     plan = hook_stage(payload, decision, prompt, settings, path, lambda message: log_diagnostic("hook", message))
     if plan["text"] is None:
         return None
@@ -128,7 +128,7 @@ def session_start(payload):
                         "prompt sends again")
         elif why:
             log(f"session {session_id}: {why}; nothing sent again after compaction")
-    # Never raises: a record that cannot be removed must not lose the text (router.session).
+    # Never raises: a record that cannot be removed must not lose the text (router.hooks.session).
     reset_session(session_id, log=log)
     return hook_output(text, "SessionStart") if text else None
 

@@ -1,14 +1,14 @@
-"""The scoring of the ``weighted`` provider (``router.weighted``, whose docstring says what each
+"""The scoring of the ``weighted`` provider (``router.routing.weighted``, whose docstring says what each
 part is for): prompt words to postings, per-cluster scores, the choice of clusters and lines.
 
-Apart from ``router.weighted`` (the provider: a decision per prompt) so that the two deciders,
-``router.weighted`` (the cluster file alone) and ``router.utterscore`` (with utterances), share it
+Apart from ``router.routing.weighted`` (the provider: a decision per prompt) so that the two deciders,
+``router.routing.weighted`` (the cluster file alone) and ``router.routing.utterscore`` (with utterances), share it
 without importing each other. Standard library only.
 """
 
 import re
 
-from router.score import render_context
+from router.routing.score import render_context
 from router.stem import stem
 from router.tokens import STOPWORDS
 
@@ -33,7 +33,7 @@ _OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we
 # Stemming can turn a word back into a stopword ("needed" -> "need"), or into a stopword's
 # stem ("becaus"); those go too. Short stems of stopwords ("real" of "really", "min" of
 # "mine") are real words of their own and stay.
-_STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
+STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
 
 
 def stem_forms(tokens):
@@ -42,16 +42,16 @@ def stem_forms(tokens):
     forms = {}
     for token in tokens:
         key = token if "_" in token else stem(token)
-        if key not in _STOP_STEMS:
+        if key not in STOP_STEMS:
             forms.setdefault(key, []).append(token)
     return {key: sorted(found) for key, found in forms.items()}
 
 
-def _stems(tokens):
+def stem_set(tokens):
     return set(stem_forms(tokens))
 
 
-def _deletes(word):
+def deletes(word):
     return {word[:i] + word[i + 1:] for i in range(len(word))}
 
 
@@ -81,7 +81,7 @@ def within_one_edit(a, b):
     return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
 
 
-def _lookup(words, table, settings):
+def lookup_stems(words, table, settings):
     """{stem: (weight, flat postings, matched via)} for the prompt stems the store holds: weight
     is the stem's idf, times ``FUZZY_FACTOR`` for a spelling repair and its word prior if any."""
     found = _corroborated(_match(words, table))
@@ -130,7 +130,7 @@ def _match(words, table):
             unknown.append(word)
     for word in sorted(unknown)[:FUZZY_MAX_WORDS]:
         candidates = set()
-        for variant in _deletes(word) | {word}:
+        for variant in deletes(word) | {word}:
             candidates.update(fuzzy_postings.get(variant, ()))
         for candidate in sorted(candidates):
             if candidate not in found and within_one_edit(word, candidate):
@@ -243,7 +243,7 @@ def focus(position, line_words):
     return max((len(words) for (p, _m), words in line_words.items() if p == position), default=0)
 
 
-def _choose(rows, rare, floor, settings):
+def choose_clusters(rows, rare, floor, settings):
     if not rows or rows[0][1] < floor or rows[0][1] <= 0:
         return []
     chosen = [rows[0][0]]
@@ -257,7 +257,7 @@ def _choose(rows, rare, floor, settings):
     return chosen
 
 
-def _select_lines(table, chosen, member_weight, line_cap):
+def select_member_lines(table, chosen, member_weight, line_cap):
     candidates = []
     for rank, position in enumerate(chosen):
         for member_index, (slug, _type, hook) in enumerate(table["clusters"][position][3]):
@@ -270,7 +270,7 @@ def _select_lines(table, chosen, member_weight, line_cap):
     return [(row[1], row[2], row[3], row[4]) for row in candidates], total
 
 
-def _learned_hits(prompt_tokens, table):
+def learned_hits_by_line(prompt_tokens, table):
     """{(position, member_index): sorted learned words of the prompt} (empty without learned terms)."""
     postings = table.get("learned_line_postings")
     if not postings:

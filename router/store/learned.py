@@ -8,7 +8,7 @@ cluster file, ``<cluster file stem>.learned.tsv``, that a person can read, edit 
     added<TAB>cluster_id<TAB>slug<TAB>term<TAB>source
     2026-11-30T19:55:01Z<TAB>env<TAB>env_bash_tool<TAB>setx<TAB>mcp
 
-Rules every writer follows (``router.feedback.apply_feedback`` is the one place they live; this
+Rules every writer follows (``router.store.feedback.apply_feedback`` is the one place they live; this
 module only reads):
 
 - a term is a routing token of the prompt (``router.tokens.tokenize``), at most
@@ -138,7 +138,7 @@ def render_learned(rows):
 
 
 def merge_learned_postings(table, learned):
-    """A copy of routing ``table`` (``router.score.build_routing_table``) with learned terms as
+    """A copy of routing ``table`` (``router.routing.score.build_routing_table``) with learned terms as
     their own posting list, ``learned_postings`` (``{term: (cluster position, ...)}``), for a
     provider to score at a weight of its own, below a hand tag's.
 

@@ -1,8 +1,8 @@
 """Writing the learned-terms file: the feedback rules and the locked, atomic rewrite.
 
-``router.learned`` reads the file (the hook and the providers need only that); this module is
+``router.store.learned`` reads the file (the hook and the providers need only that); this module is
 what changes it, for ``memory-router learn`` and the MCP ``record_feedback`` tool. The rules every
-writer follows are in ``router.learned``'s docstring; ``apply_feedback`` is the one place they
+writer follows are in ``router.store.learned``'s docstring; ``apply_feedback`` is the one place they
 live. Standard library and ``router.*`` only, like the reader, though nothing on the hook's path
 imports it.
 """
@@ -12,7 +12,7 @@ import time
 
 from router import safeio
 from router.errors import InputError, decode_utf8
-from router.learned import (
+from router.store.learned import (
     MAX_TERMS_PER_FEEDBACK,
     LearnedFileError,
     LearnedTerm,

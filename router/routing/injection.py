@@ -1,7 +1,7 @@
 """Which of a routing decision's member lines a prompt is sent, and the text that carries them
 (issue 13's line selection). Pure.
 
-Whatever decided *which clusters* (``router.score`` or a provider) hands over their member lines;
+Whatever decided *which clusters* (``router.routing.score`` or a provider) hands over their member lines;
 this decides *which of them* to send now:
 
 1. Rank the lines by evidence for this prompt (``rank_lines``) and keep the best
@@ -13,7 +13,7 @@ this decides *which of them* to send now:
    later request and puts no fact in front of the model that is not already there, so silence
    is the default.)
 
-Apart from ``router.session``, which remembers what a session holds, because none of this needs
+Apart from ``router.hooks.session``, which remembers what a session holds, because none of this needs
 that memory: it takes the held lines as a set, so the canaries, ``route`` and the session
 simulation run the same selection as the hook.
 
@@ -22,7 +22,7 @@ Standard library only, plain dicts and tuples: this is on the hook's path.
 
 import zlib
 
-from router.score import HEADER_PLURAL, HEADER_SINGLE, prompt_for_scoring
+from router.routing.score import HEADER_PLURAL, HEADER_SINGLE, prompt_for_scoring
 from router.tokens import slug_words, tokenize
 
 
@@ -111,7 +111,7 @@ def render_injection(clusters, lines, held_count, total, max_chars, size_capped=
     The header says "size cap" when this render dropped lines, or when ``size_capped`` says the
     routing decision's own size cap already had (those lines never reach this stage).
 
-    The header starts as ``router.score``'s does, so ``parse_header`` (the audit) reads it.
+    The header starts as ``router.routing.score``'s does, so ``parse_header`` (the audit) reads it.
     """
     body = [f"- {line['slug']} \u2014 {line['hook']}" for line in lines]
     base = (HEADER_PLURAL if len(clusters) > 1 else HEADER_SINGLE) + ", ".join(clusters)

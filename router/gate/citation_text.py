@@ -161,7 +161,7 @@ def scan_ids(text, pattern):
     ``prose``: in lower case as a word of prose; ``reason``: why an upper-case occurrence is not
     certain (inside code, after a name). A lower-case id outside prose (``arr[d-1]``) and any id
     in a URL or path (``/docs/D-42/setup``) is no citation and not listed. Whether the id has the
-    ledger's shape is the caller's question (``router.citation_ledger.fits_shape``)."""
+    ledger's shape is the caller's question (``router.gate.citation_ledger.fits_shape``)."""
     code = code_spans(text)
     urls = url_spans(text)
     backwards = text[::-1]

@@ -6,7 +6,7 @@ A provider is made by a factory, ``factory(settings) -> provider``, and a provid
     prompt        the prompt text
     cwd           the payload's cwd (or None)
     session_id    the payload's session_id (or None)
-    table         the routing table of the cluster file (``router.score.build_routing_table``
+    table         the routing table of the cluster file (``router.routing.score.build_routing_table``
                   plus what ``build_table`` adds; ``table["clusters"][position]`` is
                   ``(cluster_id, tags, label, ((slug, type, hook), ...))``)
     cluster_file  the cluster file's path (or None)
@@ -20,22 +20,22 @@ and the decision is a plain dict:
     explanation   a short string saying why (shown by ``route --json``)
 
 Built-ins (``BUILTINS``): ``null`` never injects; ``spec`` is spec §10's scorer
-(``router.score``, unchanged: the reference); ``weighted`` is the default (``router.weighted``).
+(``router.routing.score``, unchanged: the reference); ``weighted`` is the default (``router.routing.weighted``).
 Anything else is ``package.module:factory``, run in a child interpreter under
-``provider_timeout_ms`` (start-up, import, factory and call together; ``router.providerproc``),
+``provider_timeout_ms`` (start-up, import, factory and call together; ``router.providers.providerproc``),
 so it cannot write to the hook's stdout, exit the hook or keep it past the budget. Its request's
 table holds ``clusters`` only, and its decision comes back as JSON. An import error, an
 exception, a malformed decision, an exit or an overrun ends in silence and one line in
 ``$MEMORY_ROUTER_LOG``. Its lines go through the same line cap and size cap as the built-ins'.
 
-Standard library only: this is on the hook's path. ``router.providerproc`` (and ``subprocess``
+Standard library only: this is on the hook's path. ``router.providers.providerproc`` (and ``subprocess``
 with it) is imported only when a custom provider runs.
 """
 
 from router.config import DEFAULTS
 from router.hookio import log_diagnostic
 from router.providername import ProviderError
-from router.score import render_context, route_prompt
+from router.routing.score import render_context, route_prompt
 
 DECISION_KEYS = ("clusters", "lines", "confidence", "explanation")
 # Turns Claude Code makes itself and still runs UserPromptSubmit for, with a payload like a typed
@@ -86,7 +86,7 @@ def _spec_factory(_settings):
 
 
 def _weighted_factory(settings):
-    from router.weighted import make_provider
+    from router.routing.weighted import make_provider
 
     return make_provider(settings)
 
@@ -96,10 +96,10 @@ _BUILTIN_FACTORIES = {"null": _null_factory, "spec": _spec_factory, "weighted": 
 
 def build_table(index, learned_terms=None, word_frequency=None):
     """The routing table every built-in reads: spec §10's postings plus the weighted provider's
-    (``learned_terms``: {member slug: extra words}; ``word_frequency``: see ``router.priors``;
-    both explained in ``router.weightedtable.extend_table``)."""
-    from router.score import build_routing_table
-    from router.weightedtable import extend_table
+    (``learned_terms``: {member slug: extra words}; ``word_frequency``: see ``router.routing.priors``;
+    both explained in ``router.routing.weightedtable.extend_table``)."""
+    from router.routing.score import build_routing_table
+    from router.routing.weightedtable import extend_table
 
     return extend_table(build_routing_table(index), index, learned_terms, word_frequency)
 
@@ -115,7 +115,7 @@ def load_factory(name):
     """
     if name in _BUILTIN_FACTORIES:
         return _BUILTIN_FACTORIES[name]
-    from router.providerproc import load_custom_factory
+    from router.providers.providerproc import load_custom_factory
 
     return load_custom_factory(name)
 
@@ -226,7 +226,7 @@ def route(prompt, table, settings, cwd=None, session_id=None, cluster_file=None,
         decision = _BUILTIN_FACTORIES[name](settings)(request)
         check_decision(decision)
         return _complete(decision, settings, name, render=False)
-    from router.providerproc import run_provider
+    from router.providers.providerproc import run_provider
 
     try:
         decision = run_provider(name, request, settings["provider_timeout_ms"] / 1000)

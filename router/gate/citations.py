@@ -2,8 +2,8 @@
 cites, and decide whether the write may go ahead (docs/citation-gate.md).
 
 Pure functions over plain dicts, lists and tuples, standard library only; what a text cites is
-read by ``router.citation_text``, the ledgers by ``router.citation_ledger`` (the only file
-access). ``router.gate`` (the PreToolUse hook) and ``harness.gate_cli`` (``memory-router gate
+read by ``router.gate.citation_text``, the ledgers by ``router.gate.citation_ledger`` (the only file
+access). ``router.gate.gate`` (the PreToolUse hook) and ``harness.gate_cli`` (``memory-router gate
 check``) both decide through ``decide`` and skip through ``skip_reason``, so the hook and the
 manual check cannot disagree about what a valid citation is or which files are exempt.
 
@@ -15,10 +15,10 @@ import difflib
 import json
 import os
 
-# find_ledgers, ledger_boundary, load_ledgers and scan are used through this module by router.gate.
-from router.citation_ledger import (fits_shape, find_ledgers, highest_id, id_shapes,  # noqa: F401
+# find_ledgers, ledger_boundary, load_ledgers and scan are used through this module by router.gate.gate.
+from router.gate.citation_ledger import (fits_shape, find_ledgers, highest_id, id_shapes,  # noqa: F401
                                     ledger_boundary, load_ledgers)
-from router.citation_text import scan
+from router.gate.citation_text import scan
 
 BYPASS_MARKER = "citation-check: allow-unknown-ids"
 

@@ -4,7 +4,7 @@ entry), and whether that injection was recorded (a ``hook_additional_context`` a
 client that does not record hook output, 2.1.39 and older per the lab, drops it from the history
 on ``--resume``).
 
-Apart from ``router.session`` because it is the one part that reads Claude Code's transcript
+Apart from ``router.hooks.session`` because it is the one part that reads Claude Code's transcript
 format, and it reads at most ``TRANSCRIPT_SCAN_BYTES`` from the end, so a long session never
 makes the hook read it whole. A transcript that shrank, vanished or could not be read in full is
 a doubt, never a "no compaction".

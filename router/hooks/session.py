@@ -4,13 +4,13 @@ sent now, given what it already holds (issue 13).
 Claude Code re-sends every earlier hook context on every later call until the context is
 compacted or cleared, so a member line injected once is in front of the model for the rest of
 that context. For each prompt (``session_step``) this stage picks the lines the prompt needs
-(``router.injection``), sends those the session does not hold yet, and remembers what was sent
-in the session's record (``router.sessionrecord``).
+(``router.routing.injection``), sends those the session does not hold yet, and remembers what was sent
+in the session's record (``router.hooks.sessionrecord``).
 
 The record is forgotten when the context forgets: the SessionStart hook (``reset_session``,
 source ``compact`` or ``clear``) deletes it, and, as a fallback, the UserPromptSubmit hook looks
 for a ``compact_boundary`` entry written to the transcript after its last recorded injection
-(``router.transcriptscan``). The same read checks that the last injection was recorded in the
+(``router.store.transcriptscan``). The same read checks that the last injection was recorded in the
 transcript: the record's claim is trusted only once that line is seen.
 
 Fail towards the fact: a record that cannot be trusted, or a transcript that shrank, could not be
@@ -23,9 +23,9 @@ Standard library only, plain dicts and tuples: this is on the hook's path.
 import os
 import time
 
-from router.injection import plan_injection
-from router.score import HEADER_PLURAL, HEADER_SINGLE
-from router.sessionrecord import (
+from router.routing.injection import plan_injection
+from router.routing.score import HEADER_PLURAL, HEADER_SINGLE
+from router.hooks.sessionrecord import (
     MAX_PENDING_LINES,
     check_record,
     new_record,
@@ -35,7 +35,7 @@ from router.sessionrecord import (
     store_identity,
     write_record,
 )
-from router.transcriptscan import scan_transcript, transcript_size
+from router.store.transcriptscan import scan_transcript, transcript_size
 
 # A prompt that sends nothing still moves the record's transcript position past a stretch this
 # long that it scanned clean, so a long run of held-only prompts never outgrows the scan.
@@ -65,9 +65,9 @@ def fresh(decision, prompt, settings):
 
 
 def route_fresh(prompt, table, settings, **route_options):
-    """The configured provider's decision (``router.provider.route``, given ``route_options``),
+    """The configured provider's decision (``router.providers.provider.route``, given ``route_options``),
     then ``fresh``: what the hook sends this prompt in a new session."""
-    from router.provider import route
+    from router.providers.provider import route
 
     return fresh(route(prompt, table, settings, **route_options), prompt, settings)
 

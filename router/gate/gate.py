@@ -1,5 +1,5 @@
 """``memory-router gate``: the citation gate as a Claude Code ``PreToolUse`` hook (Write, Edit,
-MultiEdit, NotebookEdit). Rules in ``router.citations``; docs/citation-gate.md.
+MultiEdit, NotebookEdit). Rules in ``router.gate.citations``; docs/citation-gate.md.
 
 Output (Claude Code 2.1.328, observed: ../shared/spec/claude-code-2.1.328-observed.md):
 
@@ -22,7 +22,7 @@ look like a guard that ran. Standard library and ``router`` only.
 import json
 import os
 
-from router import citations
+from router.gate import citations
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
@@ -34,7 +34,7 @@ MAX_LEDGER_BYTES = 8 * 1024 * 1024
 
 
 def _cluster_slugs(path):
-    from router.clusterfile import load_cluster_file
+    from router.store.clusterfile import load_cluster_file
 
     check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     return sorted({member.slug for cluster in load_cluster_file(path) for member in cluster.members})
@@ -43,7 +43,7 @@ def _cluster_slugs(path):
 def memory_context(options, config, dirs, project_dir):
     """``{"slugs": set, "sources": [...]}`` from the memory directory and the cluster file, or
     ``None`` when neither exists."""
-    from router import memorystore
+    from router.store import memorystore
     from router.cache import cached
 
     slugs = set()
@@ -105,7 +105,7 @@ def payload_project_dir(payload, path):
     if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
         return roots[0]
     if path and os.path.isabs(path):
-        from router.memorystore import git_root
+        from router.store.memorystore import git_root
 
         return git_root(os.path.dirname(path))
     return None
