@@ -31,7 +31,9 @@ def register(subparsers):
         epilog="citation gate defaults (override in memory-router.toml or [tool.memory-router]):\n"
                + describe_citation_defaults(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = gate.add_subparsers(dest="gate_command", metavar="ACTION")
+    # file operands: a committed file named like an option is refused by name, never obeyed
+    actions = gate.add_subparsers(dest="gate_command", metavar="ACTION",
+                                  parser_class=options.file_operand_parser())
     check = actions.add_parser(
         "check", help="check files (or - for stdin) with the gate's rules",
         description="Check each FILE (or stdin, -) exactly as the hook checks a write: decision ids "
@@ -40,7 +42,8 @@ def register(subparsers):
                     "directory up), memory citations against the memory directory and the cluster "
                     "file. Ledger files and the fixtures directory are skipped. Exit 1 if any "
                     "citation would be blocked, 2 if a path cannot be read.")
-    check.add_argument("paths", nargs="+", metavar="FILE", help="files to check; - reads stdin")
+    check.add_argument("paths", nargs="+", metavar="FILE", help="files to check; - reads stdin; after --, "
+                       "every argument is a file, even one named like an option")
     check.add_argument("--config", metavar="FILE", help="config file (default: found from the current directory)")
     check.add_argument("--clusters", metavar="FILE", help="cluster file whose member slugs count as memories")
     options.memory_dir(check, options.MEMORY_DIR_GUESSED)

@@ -45,3 +45,59 @@ def project(parser, what="project directory"):
 
 def dry_run(parser, what="print the diff; change nothing"):
     parser.add_argument("--dry-run", action="store_true", help=what)
+
+
+def file_operand_parser():
+    """The parser class for subcommands whose operands are file names (``add_subparsers(
+    parser_class=options.file_operand_parser())``): a token that looks like an option but is none
+    of the command's is refused by name, with the ``--`` that makes it a file. Without it argparse
+    said "unrecognized arguments" or "the following arguments are required: FILE" (naming no
+    file) for a file called ``--foo.md``; pre-commit passes the names of committed files."""
+    import argparse
+
+    class FileOperandParser(argparse.ArgumentParser):
+        def parse_known_args(self, args=None, namespace=None):
+            # only where operands are files: elsewhere "if it is a file" would mislead
+            operands = any(not action.option_strings for action in self._actions)
+            token = unplaced_option(self, args or []) if operands else None
+            if token is not None:
+                import shlex
+
+                self.error(f"{token} is not an option of {self.prog}; if it is a file, put -- before the "
+                           f"file names: {self.prog} -- {shlex.quote(token)}")
+            return super().parse_known_args(args, namespace)
+
+    return FileOperandParser
+
+
+def unplaced_option(parser, args):
+    """The first token of ``args`` (up to ``--``) that argparse would take for an option but that
+    names none of ``parser``'s options (nor a unique abbreviation of one), else None. A known
+    option's value is skipped; ``-`` (stdin), a negative number and a token holding a space are
+    operands to argparse too."""
+    import re
+
+    known = parser._option_string_actions
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            return None
+        if len(token) < 2 or token[0] not in parser.prefix_chars or " " in token:
+            continue
+        if re.fullmatch(r"-\d+|-\d*\.\d+", token) and not parser._has_negative_number_optionals:
+            continue
+        name = token.split("=", 1)[0]
+        action = known.get(name)
+        if action is None and token[1] not in parser.prefix_chars:
+            action = known.get(token[:2])            # -kPATTERN, -vk: a short option and what follows
+            if action is not None:
+                continue
+        if action is None and parser.allow_abbrev and token[1] in parser.prefix_chars:
+            matches = {known[option] for option in known if option.startswith(name)}
+            action = matches.pop() if len(matches) == 1 else None
+        if action is None:
+            return token
+        if "=" not in token and (action.nargs is None or isinstance(action.nargs, int)):
+            for _ in range(1 if action.nargs is None else action.nargs):
+                next(tokens, None)
+    return None

@@ -87,14 +87,17 @@ def register(subparsers):
         description="The cluster file the hook routes with (brain/memory-layer1-clusters.md, or its .tsv form; "
                     "format in docs/router.md): 'check' lists every violation with its line, 'convert' "
                     "writes the other form, 'build' makes one from a Claude Code memory directory.")
-    sub = clusters.add_subparsers(dest="clusters_command", metavar="ACTION", required=True)
+    # file operands: a committed file named like an option is refused by name, never obeyed
+    sub = clusters.add_subparsers(dest="clusters_command", metavar="ACTION", required=True,
+                                  parser_class=options.file_operand_parser())
     check = sub.add_parser(
         "check", help="list every violation of the cluster format, with line numbers (exit 1; 2: unreadable)",
         description="Reads FILE (.md or .tsv) and prints every violation of the cluster format as "
                     "FILE:LINE:COLUMN: message (fix: ...), or 'ok' with the cluster and member counts.",
         epilog="exit codes: 0 no violation; 1 violations listed; 2 FILE cannot be read")
     check.add_argument("files", metavar="FILE", nargs="+",
-                       help="the cluster files to check (.md or .tsv); all are checked, the worst exit code wins")
+                       help="the cluster files to check (.md or .tsv); all are checked, the worst exit code wins; "
+                            "after --, every argument is a file, even one named like an option")
     options.json_output(check)
     check.set_defaults(handler=cmd_clusters_check)
     convert = sub.add_parser("convert", help="write the other form (md <-> tsv) of a cluster file",

@@ -188,3 +188,27 @@ def test_ledger_start_walks_from_the_file_only_inside_a_tree(tmp_path, project, 
                  "cwd-child": cwd / "cwd-child"}[where]
     start = ledger_start(str(directory / "f.md"), str(cwd))
     assert start == (str(cwd) if expected == "cwd" else str(directory))
+
+
+# --------------------------------------------------------------------------- issue 30 item 1
+
+
+def test_item30_a_file_named_like_an_option_is_refused_by_name(run_cli, project):
+    """It was "the following arguments are required: FILE", naming no file."""
+    (project / "--foo.md").write_text("Per D-001.\n", encoding="utf-8")
+    result = run_cli("gate", "check", "--foo.md", cwd=project)
+    assert result.returncode == 2
+    assert b"--foo.md is not an option of memory-router gate check" in result.stderr
+    assert b"memory-router gate check -- --foo.md" in result.stderr
+
+
+def test_item30_after_double_dash_files_named_like_options_are_checked(run_cli, project):
+    """pre-commit runs `gate check -- FILE...`: a committed `-h` was read as --help, and the gate
+    passed whatever came after it."""
+    _live, _revoked, fake = ledger_ids()
+    for name in ("-h", "--foo.md"):
+        (project / name).write_text(f"Per {fake}.\n", encoding="utf-8")
+    result = run_cli("gate", "check", "--", "-h", "--foo.md", cwd=project)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.decode()
+    assert out.startswith("-h: BLOCKED") and "\n--foo.md: BLOCKED" in out

@@ -54,3 +54,39 @@ def test_json_is_the_same_option_everywhere():
              for path in (("route",), ("doctor",), ("canary", "run"), ("transcript", "audit"), ("slim", "render"),
                           ("tokens", "report"), ("learn",), ("gate", "check"), ("lab", "client"))}
     assert helps == {"machine-readable output"}
+
+
+# --- issue 30 item 1: a file operand named like an option ------------------------------------
+
+def _operand_parser():
+    parser = options.file_operand_parser()(prog="tool check")
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--config")
+    parser.add_argument("-k", dest="pattern")
+    options.json_output(parser)
+    return parser
+
+
+@pytest.mark.parametrize("argv, unplaced", [
+    (["--foo.md", "a.md"], "--foo.md"),
+    (["a.md", "-x"], "-x"),
+    (["--config", "--foo.md", "a.md"], None),       # an option's value is the option's
+    (["--config=c.toml", "--jso", "a.md"], None),   # a unique abbreviation is the option
+    (["-kPAT", "-", "a.md"], None),                 # a short option with its value; - is stdin
+    (["-1", "a md", "-b c"], None),                 # argparse's operands: a number, a space
+    (["--", "--foo.md", "-h"], None),               # after --, every token is a file
+    (["a.md", "--", "-x"], None),
+])
+def test_unplaced_option_is_the_first_token_no_option_claims(argv, unplaced):
+    assert options.unplaced_option(_operand_parser(), argv) == unplaced
+
+
+def test_a_file_named_like_an_option_is_refused_by_name_with_the_fix(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _operand_parser().parse_args(["--foo.md"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--foo.md is not an option of tool check" in err
+    assert "put -- before the file names: tool check -- --foo.md" in err
+    args = _operand_parser().parse_args(["--json", "--", "--foo.md", "-h"])
+    assert args.files == ["--foo.md", "-h"] and args.json

@@ -245,3 +245,18 @@ def test_gate_step_off_and_outside_a_pull_request(sound, installed):
     done = run_step("memory-router gate check", sound, installed)
     assert done.returncode == 0 and "not a pull request" in done.stdout
 
+
+
+def test_changed_files_named_like_options_are_checked_as_files(sound, installed, example_cluster_file):
+    """issue 30 item 1: a changed file named -h first made `gate check -h ...` print usage and exit
+    0, passing the pull request; the steps now end options with --."""
+    event = pull_request(sound, {"-h": "Kept 30 days per D-910.\n", "--x.md": "Kept 30 days per D-911.\n"})
+    done = run_step("memory-router gate check", sound, installed, pull_request=event)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "-h: BLOCKED" in done.stdout and "--x.md: BLOCKED" in done.stdout
+    broken = example_cluster_file.read_text(encoding="utf-8").replace("- layer1_01 · 5 ·", "- layer1_01 · five ·")
+    (sound / "--memory-layer1-clusters.md").write_text(broken, encoding="utf-8")
+    git("add", "-A", cwd=sound)
+    done = run_step("memory-router clusters check", sound, installed)
+    assert done.returncode == 1
+    assert "--memory-layer1-clusters.md:11:13: expected the size" in done.stdout

@@ -79,9 +79,9 @@ def fixture_repo(root, *, cluster_file, case, note):
     return root
 
 
-def try_repo(hooks_repo, repo):
+def try_repo(hooks_repo, repo, *extra):
     done = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", "--color", "never", str(hooks_repo),
-                           "--all-files"], cwd=repo, capture_output=True, text=True, timeout=600)
+                           "--all-files", *extra], cwd=repo, capture_output=True, text=True, timeout=600)
     verdicts = {}
     for hook_id, name in HOOK_NAMES.items():
         found = re.search(rf"^{re.escape(name)}\.+(Passed|Failed|\(no files to check\)Skipped)$", done.stdout, re.M)
@@ -116,3 +116,31 @@ def test_every_hook_fails_on_its_own_fault(tmp_path, hooks_repo, example_cluster
     assert "brain/memory-layer1-clusters.md:11:13: expected the size (an integer)" in done.stdout
     assert "FAIL setx" in done.stdout
     assert "BLOCKED: D-910 is not in the decision ledger" in done.stdout
+
+
+def test_files_named_like_options_are_checked_as_files_and_canaries_skip_without_a_suite(
+        tmp_path, hooks_repo, example_cluster_file):
+    """issue 30 item 1 and issue 29 item 9. A committed `-h` sorts first: pre-commit ran `gate check
+    -h ...`, usage was printed, exit 0, and every file passed; `--foo.md` failed naming no file.
+    Every entry now ends with `--`, so both are files and the gate's verdict is theirs. And in a
+    repository without `canaries/` the canary hook skips (it was exit 2), saying why."""
+    repo = tmp_path / "repo"
+    (repo / "brain").mkdir(parents=True)
+    (repo / ".wolf").mkdir()
+    shutil.copyfile(FIXTURE_LEDGER, repo / ".wolf" / "decisions.md")
+    (repo / "-h").write_text("Retention is 30 days per D-910.\n", encoding="utf-8")
+    (repo / "--foo.md").write_text("Retention is 30 days per D-911.\n", encoding="utf-8")
+    (repo / "notes.md").write_text("Retention follows D-003.\n", encoding="utf-8")
+    broken = example_cluster_file.read_text(encoding="utf-8").replace("- layer1_01 · 5 ·", "- layer1_01 · five ·", 1)
+    (repo / "brain" / "--memory-layer1-clusters.md").write_text(broken, encoding="utf-8")
+    (repo / "memory-router.toml").write_text("", encoding="utf-8")
+    git("init", "--quiet", cwd=repo)
+    git("add", "-A", cwd=repo)
+    done, verdicts = try_repo(hooks_repo, repo, "--verbose")
+    assert verdicts == {"memory-router-clusters-check": "Failed", "memory-router-canaries": "Passed",
+                        "memory-router-gate": "Failed"}, done.stdout + done.stderr
+    assert "brain/--memory-layer1-clusters.md:11:13: expected the size (an integer)" in done.stdout
+    assert "\n-h: BLOCKED\n  BLOCKED: D-910 is not in the decision ledger" in done.stdout
+    assert "\n--foo.md: BLOCKED\n  BLOCKED: D-911 is not in the decision ledger" in done.stdout
+    assert "notes.md: ok" in done.stdout
+    assert "no canaries/ directory; canaries skipped" in done.stdout

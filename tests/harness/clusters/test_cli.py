@@ -77,3 +77,17 @@ def test_clusters_convert_refuses_to_create_missing_directories(example_cluster_
     err = capsys.readouterr().err
     assert "directory of --out does not exist" in err and f"mkdir -p {out.parent}" in err
     assert not (tmp_path / "not").exists()
+
+
+def test_clusters_check_refuses_an_option_like_operand_by_name_and_checks_it_after_dashes(
+        capsys, tmp_path, example_cluster_file, monkeypatch):
+    """issue 30 item 1: `clusters check --x.md` said "the following arguments are required: FILE"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "--x.md").write_text(example_cluster_file.read_text(encoding="utf-8").replace(
+        "layer1_project_memory_router \u00b7 ", "layer1_project_memory_router \u00b7 9", 1), encoding="utf-8")
+    (tmp_path / "-h").write_text(example_cluster_file.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["clusters", "check", "--x.md"]) == 2
+    assert "--x.md is not an option of memory-router clusters check" in capsys.readouterr().err
+    assert main(["clusters", "check", "--", "-h", "--x.md"]) == 1
+    out = capsys.readouterr().out
+    assert "-h: ok (26 clusters" in out and "--x.md:" in out
