@@ -134,18 +134,51 @@ _STAMP = r"(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z)(?:-(\d+))?"
 def list_archives(directory, stem, suffix):
     """The names of the archives ``write_archive(directory, stem, suffix, ...)`` made, oldest
     first: by the UTC stamp in the name, then the counter a clash in one millisecond added (none
-    is the first). Other files, and names that only look alike, are left out; a directory that
-    cannot be listed has none."""
-    import re
+    is the first). Other files, names that only look alike and entries of the name that are not
+    regular files (``scan_archives``' strays) are left out; a directory that cannot be listed has
+    none. Prune deletes from this list and rollback restores from it."""
+    return scan_archives(directory, stem, suffix)[0]
 
-    pattern = re.compile("^" + re.escape(stem) + "-" + _STAMP + re.escape(suffix) + "$")
+
+def scan_archives(directory, stem, suffix):
+    """``(archives, strays)`` of ``directory``: ``archives`` as ``list_archives``; ``strays`` are
+    ``(name, kind)`` for entries named exactly like an archive that are not regular files (a
+    directory, a symbolic link, a FIFO: ``write_archive`` makes none of these), oldest first.
+
+    The name must match whole (``fullmatch``): ``$`` also matched before a final newline, so a
+    user's ``MEMORY.archive-<stamp>.md<newline>`` was listed as the oldest archive and pruned."""
+    import re
+    import stat
+
+    pattern = re.compile(re.escape(stem) + "-" + _STAMP + re.escape(suffix))
     try:
         names = os.listdir(directory)
     except OSError:
-        return []
-    found = []
+        return [], []
+    found, strays = [], []
     for name in names:
-        match = pattern.match(name)
-        if match:
-            found.append(((match.group(1), int(match.group(2) or 1)), name))
-    return [name for _key, name in sorted(found)]
+        match = pattern.fullmatch(name)
+        if not match:
+            continue
+        key = (match.group(1), int(match.group(2) or 1))
+        try:
+            mode = os.lstat(os.path.join(directory, name)).st_mode
+        except OSError:
+            continue  # gone since the listing
+        if stat.S_ISREG(mode):
+            found.append((key, name))
+        else:
+            strays.append((key, name, file_kind(mode)))
+    return [name for _key, name in sorted(found)], [(name, kind) for _key, name, kind in sorted(strays)]
+
+
+def file_kind(mode):
+    """What an entry that is not a regular file is, in words, from its ``st_mode``."""
+    import stat
+
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return kind
+    return "not a regular file"

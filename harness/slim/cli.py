@@ -238,18 +238,24 @@ def cmd_slim_prune(args):
     config = load_config(args.config) if args.config or not args.memory_dir else None
     memory_dir = live.resolve_live_dir(args.memory_dir, config)
     doomed = live.plan_prune(memory_dir, args.keep)
-    deleted = [] if args.dry_run else live.apply_prune(doomed)
+    # named like an archive but not a regular file: never deleted, named, and the run goes on
+    skipped = live.prune_strays(memory_dir, doomed)
+    deleted = [] if args.dry_run else live.apply_prune(doomed, skipped)
     from harness.archives import list_archives
 
     kept = {stem: list_archives(memory_dir, stem, ".md") for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM)}
     if args.json:
         print_json({"memory_dir": memory_dir, "keep": args.keep, "dry_run": bool(args.dry_run),
                     "to_delete": [{"archive": path, "record": record} for path, record in doomed],
-                    "deleted": deleted, "kept": kept})
+                    "deleted": deleted, "kept": kept,
+                    "skipped": [{"path": path, "kind": kind} for path, kind in skipped]})
         return 0
     verb = "would delete" if args.dry_run else "deleted"
     for path, record in doomed:
-        print(f"{verb} {path}" + (f" (and its record {os.path.basename(record)})" if record else ""))
+        if args.dry_run or path in deleted:
+            print(f"{verb} {path}" + (f" (and its record {os.path.basename(record)})" if record else ""))
+    for path, kind in skipped:
+        print(f"skipped {path}: {kind}, not a file slim render or rollback wrote (left as it is)")
     for stem, names in kept.items():
         if not args.dry_run:
             print(f"kept {len(names)} {stem}-<stamp>.md" + (f", newest {names[-1]}" if names else ""))

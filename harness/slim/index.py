@@ -191,7 +191,9 @@ def unrouted_slugs(flat_slugs, index, hot_slugs):
 
 ARCHIVE_STEM = "MEMORY.archive"
 PRE_ROLLBACK_STEM = "MEMORY.pre-rollback"
-_STAMPED_NAME = r"-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)(?:-(?P<counter>\d+))?\.md$"
+# \Z, not $: $ also matches before a final newline, and these names select the archive rollback
+# restores (and, through harness.archives' own pattern, what prune deletes).
+_STAMPED_NAME = r"-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)(?:-(?P<counter>\d+))?\.md\Z"
 _ARCHIVE_NAME_RES = {stem: re.compile("^" + re.escape(stem) + _STAMPED_NAME) for stem in (ARCHIVE_STEM, PRE_ROLLBACK_STEM)}
 
 

@@ -134,7 +134,12 @@ def resolve_archive(explicit, memory_dir, live_path):
             raise InputError("the archive named is the live MEMORY.md itself", path=path,
                              fix="pass an archive file")
         return path
-    name = slim.newest_archive(os.listdir(memory_dir))
+    from harness.archives import list_archives
+
+    # Regular files only, named exactly (harness.archives): a directory or a symlink named like
+    # the newest archive is nothing a render wrote.
+    names = list_archives(memory_dir, slim.ARCHIVE_STEM, ".md")
+    name = names[-1] if names else None
     if name is None:
         raise RefusedError(f"no {slim.ARCHIVE_STEM}-<UTC stamp>.md archive in {memory_dir}; nothing was written",
                            fix="pass --archive FILE")
@@ -143,7 +148,11 @@ def resolve_archive(explicit, memory_dir, live_path):
 
 def plan_prune(memory_dir, keep):
     """``[(archive path, record path or None)]`` that ``slim prune --keep keep`` deletes, oldest
-    first per kind; each archive goes with its integrity record (``harness.archives``)."""
+    first per kind; each archive goes with its integrity record (``harness.archives``). Only
+    regular files named exactly as ``write_archive`` names them are counted or listed; a record
+    that is not a regular file stays (``prune_strays`` names both)."""
+    import stat
+
     from harness.archives import archive_record_path, list_archives
 
     if keep < 1:
@@ -154,26 +163,76 @@ def plan_prune(memory_dir, keep):
         for name in list_archives(memory_dir, stem, ".md")[:-keep]:
             path = os.path.join(memory_dir, name)
             record = archive_record_path(path)
-            doomed.append((path, record if os.path.lexists(record) else None))
+            try:
+                regular = stat.S_ISREG(os.lstat(record).st_mode)
+            except OSError:
+                regular = False
+            doomed.append((path, record if regular else None))
     return doomed
 
 
-def apply_prune(doomed):
+def prune_strays(memory_dir, doomed=()):
+    """``[(path, kind)]`` prune leaves alone although named like what it deletes: entries named
+    exactly like an archive that are not regular files, and the records of ``doomed`` archives
+    that are not regular files. Named as skipped, so a directory called like an archive neither
+    stops the run nor is mistaken for one."""
+    from harness.archives import archive_record_path, file_kind, scan_archives
+
+    strays = []
+    for stem in (slim.ARCHIVE_STEM, slim.PRE_ROLLBACK_STEM):
+        strays += [(os.path.join(memory_dir, name), kind) for name, kind in scan_archives(memory_dir, stem, ".md")[1]]
+    for path, record in doomed:
+        if record is None:
+            record = archive_record_path(path)
+            try:
+                strays.append((record, file_kind(os.lstat(record).st_mode)))
+            except OSError:
+                pass
+    return strays
+
+
+def apply_prune(doomed, skipped=None):
     """Delete each archive, then its record (a record left without its archive is harmless; an
     archive left without its record would be refused by a later rollback). Returns the paths
-    deleted; an error stops at the file it names, keeping everything after it."""
+    deleted. A target that is no longer a regular file (replaced since the plan) is not deleted
+    but added to ``skipped`` as ``(path, kind)``; any other error stops at the file it names, with
+    its real cause, keeping everything after it."""
+    import stat
+
+    from harness.archives import file_kind
+
     deleted = []
     for path, record in doomed:
         for target in (path, record):
             if target is None:
                 continue
             try:
+                mode = os.lstat(target).st_mode
+                if not stat.S_ISREG(mode):
+                    if skipped is not None:
+                        skipped.append((target, file_kind(mode)))
+                    continue
                 os.unlink(target)
             except FileNotFoundError:
                 continue
             except OSError as err:
                 raise RefusedError(f"cannot delete {target}: {err.strerror or err}; {len(deleted)} file(s) were "
-                                   "deleted before it, the rest are kept", fix="fix the permissions of the memory "
-                                                                              "directory and run prune again") from None
+                                   "deleted before it, the rest are kept", fix=deletion_fix(err)) from None
             deleted.append(target)
     return deleted
+
+
+def deletion_fix(err):
+    """The fix for an ``OSError`` from deleting an archive, by its cause: it said "fix the
+    permissions" for every error, a directory named like an archive included."""
+    import errno
+
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return "make the memory directory writable by you (deleting a file needs write permission on its directory), " \
+               "then run prune again"
+    if err.errno == errno.EROFS:
+        return "the memory directory is on a read-only file system; remount it writable, then run prune again"
+    if err.errno == errno.EBUSY:
+        return "a program is using the file; close it, then run prune again"
+    return "look at that file (prune deletes only the regular files slim render and rollback wrote), " \
+           "then run prune again"

@@ -180,3 +180,16 @@ def test_list_archives_lists_what_write_archive_writes(tmp_path):
 
     written = [os.path.basename(write_archive(str(tmp_path), "settings", ".json", b"{}")) for _ in range(3)]
     assert list_archives(tmp_path, "settings", ".json") == written
+
+
+def test_list_archives_takes_whole_names_and_regular_files_only(tmp_path):
+    """issue 30 item 2: `$` matched before a final newline, so a user's file named like an
+    archive plus a newline was listed (and pruned); a directory of the name was listed too."""
+    from harness.archives import list_archives, scan_archives
+
+    (tmp_path / "MEMORY.archive-2026-01-01T00-00-00-000Z.md").write_text("a\n")
+    (tmp_path / "MEMORY.archive-2026-01-02T00-00-00-000Z.md\n").write_text("user\n")
+    (tmp_path / "MEMORY.archive-2026-01-03T00-00-00-000Z.md").mkdir()
+    assert list_archives(tmp_path, "MEMORY.archive", ".md") == ["MEMORY.archive-2026-01-01T00-00-00-000Z.md"]
+    assert scan_archives(tmp_path, "MEMORY.archive", ".md")[1] == [
+        ("MEMORY.archive-2026-01-03T00-00-00-000Z.md", "a directory")]

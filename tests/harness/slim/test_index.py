@@ -206,3 +206,10 @@ def test_the_empty_hot_strip_warning_names_the_count_and_every_fix():
     warning = slim.empty_hot_strip_warning(126)
     assert "none of the 126 memories stays always loaded" in warning
     assert all(fix in warning for fix in ("hot_strip", "hot: true", "--hot SLUG"))
+
+
+def test_archive_sort_key_takes_the_whole_name():
+    """issue 30 item 2: `$` matched before a final newline; the name picks what rollback restores."""
+    assert slim.archive_sort_key("MEMORY.archive-2026-07-22T05-25-01-376Z.md\n") is None
+    assert slim.newest_archive(["MEMORY.archive-2026-07-22T05-25-01-376Z.md",
+                                "MEMORY.archive-2099-07-22T05-25-01-376Z.md\n"]) == "MEMORY.archive-2026-07-22T05-25-01-376Z.md"
