@@ -6,6 +6,7 @@ routed context reaches the model twice). The records are read by ``harness.insta
 import os
 import subprocess
 
+from harness import installsource
 from harness.install import plugins
 from harness.install.gate import find_gate_entries, runs_gate_hook, where as gate_where
 
@@ -93,7 +94,9 @@ class PluginView:
             return _check("plugin finds memory-router", "pass", f"{plugin.plugin_id}'s hooks run {done.stdout.strip()}")
         return _check("plugin finds memory-router", "fail",
                       f"{plugin.plugin_id}'s hooks do nothing: {done.stderr.strip()}",
-                      fix="pipx install memory-router (or uv tool install memory-router), or set MEMORY_ROUTER_BIN")
+                      fix="memory-router plugin bootstrap (the plugin's own environment), or "
+                          f"{installsource.install_commands(installsource.installed_source(), ('mcp',))}, "
+                          "or set MEMORY_ROUTER_BIN")
 
 
 def settings_hooks(locations):

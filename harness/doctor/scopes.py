@@ -57,9 +57,8 @@ def scope_checks(entries, project_dir, environ=None):
             if found is None:
                 out.append(check("portable hook", "fail", f"{path} runs memory-router from PATH, but PATH finds "
                                  "none here, so the hook does nothing (it fails open: prompts go unrouted)",
-                                 fix="pipx install memory-router (or uv tool install memory-router), or put its "
-                                     "directory on PATH", settings=path))
+                                 fix=f"{scopes.install_hint()}, or put its directory on PATH", settings=path))
             else:
                 out.append(check("portable hook", "pass", f"{path} runs memory-router from PATH: {found} here; "
-                                 + scopes.TEAMMATE_NOTE, settings=path, memory_router=found))
+                                 + scopes.teammate_note(), settings=path, memory_router=found))
     return out

@@ -52,18 +52,22 @@ def how_installed(prefix=None, base_prefix=None, package_file=None, purelib=None
     return info
 
 
-def extra_command(extra, installed, version=None):
-    """The one command that adds ``extra`` to the memory-router ``installed`` describes."""
-    from router import __version__
+def extra_command(extra, installed, source=None):
+    """The one command that adds ``extra`` to the memory-router ``installed`` describes, installing
+    again from the ``source`` it came from (``harness.installsource``: a checkout, a git commit, a
+    wheel, or the index release), so the fix never names a release the index does not have."""
+    from harness import installsource
 
-    pinned = f"memory-router[{extra}]=={version or __version__}"
+    source = source or installsource.installed_source()
     kind = installed["kind"]
-    if kind == "pipx":
-        return f"pipx install --force {shlex.quote(pinned)}"
-    if kind == "uv tool":
-        return f"uv tool install --force {shlex.quote(pinned)}"
+    if kind in installsource.TOOLS:
+        return installsource.install_command(source, (extra,), tool=kind, force=True)
     python = shlex.quote(installed["python"])
-    target = ["-e", shlex.quote(f"{installed['root']}[{extra}]")] if kind == "checkout" else [shlex.quote(pinned)]
+    if kind == "checkout":
+        target = ["-e", shlex.quote(f"{installed['root']}[{extra}]")]
+    else:
+        editable = ["-e"] if source.kind == "checkout" and source.editable else []
+        target = editable + [shlex.quote(installsource.requirement(source, (extra,)))]
     if installed["has_pip"]:
         return " ".join([python, "-m", "pip", "install", *target])
     return " ".join(["uv", "pip", "install", "--python", python, *target])  # a uv-made venv has no pip

@@ -109,7 +109,7 @@ def install_lines(result):
         out.append(("out", f"command: {result['command']}"))
         out.append(("out", f"on compaction and /clear: {result['session_command']}"))
         if result["scope"] == "project":
-            out.append(("out", scopes.TEAMMATE_NOTE))
+            out.append(("out", scopes.teammate_note()))
         out.append(("out", "check it with: memory-router doctor" + (
             f" --project {hookcommand.quote_for_shell(result['project'])}" if result["scope"] != "user" else "")))
     return out

@@ -34,9 +34,26 @@ DESCRIBED = {
     "local": "local scope, .claude/settings.local.json: this checkout's only, not committed",
     "user": "user scope, your user settings: every project you open",
 }
-TEAMMATE_NOTE = ("each teammate needs memory-router on PATH for this hook to run (pipx install memory-router, or "
-                 "uv tool install memory-router); without it the hook fails open and prompts go through unrouted; "
-                 "memory-router doctor checks it")
+
+
+def install_hint(source=None):
+    """How to get this memory-router, for a teammate (``pipx install ...`` of the source it was
+    installed from: harness.installsource, never an index release that may not exist)."""
+    from harness import installsource
+
+    return installsource.teammate_command(source or installsource.installed_source(with_origin=True))
+
+
+def teammate_note(source=None):
+    """What install and init print after writing the portable project-scope hook."""
+    return (f"each teammate needs memory-router on PATH for this hook to run ({install_hint(source)}); without it "
+            "the hook fails open and prompts go through unrouted; memory-router doctor checks it")
+
+
+def check_scope_options(user, scope):
+    """``--user`` and ``--scope`` together must name one file."""
+    if user and scope not in (None, "user"):
+        raise InputError(f"--user and --scope {scope} name two settings files", fix="pass one of them")
 
 
 def settings_path(scope, directory):
@@ -99,7 +116,7 @@ def exe_for(scope):
         here = os.path.dirname(hookcommand.router_executable()[0])
         raise RefusedError("project scope writes the portable command 'memory-router hook', but PATH finds no "
                            "memory-router here, so the hook would not run for you either; nothing was written",
-                           fix=f"put memory-router on PATH (pipx install memory-router, or add {here} to PATH), or "
+                           fix=f"put memory-router on PATH (add {here} to PATH, or {install_hint()}), or "
                                "install at --scope local")
     return list(PORTABLE_EXE)
 

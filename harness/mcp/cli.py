@@ -4,7 +4,19 @@ from harness import options
 from harness.mcp.store import DEFAULT_MAX_RESULT_CHARS, INDEX_URI, TOOL_NAMES
 from router.errors import MemoryRouterError
 
-MCP_EXTRA_FIX = "pip install 'memory-router[mcp]' (the official MCP Python SDK)"
+
+
+def mcp_extra_fix():
+    """How to add the mcp extra (the official MCP Python SDK) to this memory-router: installed again
+    from where it came from (harness.installsource), since the index may have no such release."""
+    import shlex
+    import sys
+
+    from harness import installsource
+
+    source = installsource.installed_source()
+    return (f"install {shlex.quote(installsource.requirement(source, ('mcp',)))} where this memory-router runs "
+            f"({sys.executable}), e.g. {installsource.install_command(source, ('mcp',), force=True)}")
 
 
 def cmd_mcp(args):
@@ -12,7 +24,7 @@ def cmd_mcp(args):
         import mcp.server.mcpserver  # noqa: F401
     except ImportError:
         raise MemoryRouterError("the MCP server needs the mcp package, which is not installed",
-                                fix=MCP_EXTRA_FIX) from None
+                                fix=mcp_extra_fix()) from None
     from harness.mcp.server import serve
     from harness.mcp.store import store_for
 

@@ -83,10 +83,12 @@ def test_scripts_take_inputs_only_through_the_environment():
             assert step["shell"] == "bash"
 
 
-def test_release_pin_is_the_packages_version():
-    from router import __version__
-
-    assert ACTION["inputs"]["version"]["default"] == __version__
+def test_the_default_install_is_the_actions_own_revision_not_an_index_release():
+    # issue 29: memory-router==0.1.0 is on no package index; the action's own directory is the
+    # commit or tag `uses:` pinned, so it always exists
+    assert ACTION["inputs"]["version"]["default"] == ""
+    assert ACTION["inputs"]["install-from"]["default"] == ""
+    assert "GITHUB_ACTION_PATH" in STEPS["Install memory-router"]["run"]
 
 
 def test_an_unknown_expression_has_no_stub():
@@ -104,14 +106,17 @@ def installed(tmp_path_factory):
     venv.EnvBuilder(with_pip=True).create(root / "venv")
     path = os.pathsep.join([str(root / "venv" / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
     (root / "work").mkdir()
-    done = run_step("Install memory-router", root / "work", path, inputs={"install-from": str(source)})
+    # the default install: the action's own directory (GitHub sets GITHUB_ACTION_PATH to it)
+    done = run_step("Install memory-router", root / "work", path, extra_env={"GITHUB_ACTION_PATH": str(source)})
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"installing memory-router from {source}" in done.stdout
     assert done.stdout.strip().splitlines()[-1].startswith("memory-router ")
     return path
 
 
-def test_install_step_pins_the_release_unless_told_otherwise(tmp_path):
-    """Run with a ``python`` stub that records its arguments: the default is ``memory-router==<version>``."""
+def test_install_step_installs_the_actions_own_revision_unless_told_otherwise(tmp_path):
+    """Run with a ``python`` stub that records its arguments: the default is the action's own
+    directory; ``version`` names an index release, ``install-from`` anything pip takes."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool, body in (("python", 'printf "%s\\n" "$*" >> "$RECORD"'), ("memory-router", "echo memory-router 9")):
@@ -119,12 +124,13 @@ def test_install_step_pins_the_release_unless_told_otherwise(tmp_path):
         (bin_dir / tool).chmod(0o755)
     (tmp_path / "work").mkdir()
     path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
-    for inputs, expected in (({}, "memory-router==0.1.0"), ({"version": "0.2.0"}, "memory-router==0.2.0"),
-                             ({"install-from": "."}, ".")):
+    action = str(tmp_path / "action")
+    for inputs, expected in (({}, action), ({"version": "0.2.0"}, "memory-router==0.2.0"),
+                             ({"install-from": "."}, "."), ({"install-from": ".", "version": "0.2.0"}, ".")):
         record = tmp_path / "record"
         record.unlink(missing_ok=True)
         done = run_step("Install memory-router", tmp_path / "work", path, inputs=inputs,
-                        extra_env={"RECORD": str(record)})
+                        extra_env={"RECORD": str(record), "GITHUB_ACTION_PATH": action})
         assert done.returncode == 0, done.stderr
         assert record.read_text(encoding="utf-8").split()[-1] == expected
 

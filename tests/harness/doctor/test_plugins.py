@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from harness import installsource
 from harness.doctor.plugins import PluginView
 from plugin.pluginfiles import PLUGIN_DIR, PLUGIN_ID, memory_router_exe, write_records
 
@@ -39,7 +40,10 @@ def test_a_plugin_without_memory_router_fails_with_the_install_line(isolated_env
     monkeypatch.setenv("MEMORY_ROUTER_BIN", str(isolated_env / "nowhere"))
     write_records(isolated_env, project)
     [found] = by_name(PluginView(str(project)).checks({}), "plugin finds memory-router")
-    assert found["status"] == "fail" and "pipx install memory-router" in found["fix"]
+    assert found["status"] == "fail" and "memory-router plugin bootstrap" in found["fix"]
+    # issue 29: the install it names is where this memory-router came from, with the plugin's [mcp]
+    assert installsource.requirement(installsource.installed_source(), ("mcp",)) in found["fix"]
+    assert "pipx install memory-router" not in found["fix"]
     assert "MEMORY_ROUTER_BIN" in found["message"]
 
 

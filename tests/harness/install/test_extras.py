@@ -7,6 +7,7 @@ import shlex
 
 import pytest
 
+from harness import installsource
 from harness.install import extras
 from support.settings_project import cli
 
@@ -53,8 +54,28 @@ def test_the_install_command_for_each_way_memory_router_was_installed(prefixes, 
         installed = extras.how_installed(prefix=prefixes[kind], base_prefix=base, purelib=site, has_pip=has_pip,
                                          package_file=os.path.join(site, "harness", "install", "x.py"))
     assert installed["kind"] == kind
-    assert extras.extra_command("mcp", installed, version=VERSION) == command.format(
+    index = installsource.InstallSource("index", VERSION)  # installed from the package index
+    assert extras.extra_command("mcp", installed, source=index) == command.format(
         prefix=prefixes.get(kind), python=shlex.quote(sys.executable), checkout=prefixes["checkout"])
+
+
+GIT = installsource.InstallSource("git", VERSION, url="https://github.com/example/memory-router.git", commit="abc123")
+CHECKOUT = installsource.InstallSource("checkout", VERSION, url="file:///home/ann/memory-router")
+
+
+@pytest.mark.parametrize("kind, source, command", [
+    ("pipx", GIT, "pipx install --force 'memory-router[mcp] @ git+https://github.com/example/memory-router.git@abc123'"),
+    ("uv tool", CHECKOUT, "uv tool install --force '/home/ann/memory-router[mcp]'"),
+    ("venv", GIT, "{prefix}/bin/python -m pip install "
+                  "'memory-router[mcp] @ git+https://github.com/example/memory-router.git@abc123'"),
+])
+def test_the_fix_installs_again_from_where_memory_router_came_from(prefixes, tmp_path, kind, source, command):
+    """issue 29: memory-router is not on the package index, so a fix naming memory-router[mcp]==0.1.0
+    fails; it names the git commit or the checkout it was installed from."""
+    base, site = str(tmp_path / "base"), str(tmp_path / "site-packages")
+    installed = extras.how_installed(prefix=prefixes[kind], base_prefix=base, purelib=site, has_pip=True,
+                                     package_file=os.path.join(site, "harness", "install", "x.py"))
+    assert extras.extra_command("mcp", installed, source=source) == command.format(prefix=prefixes.get(kind))
 
 
 def test_this_checkout_is_seen_as_one():

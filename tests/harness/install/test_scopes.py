@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from harness import installsource
 from harness.install import hookcommand, scopes
 from router.errors import InputError, RefusedError
 from support.git_repo import git_project  # noqa: F401 - a fixture
@@ -120,6 +121,9 @@ def test_project_scope_holds_no_absolute_path_and_says_what_teammates_install(ca
         'memory-router gate --clusters "$CLAUDE_PROJECT_DIR"/brain/memory-layer1-clusters.md '
         '# memory-router gate install'}
     assert "each teammate needs memory-router on PATH" in out
+    # issue 29: what teammates install is where this one came from (here the test run's checkout)
+    assert installsource.teammate_command(installsource.installed_source(with_origin=True)) in out
+    assert "pipx install memory-router" not in out
     code, checks, _ = doctor(capsys, "--project", project)
     assert checks["hook installed"]["hooks"][0]["scope"] == "project"
     assert checks["portable hook"]["status"] == "pass" and EXE_DIR in checks["portable hook"]["message"]
@@ -173,7 +177,10 @@ def test_doctor_fails_a_portable_hook_that_path_cannot_find(capsys, project, wit
     code, checks, _ = doctor(capsys, "--project", project)
     assert code == 1
     assert checks["portable hook"]["status"] == "fail"
-    assert "pipx install memory-router" in checks["portable hook"]["fix"]
+    # issue 29: the fix names where this memory-router was installed from, not an unpublished release
+    assert installsource.teammate_command(installsource.installed_source(with_origin=True)) in \
+        checks["portable hook"]["fix"]
+    assert "pipx install memory-router" not in checks["portable hook"]["fix"]
 
 
 def test_uninstall_cleans_both_project_files_and_one_scope_when_asked(capsys, project, with_path):
