@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "harness.learn",          # learn (learned terms from session transcripts)
     "harness.plugin",         # plugin bootstrap (the Claude Code plugin's own environment)
     "harness.init.cli",       # init (one command from a project to a working install)
+    "harness.replay.cli",     # replay (the router on the prompts you really typed)
 )
 
 EXIT_CODES = """exit codes:

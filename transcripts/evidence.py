@@ -87,6 +87,12 @@ class PromptEvidence(NamedTuple):
     injected: tuple
     evidence: tuple
     ignored: tuple
+    # For ``memory-router replay``, which judges the router now rather than learning from it: every
+    # memory the turn met (first sighting each, whatever the rules above say), the API calls the
+    # turn made (distinct ``message.id``s of the main session) and whether it was compacted.
+    sightings: tuple = ()
+    calls: int = 0
+    compacted: bool = False
 
     def as_dict(self):
         return {"path": self.path, "line": self.line, "timestamp": self.timestamp, "prompt": self.prompt,
@@ -104,6 +110,8 @@ class SessionEvidence(NamedTuple):
     prompts: tuple              # PromptEvidence, in order
     subagents: tuple            # (path, prompt line it was attributed to, or None)
     reader_summary: dict
+    cwd: str | None = None      # the first cwd a line names: the hook's payload carries it
+    diagnostics: tuple = ()     # the reader's Diagnostic records (damaged lines, by line)
 
     @property
     def evidence_count(self):
@@ -197,7 +205,7 @@ def entry_sightings(entry, slugs, path):
 
 
 class _Turn:
-    __slots__ = ("line", "timestamp", "prompt", "skip", "injected", "sightings", "compacted")
+    __slots__ = ("line", "timestamp", "prompt", "skip", "injected", "sightings", "compacted", "calls", "last_call")
 
     def __init__(self, line, timestamp, prompt, skip):
         self.line = line
@@ -207,6 +215,14 @@ class _Turn:
         self.injected = []
         self.sightings = {}        # slug -> first Sighting
         self.compacted = False     # a compaction happened during this turn
+        self.calls = 0             # API calls: a streamed reply is several lines with one message.id
+        self.last_call = None
+
+    def call(self, message_id):
+        # Rows of one reply are consecutive; a line without an id is a call of its own.
+        if message_id is None or message_id != self.last_call:
+            self.calls += 1
+        self.last_call = message_id
 
     def see(self, sightings):
         for sighting in sightings:
@@ -292,10 +308,21 @@ def _subagent_turn(path, by_agent, stamps):
     return stamps[position][1] if position >= 0 else None
 
 
-def session_evidence(path, slugs, subagents=None):
+def session_evidence(path, slugs, subagents=None, scored_chars=None):
     """The evidence of one session transcript (``SessionEvidence``) against the store's ``slugs``
     (a set). ``subagents``: the subagent transcripts to fold in (default: found beside it).
+    ``scored_chars``: keep each prompt as the router scores it under ``max_prompt_chars`` (a
+    longer one's first and last halves, ``router.routing.score.prompt_for_scoring``) instead of
+    its first ``MAX_PROMPT_CHARS``, so routing the kept text gives the hook's decision.
     Raises ``router.errors.InputError`` when the file cannot be read or is not a transcript."""
+    if scored_chars:
+        from router.routing.score import prompt_for_scoring
+
+        def keep(words):
+            return prompt_for_scoring(words, scored_chars)
+    else:
+        def keep(words):
+            return words[:MAX_PROMPT_CHARS]
     path = str(path)
     reader = TranscriptReader(path)
     turns = []
@@ -304,6 +331,7 @@ def session_evidence(path, slugs, subagents=None):
     saw_attachment = False
     legacy = False
     session_id = None
+    cwd = None
     current = None
     for entry in reader:
         if entry.type == "attachment":
@@ -312,10 +340,12 @@ def session_evidence(path, slugs, subagents=None):
             versions.append(entry.version)
         if session_id is None and entry.session_id:
             session_id = entry.session_id
+        if cwd is None and entry.raw and isinstance(entry.raw.get("cwd"), str):
+            cwd = entry.raw["cwd"]
         kind = entry.kind
         if kind == PROMPT and not entry.is_sidechain:
             words, injected_text = split_legacy_prompt(entry.text)
-            current = _Turn(entry.line, entry.timestamp, words[:MAX_PROMPT_CHARS], _skip_reason(entry, words))
+            current = _Turn(entry.line, entry.timestamp, keep(words), _skip_reason(entry, words))
             turns.append(current)
             if injected_text:
                 legacy = True
@@ -325,6 +355,8 @@ def session_evidence(path, slugs, subagents=None):
             continue
         if kind == ASSISTANT:
             current.see(entry_sightings(entry, slugs, path))
+            if not entry.is_sidechain:
+                current.call(entry.message_id)
         elif kind == INJECTION and not entry.is_sidechain:
             current.inject(injected_slugs(entry.text, slugs))
         elif kind == TOOL_RESULT:
@@ -365,9 +397,10 @@ def session_evidence(path, slugs, subagents=None):
         if turn.compacted:
             context.clear()
         prompts.append(PromptEvidence(path, turn.line, turn.timestamp, turn.prompt, turn.skip, tuple(turn.injected),
-                                      tuple(evidence), tuple(ignored)))
+                                      tuple(evidence), tuple(ignored), tuple(turn.sightings.values()), turn.calls,
+                                      turn.compacted))
     return SessionEvidence(path, session_id, tuple(versions), visible, visibility, tuple(prompts), tuple(attributed),
-                           reader.summary())
+                           reader.summary(), cwd, tuple(reader.diagnostics))
 
 
 def session_transcripts(directory):
