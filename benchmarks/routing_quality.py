@@ -59,7 +59,7 @@ from canaries.suite import bundled_suites, load_suite  # noqa: E402
 from router.config import default_settings  # noqa: E402
 from router.routing.score import build_routing_table  # noqa: E402
 from router.routing.weightedtable import extend_table  # noqa: E402
-from utterancefiles import ENRICHMENT, read_blind, store_copy_with_utterances  # noqa: E402
+from utterancefiles import ENRICHMENT, read_blind, read_near_misses, store_copy_with_utterances  # noqa: E402
 
 BM25 = "bm25_provider:make"
 UTTERANCES = "weighted + utterances"
@@ -67,6 +67,13 @@ UTTERANCES = "weighted + utterances"
 BLIND = {
     os.path.join(HERE, "heldout", "clusters.md"): os.path.join(ENRICHMENT, "heldout-gullwing.tsv"),
     os.path.join(HERE, "heldout2", "clusters.md"): os.path.join(ENRICHMENT, "heldout2-thistledown.tsv"),
+}
+# The near-misses written blind for each store (a model given only its cluster file; never a suite).
+NEAR_MISSES = {
+    os.path.join(HERE, "heldout", "clusters.md"): os.path.join(ENRICHMENT, "nearmiss-gullwing.tsv"),
+    os.path.join(HERE, "heldout2", "clusters.md"): os.path.join(ENRICHMENT, "nearmiss-thistledown.tsv"),
+    os.path.join(os.path.dirname(HERE), "router", "data", "example", "memory-layer1-clusters.md"):
+        os.path.join(ENRICHMENT, "nearmiss-example.tsv"),
 }
 BM25_GRID = {"bm25_threshold": (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)}
 TARGETS = {"fact_recall": 0.85, "paraphrase_recall": 0.5, "false_priming": 0.10}
@@ -106,7 +113,9 @@ def _load(paths, cluster_path=None, utterances=None):
         index = suite.index
         tables[key] = extend_table(build_routing_table(index), index, utterances=None)
         found, sources[key] = utterances_of(key, index, utterances)
-        rich[key] = extend_table(build_routing_table(index), index, utterances=found or None)
+        near = NEAR_MISSES.get(key)
+        rich[key] = extend_table(build_routing_table(index), index, utterances=found or None,
+                                 **({"near_misses": read_near_misses(near)} if near else {}))
     return suites, tables, rich, sources
 
 

@@ -48,6 +48,20 @@ def read_blind(path):
     return {slug: tuple(texts) for slug, texts in found.items()}
 
 
+def read_near_misses(path):
+    """{cluster id: texts} of a blind ``cluster_id<TAB>near-miss`` file (no header)."""
+    found = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            cluster_id, sep, text = line.rstrip("\n").partition("\t")
+            if not sep or not text.strip():
+                raise SystemExit(f"{path}:{number}: expected cluster_id<TAB>near-miss")
+            found.setdefault(cluster_id, []).append(text.strip())
+    return {key: tuple(texts) for key, texts in found.items()}
+
+
 def _body(memory_dir, slug):
     if not memory_dir:
         return None

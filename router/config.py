@@ -42,6 +42,11 @@ DEFAULTS = {
     "utterance_strong": 15.0,
     "utterance_line_share": 0.5,
     "utterance_line_limit": 0,
+    "veto": False,
+    "veto_k": 1,
+    "veto_margin": -0.1,
+    "veto_measure": "coverage",
+    "veto_strong": 0.0,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -87,6 +92,15 @@ DOCS = {
     "utterance_line_share": "weighted provider, utterances: a member line is sent only with this share of the best "
                             "member's evidence",
     "utterance_line_limit": "weighted provider, utterances: most member lines sent per prompt (0: line_cap)",
+    "veto": "weighted provider, utterances: drop a decision whose prompt is nearer the near-misses and generic "
+            "requests than the routed members' own exemplars (router.routing.veto)",
+    "veto_k": "weighted provider, utterances (veto): how many nearest exemplars vote",
+    "veto_margin": "weighted provider, utterances (veto): the negatives must beat the routed members by more than "
+                   "this summed similarity (negative: vetoes more)",
+    "veto_strong": "weighted provider, utterances (veto): a best member this strong (idf units) is never vetoed "
+                   "(0: any can be)",
+    "veto_measure": "weighted provider, utterances (veto): how a prompt's nearness to an exemplar is measured: "
+                    "cosine, balanced or coverage (router.routing.veto)",
 }
 
 # The feedback loop (router/store/learned.py, docs/learning.md): off unless the config turns it on.
@@ -97,6 +111,7 @@ LEARNING_DEFAULTS = {
 
 LEARNED_SUFFIX = ".learned.tsv"
 UTTERANCES_SUFFIX = ".utterances.tsv"
+NEARMISSES_SUFFIX = ".nearmisses.tsv"
 
 
 def learned_path(cluster_path):
@@ -109,14 +124,23 @@ def learned_path(cluster_path):
     return base + LEARNED_SUFFIX
 
 
+def nearmisses_path(cluster_path):
+    """The near-misses file of a cluster file: ``brain/x.md`` -> ``brain/x.nearmisses.tsv``."""
+    return _beside(cluster_path, NEARMISSES_SUFFIX)
+
+
+def _beside(cluster_path, suffix):
+    base, ext = os.path.splitext(os.fspath(cluster_path))
+    if ext.lower() not in (".md", ".markdown", ".tsv"):
+        base = os.fspath(cluster_path)
+    return base + suffix
+
+
 def utterances_path(cluster_path):
     """The utterances file of a cluster file: ``brain/x.md`` -> ``brain/x.utterances.tsv``
     (docs/enrich.md). Here beside ``learned_path`` for the same reason: the hook needs the path
     (for the cache key) on every prompt, the reader only on a cache miss."""
-    base, ext = os.path.splitext(os.fspath(cluster_path))
-    if ext.lower() not in (".md", ".markdown", ".tsv"):
-        base = os.fspath(cluster_path)
-    return base + UTTERANCES_SUFFIX
+    return _beside(cluster_path, UTTERANCES_SUFFIX)
 
 
 LEARNING_DOCS = {
@@ -258,7 +282,14 @@ RANGES = {
     "utterance_strong": (0.0, None, "a weight in IDF units (0: never)"),
     "utterance_line_share": (0.0, 1.0, "it is a share of the best member's evidence"),
     "utterance_line_limit": (0, None, "0 means up to line_cap"),
+    "veto_k": (1, 50, "it is a count of exemplars"),
+    "veto_margin": (-1.0, 1.0, "it is a difference of summed cosine similarities"),
+    "veto_strong": (0.0, None, "a weight in IDF units (0: never)"),
 }
+
+
+# Settings that name one of a few methods (the hook reads the value as it is).
+CHOICES = {"veto_measure": ("cosine", "balanced", "coverage")}
 
 
 def _key_line(text, key):
@@ -275,6 +306,11 @@ def _check_type(key, value, path, line=None):
     expected = type(DEFAULTS[key])
     if key == "provider":
         return _check_provider(value, path)
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            raise ConfigError(f"{key} must be one of {', '.join(CHOICES[key])}, got {value!r}", path=path,
+                              line=line, fix=f'set {key} = "{DEFAULTS[key]}"')
+        return value
     if expected is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, got {value!r}", path=path,

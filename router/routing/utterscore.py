@@ -233,6 +233,15 @@ def route_with_utterances(prompt, table, settings):
         if share < settings["utterance_coverage"] and not (strong > 0 and member_part(parts, chosen[0], best) >= strong):
             near_miss = True
             chosen = []
+    veto = None
+    strong_veto = settings["veto_strong"]
+    if (chosen and settings["veto"] and "exemplar_postings" in table
+            and not (strong_veto > 0 and member_part(parts, chosen[0], best) >= strong_veto)):
+        from router.routing.veto import judge
+
+        veto = judge(text, table, chosen, settings)
+        if veto["vetoed"]:
+            chosen = []
     gate = None
     if chosen and settings["intent_gate"]:
         focus = max((len(w) for (p, _m), w in parts["line_words"].items() if p == chosen[0]), default=0)
@@ -258,11 +267,14 @@ def route_with_utterances(prompt, table, settings):
         "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
         "coverage": None if share is None else round(share, 4),
     }
+    if veto is not None:
+        decision["veto"] = veto
     chosen = finish_decision(decision, clusters, chosen, gate,
                              lambda picked: select_by_evidence(table, picked, line_weight, settings),
                              lambda: learned_hits_by_line(tokenize(text), view), settings)
     decision["utterance_hits"] = _hits_by_slug(table, rows, heard, forms)
-    decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard)
+    decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard,
+                                       veto)
     return decision
 
 
@@ -279,7 +291,7 @@ def _hits_by_slug(table, rows, matches, forms):
     return out
 
 
-def _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, matches):
+def _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, matches, veto=None):
     if not rows:
         return "no prompt word (or a one-edit variant of it) is in the store or its utterances"
     top = rows[0]
@@ -293,6 +305,10 @@ def _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor,
     if near_miss:
         return (f"{head}; near miss: the chosen clusters' tags and best members explain {share:.0%} of the "
                 "prompt's known words, nothing sent")
+    if veto is not None and veto["vetoed"]:
+        return (f"{head}; vetoed: nearer the near-misses and generic requests ({veto['negative']:.2f}) than "
+                f"the routed members' own exemplars ({veto['positive']:.2f}) among the {veto['k']} nearest, "
+                "nothing sent")
     if not chosen:
         return f"{head}: under the floor"
     return head + f"; sent {', '.join(clusters[p][0] for p in chosen)}"

@@ -12,7 +12,8 @@ from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TA
 BESIDE = "beside"
 
 
-def extend_table(table, index, learned_terms=None, word_frequency=None, utterances=BESIDE):
+def extend_table(table, index, learned_terms=None, word_frequency=None, utterances=BESIDE, near_misses=BESIDE,
+                 generics=BESIDE):
     """Add the weighted provider's postings to a spec §10 routing table (in place; returned).
 
     ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
@@ -29,6 +30,11 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     ``BESIDE``: those of the utterances file beside the index's cluster file, when there is one (a
     damaged one is logged once and left out: the table is then the cluster file's alone). ``None``
     or ``{}``: none. Without utterances the table is exactly what it was before they existed.
+
+    With utterances, the veto's exemplars (``router.routing.exemplars``) are added too:
+    ``near_misses`` (``{cluster id: texts}``, or ``BESIDE``: the near-misses file beside the cluster
+    file; a damaged one is logged and left out) and ``generics`` (texts, or ``BESIDE``: the shipped
+    generic negatives).
     """
     learned_terms = learned_terms or {}
     postings = {}
@@ -77,13 +83,13 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     table["weighted_meta"] = {"documents": documents}
     if learned_lines:
         table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
-    _add_utterances(table, index, utterances)
+    _add_utterances(table, index, utterances, near_misses, generics)
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table
 
 
-def _add_utterances(table, index, utterances):
+def _add_utterances(table, index, utterances, near_misses=None, generics=None):
     source = problem = None
     if utterances == BESIDE:
         path = getattr(index, "path", None)
@@ -100,3 +106,38 @@ def _add_utterances(table, index, utterances):
         from router.routing.uttertable import add_utterance_postings
 
         add_utterance_postings(table, index, utterances or {}, source, problem)
+    if utterances:
+        _add_exemplars(table, index, utterances, near_misses, generics)
+
+
+def _add_exemplars(table, index, utterances, near_misses, generics):
+    from router.routing.exemplars import add_exemplar_postings
+    from router.store.nearmisses import read_generic_negatives
+
+    problem = None
+    if near_misses == BESIDE:
+        near_misses, problem = _near_misses_beside(index)
+    if generics == BESIDE:
+        generics = read_generic_negatives()
+    add_exemplar_postings(table, index, utterances, near_misses or {}, generics or ())
+    if problem:
+        table["exemplar_meta"]["problem"] = problem
+
+
+def _near_misses_beside(index):
+    """``({cluster id: texts}, problem)`` from the near-misses file beside the index's cluster file."""
+    path = getattr(index, "path", None)
+    if not path or str(path).startswith("<"):
+        return {}, None
+    from router.config import nearmisses_path
+    from router.errors import InputError
+    from router.store.nearmisses import nearmisses_by_cluster, read_nearmisses
+
+    try:
+        return nearmisses_by_cluster(read_nearmisses(nearmisses_path(path))), None
+    except InputError as err:
+        from router.hookio import log_diagnostic
+
+        problem = err.format()
+        log_diagnostic("near-misses", f"{problem}; routing without near-misses until it is fixed")
+        return {}, problem

@@ -63,6 +63,13 @@ def clean_utterance(text):
 def parse_utterances_text(text, path="<utterances>"):
     """Rows of an utterances file's text, in file order; a bad row is an ``UtterancesFileError``
     naming its line and column and the fix."""
+    return [Utterance(*row) for row in parse_rows(text, path, COLUMNS, UtterancesFileError, MAX_UTTERANCE_CHARS)]
+
+
+def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name="memory_hash"):
+    """``(key, text, hash, engine, model, written, line)`` of each row of a build-time TSV file
+    (utterances, near-misses: six columns, the first a slug-shaped key), in file order. A bad row
+    raises ``error`` naming its line and column and the fix."""
     rows = []
     seen_header = False
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -70,30 +77,31 @@ def parse_utterances_text(text, path="<utterances>"):
             continue
         fields = raw.split("\t")
         if not seen_header:
-            if tuple(f.strip() for f in fields) != COLUMNS:
-                raise UtterancesFileError("expected the column row " + "\\t".join(COLUMNS), path=path,
-                                          line=lineno, column=1,
-                                          fix="restore the header row, or run memory-router clusters enrich --force")
+            if tuple(f.strip() for f in fields) != columns:
+                raise error("expected the column row " + "\\t".join(columns), path=path,
+                            line=lineno, column=1,
+                            fix="restore the header row, or run memory-router clusters enrich --force")
             seen_header = True
             continue
-        if len(fields) != len(COLUMNS):
-            raise UtterancesFileError(f"expected {len(COLUMNS)} tab-separated fields, got {len(fields)}",
-                                      path=path, line=lineno, column=1,
-                                      fix="write " + ", ".join(COLUMNS) + " separated by tabs")
-        slug, utterance, memory_hash, engine, model, written = (f.strip() for f in fields)
+        if len(fields) != len(columns):
+            raise error(f"expected {len(columns)} tab-separated fields, got {len(fields)}",
+                        path=path, line=lineno, column=1,
+                        fix="write " + ", ".join(columns) + " separated by tabs")
+        key, body, text_hash, engine, model, written = (f.strip() for f in fields)
         starts = [1]
         for field in fields[:-1]:
             starts.append(starts[-1] + len(field) + 1)
+        what = columns[1].replace("_", "-")
         problem = None
-        if not _SLUG_RE.match(slug):
-            problem, column, fix = f"invalid slug {slug!r}", starts[0], "slugs use only a-z, 0-9 and _"
-        elif not utterance:
-            problem, column, fix = "empty utterance", starts[1], "write the utterance, or delete the row"
-        elif len(utterance) > MAX_UTTERANCE_CHARS:
-            problem, column, fix = (f"utterance of {len(utterance)} characters (at most {MAX_UTTERANCE_CHARS})",
+        if not _SLUG_RE.match(key):
+            problem, column, fix = f"invalid {key_name} {key!r}", starts[0], f"{key_name}s use only a-z, 0-9 and _"
+        elif not body:
+            problem, column, fix = f"empty {what}", starts[1], f"write the {what}, or delete the row"
+        elif len(body) > max_chars:
+            problem, column, fix = (f"{what} of {len(body)} characters (at most {max_chars})",
                                     starts[1], "shorten it")
-        elif not _HASH_RE.match(memory_hash):
-            problem, column, fix = (f"memory_hash {memory_hash!r} is not 16 hex digits or '-'", starts[2],
+        elif not _HASH_RE.match(text_hash):
+            problem, column, fix = (f"{hash_name} {text_hash!r} is not 16 hex digits or '-'", starts[2],
                                     "write '-' for a row written by hand")
         elif not _ENGINE_RE.match(engine):
             problem, column, fix = f"invalid engine {engine!r}", starts[3], "write 'hand' for a row written by hand"
@@ -103,8 +111,8 @@ def parse_utterances_text(text, path="<utterances>"):
             problem, column, fix = (f"written {written!r} is not a UTC time like 2026-12-01T21:00:00Z", starts[5],
                                     "write the time as shown")
         if problem:
-            raise UtterancesFileError(problem, path=path, line=lineno, column=column, fix=fix)
-        rows.append(Utterance(slug, utterance, memory_hash, engine, model, written, lineno))
+            raise error(problem, path=path, line=lineno, column=column, fix=fix)
+        rows.append((key, body, text_hash, engine, model, written, lineno))
     return rows
 
 

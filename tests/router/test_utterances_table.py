@@ -78,7 +78,8 @@ def test_utterances_add_their_own_keys_and_change_no_other(store):
     rich = build_table(index)
     assert {key for key in rich if key not in plain} == {"utterance_postings", "utterance_meta",
                                                          "utterance_term_postings", "utterance_fuzzy_postings",
-                                                         "utterance_line_postings"}
+                                                         "utterance_line_postings", "exemplar_postings",
+                                                         "exemplar_meta"}
     assert canonical({k: v for k, v in rich.items() if k in plain}) == canonical(plain)
 
 
@@ -197,4 +198,5 @@ def test_a_table_built_without_utterances_is_the_one_built_before_they_existed(e
     assert hashlib.sha256(json.dumps(canon(table)).encode()).hexdigest() == TABLE_BEFORE_UTTERANCES
     shipped = build_table(index)
     assert shipped["utterance_meta"]["members"] == 126
-    assert canonical({k: v for k, v in shipped.items() if not k.startswith("utterance")}) == canonical(table)
+    assert canonical({k: v for k, v in shipped.items()
+                      if not k.startswith(("utterance", "exemplar"))}) == canonical(table)

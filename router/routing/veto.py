@@ -1,0 +1,140 @@
+"""Route time of the nearest-exemplar veto: precision from the user's model's near-misses.
+
+The recall side (``router.routing.utterscore``) counts a member's utterance words as its own
+words, which finds paraphrases and also primes requests that merely graze a cluster's words (a
+new flag for the same deploy script, the same tool's name in another sense). The veto asks, for
+a routed decision, whether the prompt looks more like the routed members' exemplars (each
+member's slug words and hook line, each of its utterances) or like the exemplars of "no memory
+needed": the near-misses the engine wrote for every cluster and the shipped generic requests.
+
+Similarity is TF-IDF cosine over stemmed unigrams and adjacent bigrams (``exemplar_terms``;
+binary term frequency, idf over all exemplars, each exemplar's vector of unit length). Among the
+``veto_k`` exemplars nearest the prompt, counting only the routed members' and the negatives,
+the decision is dropped (the prompt gets nothing) when the negatives' summed similarity exceeds the
+routed members' plus ``veto_margin`` (a negative margin vetoes more). ``veto_k``,
+``veto_margin`` and whether the coverage gate still applies are what benchmarks/veto_cv.py chose
+by cross-validation on the example store's fitting data (docs/providers.md).
+
+``exemplar_postings`` (built by ``router.routing.exemplars``): term -> (idf, code, weight, code,
+weight, ...), ``weight`` the term's share of the exemplar's unit vector. A code says whose exemplar
+it is without a lookup table (the hook reads only the postings of the prompt's own terms): see
+``member_code``, ``near_miss_code`` and ``generic_code``.
+
+Standard library and ``router.*`` only; no text of any exemplar is in the table.
+"""
+
+import math
+
+from router.stem import stem
+from router.tokens import WORD_RE, tokenize
+from router.routing.weightedscore import STOP_STEMS
+
+# code layout: a member exemplar is (position << 32) | (member_index << 12) | its index (0: the
+# slug words and hook line; 1..: its utterances); near-misses and generics are negative.
+_MEMBER_SHIFT = 12
+_POSITION_SHIFT = 32
+_EXEMPLAR_MASK = (1 << _MEMBER_SHIFT) - 1
+_MEMBER_MASK = (1 << (_POSITION_SHIFT - _MEMBER_SHIFT)) - 1
+GENERIC_BASE = 1 << 50
+
+
+def member_code(position, member_index, number):
+    return (position << _POSITION_SHIFT) | ((member_index & _MEMBER_MASK) << _MEMBER_SHIFT) | min(number, _EXEMPLAR_MASK)
+
+
+def near_miss_code(position, number):
+    return -(1 + (position << _MEMBER_SHIFT) + min(number, _EXEMPLAR_MASK))
+
+
+def generic_code(number):
+    return -(GENERIC_BASE + number)
+
+
+def describe_code(code):
+    """``("member", position, member_index, n)``, ``("near_miss", position, n)`` or ``("generic", n)``."""
+    if code >= 0:
+        return ("member", code >> _POSITION_SHIFT, (code >> _MEMBER_SHIFT) & _MEMBER_MASK, code & _EXEMPLAR_MASK)
+    if -code >= GENERIC_BASE:
+        return ("generic", -code - GENERIC_BASE)
+    rest = -code - 1
+    return ("near_miss", rest >> _MEMBER_SHIFT, rest & _EXEMPLAR_MASK)
+
+
+def exemplar_terms(text, memo=None):
+    """The veto's terms of ``text``: its routing stems (as the weighted provider stems memory
+    words) and each adjacent pair of them, joined by a space."""
+    memo = {} if memo is None else memo
+    stems = []
+    for word in WORD_RE.findall(text.lower()):
+        found = memo.get(word)
+        if found is None:
+            keys = set()
+            for token in tokenize(word):
+                key = token if "_" in token else stem(token)
+                if key not in STOP_STEMS:
+                    keys.add(key)
+            found = memo[word] = tuple(sorted(keys))
+        stems.extend(found)
+    terms = set(stems)
+    terms.update(f"{a} {b}" for a, b in zip(stems, stems[1:]) if a != b)
+    return terms
+
+
+MEASURES = ("cosine", "balanced", "coverage")
+
+
+def similarities(terms, postings, measure="cosine"):
+    """{code: similarity} of every exemplar sharing a term with ``terms`` (the prompt's).
+
+    With ``s`` the summed squared idf of the shared terms, ``q`` and ``e`` the prompt's and the
+    exemplar's vector lengths: ``cosine`` is s / (q e); ``balanced`` is s / max(q, e)^2, which a
+    two-word exemplar sharing one word with a long prompt cannot win as cosine lets it;
+    ``coverage`` is s / q^2, the share of the prompt's weight the exemplar holds."""
+    entries = []
+    norm = 0.0
+    for term in terms:
+        entry = postings.get(term)
+        if entry:
+            entries.append(entry)
+            norm += entry[0] * entry[0]
+    if not entries:
+        return {}
+    dots = {}
+    lengths = {}
+    get = dots.get
+    for entry in entries:
+        weight = entry[0]
+        for i in range(1, len(entry), 2):
+            code = entry[i]
+            dots[code] = get(code, 0.0) + weight * entry[i + 1]
+            if code not in lengths:
+                lengths[code] = weight / entry[i + 1]
+    length = math.sqrt(norm)
+    if measure == "coverage":
+        return {code: dot * lengths[code] / norm for code, dot in dots.items()}
+    if measure == "balanced":
+        return {code: dot * lengths[code] / max(norm, lengths[code] ** 2) for code, dot in dots.items()}
+    return {code: dot / length for code, dot in dots.items()}
+
+
+def judge(text, table, chosen, settings):
+    """The veto's verdict on routing ``text`` to the cluster positions ``chosen``: a dict with
+    ``vetoed`` (bool), ``positive`` and ``negative`` (the summed similarities among the k
+    nearest), ``best_member`` and ``nearest_negative`` (``(code, similarity)`` or ``None``)."""
+    postings = table["exemplar_postings"]
+    scores = similarities(exemplar_terms(text), postings, settings["veto_measure"])
+    routed = set(chosen)
+    ranked = []
+    for code, similarity in scores.items():
+        if code < 0 or (code >> _POSITION_SHIFT) in routed:
+            ranked.append((similarity, code))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    k = max(1, int(settings["veto_k"]))
+    nearest = ranked[:k]
+    positive = sum(s for s, code in nearest if code >= 0)
+    negative = sum(s for s, code in nearest if code < 0)
+    best_member = next(((code, round(s, 4)) for s, code in ranked if code >= 0), None)
+    nearest_negative = next(((code, round(s, 4)) for s, code in ranked if code < 0), None)
+    return {"vetoed": negative > 0 and negative > positive + settings["veto_margin"],
+            "positive": round(positive, 4), "negative": round(negative, 4),
+            "best_member": best_member, "nearest_negative": nearest_negative, "k": k}
