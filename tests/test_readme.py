@@ -93,6 +93,23 @@ def test_the_quick_start_commands_parse():
         parser.parse_args(argv)
 
 
+def test_the_quick_starts_install_works_today_from_the_repository():
+    """issue 29: the first command was `pipx install memory-router`, a package no index has. It
+    installs this checkout (tests/harness/test_installsource.py installs a clone the same way and
+    checks what memory-router then says it came from); every install command the README quotes
+    names the index only as the route once released."""
+    import shlex
+
+    text = readme()
+    section = text[text.index("## Quick start"):]
+    (block,) = [body for _start, lang, body in fenced_blocks(section[:section.index("\n## ", 3)]) if lang == "bash"]
+    assert shlex.split(block.splitlines()[0].split("#")[0]) == ["pipx", "install", "."]
+    quoted = [line for _start, lang, body in fenced_blocks(text) if lang == "bash" for line in body.splitlines()]
+    for line in quoted:
+        if re.search(r"(pipx|uv tool|pip) install '?memory-router(?![-\w])(?! @)", line):
+            assert "once it is released" in line, line
+
+
 # --------------------------------------------------------------------------- the canary count
 
 

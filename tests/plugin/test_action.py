@@ -266,3 +266,15 @@ def test_changed_files_named_like_options_are_checked_as_files(sound, installed,
     done = run_step("memory-router clusters check", sound, installed)
     assert done.returncode == 1
     assert "--memory-layer1-clusters.md:11:13: expected the size" in done.stdout
+
+
+def test_the_docs_pin_only_tags_the_repository_has():
+    """issue 29: pre-commit's `rev: v0.1.0` and the action's `@v0.1.0` named a tag no one had
+    created. A pinned `vX.Y.Z` must be a tag of this repository (a release creates it:
+    docs/development.md); otherwise the docs pin a commit."""
+    tags = set(git("tag", "--list", cwd=REPO_ROOT).split()) if (REPO_ROOT / ".git").exists() else set()
+    pins = []
+    for name in ("README.md", "docs/plugin.md", "plugins/memory-router/README.md"):
+        text = (REPO_ROOT / name).read_text(encoding="utf-8")
+        pins += [(name, tag) for tag in re.findall(r"(?:rev:\s*|memory-router@)(v\d+\.\d+\.\d+)", text)]
+    assert [(name, tag) for name, tag in pins if tag not in tags] == []
