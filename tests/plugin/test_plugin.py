@@ -136,21 +136,29 @@ def places(tmp_path):
         os.symlink(shutil.which(name), tools / name)
     return {"tools": tools, "override": tmp_path / "override" / "memory-router",
             "data": tmp_path / "plugin-data", "venv": tmp_path / "plugin-data" / "venv" / "bin" / "memory-router",
-            "path": tmp_path / "on-path" / "memory-router"}
+            "path": tmp_path / "on-path" / "memory-router", "project": project_with_store(tmp_path / "project")}
 
 
-def launch(shell, places, *args, installed=(), override=None, stdin="", data=True):
-    """Run the launcher under ``shell`` with the installs named in ``installed``."""
+def project_with_store(root):
+    (root / "brain").mkdir(parents=True)
+    (root / "brain" / "memory-layer1-clusters.md").write_text("# stand-in\n", encoding="utf-8")
+    return root
+
+
+def launch(shell, places, *args, installed=(), override=None, stdin="", data=True, cwd=None, env=None):
+    """Run the launcher under ``shell`` with the installs named in ``installed``, in ``cwd``
+    (default: a project holding a cluster file, where the notice has nothing to say about it)."""
     for kind in installed:
         stub(places[kind])
     path = [str(places["tools"])] + ([str(places["path"].parent)] if "path" in installed else [])
-    env = {"PATH": os.pathsep.join(path), "HOME": os.environ["HOME"]}
+    full_env = {"PATH": os.pathsep.join(path), "HOME": os.environ["HOME"]}
     if data:
-        env["CLAUDE_PLUGIN_DATA"] = str(places["data"])
+        full_env["CLAUDE_PLUGIN_DATA"] = str(places["data"])
     if override is not None:
-        env["MEMORY_ROUTER_BIN"] = override
+        full_env["MEMORY_ROUTER_BIN"] = override
+    full_env.update(env or {})
     return subprocess.run([shutil.which(shell), str(LAUNCHER), *args], input=stdin, capture_output=True,
-                          text=True, env=env, timeout=30)
+                          text=True, env=full_env, timeout=30, cwd=cwd or places["project"])
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -217,6 +225,110 @@ def test_without_memory_router_the_mcp_server_says_why_it_cannot_start(shell, pl
     assert done.returncode == 1 and done.stdout == ""
     assert "memory-router is not installed" in done.stderr
     assert launch(shell, places, "which").returncode == 1
+
+
+# --- issue 30 items 4 and 5, issue 29 item 2: an install that cannot run, the notice's JSON, no store
+
+def broken(path, shebang):
+    """An executable console script whose interpreter is gone (a venv after a Python upgrade)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(shebang + "\nimport sys\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def dangling_venv_python(root):
+    """A venv's bin/python: a symlink to an interpreter that was removed."""
+    python = root / "gone-venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    os.symlink(root / "python3.9-removed", python)
+    return python
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("form", ["symlink", "missing", "pip-long-path", "env"])
+def test_a_plugin_environment_that_lost_its_interpreter_counts_as_missing(shell, places, tmp_path, form):
+    """It was run as found: every prompt, session start and write exited 127, and the notice said
+    nothing. Now the hooks fail open and the notice names the environment and the fix."""
+    interpreter = {"symlink": str(dangling_venv_python(tmp_path)), "missing": "/nonexistent/bin/python3.9",
+                   "pip-long-path": "/bin/sh\n'''exec' \"/nonexistent/long path/bin/python\" \"$0\" \"$@\"\n' '''",
+                   "env": "/usr/bin/env python3.999-not-installed"}[form]
+    broken(places["venv"], "#!" + interpreter)
+    for command in ("hook", "session-start", "gate"):
+        done = launch(shell, places, command, stdin='{"session_id": "s", "prompt": "hello"}')
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), command
+    text = json.loads(launch(shell, places, "notice", stdin="{}").stdout)["systemMessage"]
+    assert f"the plugin's environment {places['data']}/venv cannot run: its interpreter" in text
+    assert "memory-router plugin bootstrap" in text and "its hooks do nothing" in text
+    mcp = launch(shell, places, "mcp")
+    assert mcp.returncode == 1 and "cannot run: its interpreter" in mcp.stderr
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_broken_plugin_environment_falls_back_to_path_and_says_so(shell, places):
+    broken(places["venv"], "#!/nonexistent/bin/python3.9")
+    done = launch(shell, places, "hook", installed=("path",), stdin="{}")
+    assert done.stdout.startswith(f"ran {places['path']} with hook")
+    text = json.loads(launch(shell, places, "notice", installed=("path",)).stdout)["systemMessage"]
+    assert f"{places['data']}/venv cannot run" in text and f"its hooks run {places['path']} instead" in text
+    assert "memory-router plugin bootstrap" in text
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("where", ["override", "path"])
+def test_an_override_or_path_install_that_cannot_run_is_named(shell, places, where):
+    broken(places[where], "#!/nonexistent/bin/python3.9")
+    override = str(places["override"]) if where == "override" else None
+    path_dir = str(places["path"].parent)
+    env = {"PATH": os.pathsep.join([str(places["tools"]), path_dir])}
+    done = launch(shell, places, "hook", override=override, env=env, stdin="{}")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    text = json.loads(launch(shell, places, "notice", override=override, env=env).stdout)["systemMessage"]
+    named = f"MEMORY_ROUTER_BIN={places['override']}" if where == "override" else f"memory-router at {places['path']}"
+    assert f"{named} cannot run: its interpreter /nonexistent/bin/python3.9 is missing" in text
+    assert "memory-router plugin bootstrap" in text
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_notice_is_valid_json_whatever_the_variables_hold(shell, places):
+    """It escaped only backslash and quote: a newline or a tab in MEMORY_ROUTER_BIN broke the one
+    message that explains silent hooks."""
+    value = b'/opt/a\nb\tc"d\\e\x7ff\xffg\x01h \xc3\xa9 \xe2\x9c\x93 \xed\xa0\x80 \xe0\x80\xaf \xf0\x9f\x98\x80 \xc3'
+    env = {b"PATH": os.fsencode(places["tools"]), b"HOME": os.fsencode(os.environ["HOME"]),
+           b"MEMORY_ROUTER_BIN": value}
+    done = subprocess.run([shutil.which(shell), str(LAUNCHER), "notice"], input=b"", capture_output=True,
+                          env=env, timeout=30, cwd=places["project"])
+    assert done.returncode == 0 and done.stderr == b""
+    message = json.loads(done.stdout)["systemMessage"]            # bytes: must be valid UTF-8 too
+    expected = value.decode("utf-8", errors="replace")
+    assert f"MEMORY_ROUTER_BIN={expected} is not an executable file" in message
+    assert "\\u007f" in done.stdout.decode() and "\\n" in done.stdout.decode() and "\\t" in done.stdout.decode()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_notice_says_run_init_here_in_a_project_with_no_store(shell, places, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    done = launch(shell, places, "notice", installed=("path",), cwd=bare, stdin='{"source": "startup"}')
+    assert done.returncode == 0 and done.stderr == ""
+    text = json.loads(done.stdout)["systemMessage"]
+    assert "no cluster file for this project" in text and "Run `memory-router init` here" in text
+    assert str(bare) in text
+    (bare / "memory-router.toml").write_text("learning = true\n", encoding="utf-8")
+    assert launch(shell, places, "notice", installed=("path",), cwd=bare).stdout != ""
+    for setup in ({"memory-router.toml": 'clusters = "memory/clusters.md"\n'},
+                  {"pyproject.toml": '[project]\nname = "x"\n\n[tool.memory-router]\nclusters = "c.md"\n'},
+                  {"brain/memory-layer1-clusters.tsv": "x\n"}):
+        project = tmp_path / f"p{len(os.listdir(tmp_path))}"
+        for name, text in setup.items():
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            (project / name).write_text(text, encoding="utf-8")
+        done = launch(shell, places, "notice", installed=("path",), cwd=project)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), setup
+    done = launch(shell, places, "notice", installed=("path",), cwd=bare, env={"CLAUDE_PROJECT_DIR": str(project)})
+    assert done.stdout == ""
+    done = launch(shell, places, "notice", installed=("path",), cwd=bare, env={"MEMORY_ROUTER_CLUSTERS": "c.md"})
+    assert done.stdout == ""
 
 
 def test_launcher_output_is_the_hooks_byte_for_byte(tmp_path, memory_router_exe, example_cluster_file):
