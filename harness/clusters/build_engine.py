@@ -4,6 +4,7 @@
 line per cluster. ``EngineStage`` is handed to ``harness.clusters.build.build`` as its ``namer``
 by the face, with values, not argv."""
 
+from harness.clusters.engine_process import StopPolicy
 from harness.clusters.engines import EngineError
 
 
@@ -22,6 +23,7 @@ class EngineStage:
         self.memory_dir = None
         self.index = None
         self.enrich_requests = 0
+        self.stopped = None             # why naming stopped the run (then enrich asks nothing)
 
     def __call__(self, result, previous, labels, md_path, source):
         from harness.clusters.enrich import read_bodies
@@ -34,6 +36,7 @@ class EngineStage:
         self.index, report = run_with_progress(
             lambda on_event: name_clusters(self.engine, jobs, result, previous, labels, on_event), len(jobs),
             self.quiet, label="naming", lines=False)
+        self.stopped = report["stopped"]
         if not self.quiet:
             for line in report["lines"]:
                 self.say(line)
@@ -64,6 +67,14 @@ class EngineStage:
         from harness.clusters.enrich_cli import run_with_progress
 
         plan, writer = enrich.prepare(md_path, self.memory_dir, dry_run=self.dry_run, index=self.index)
+        if self.stopped is not None:     # naming showed the engine cannot answer: asking again would wait as long
+            outcomes = [enrich.Outcome(job.cluster.cluster_id, [m.slug for m in job.memories], 0, [],
+                                       "not asked: the run stopped while naming", 0) for job in plan.jobs]
+            if not self.quiet and outcomes:
+                self.say(f"enrich: {len(outcomes)} cluster(s) not asked (the run stopped while naming)")
+            return {"utterances_file": writer.path, "asked": len(plan.reasons), "dropped": plan.dropped,
+                    "clusters": [o._asdict() for o in outcomes], "failed": len(outcomes), "written": False,
+                    "archived": None, "rows": len(plan.rows)}
         result = run_with_progress(
             lambda on_event: enrich.run_enrich(plan, self.engine, self.per_memory, writer, on_event=on_event),
             len(plan.jobs), self.quiet)
@@ -74,21 +85,22 @@ class EngineStage:
 
 def name_clusters(engine, jobs, result, previous, labels, on_event=None):
     """``(named index, report)``: ask ``engine`` to name each cluster of ``jobs``, apply the names."""
-    from harness.clusters.enrich import Event, Outcome, ask_with_retries
+    from harness.clusters.enrich import Event, Outcome, ask_with_retries, stopped_line
     from harness.clusters.naming import apply_names, renamed
 
     emit = on_event or (lambda event: None)
-    answers, errors = {}, {}
+    answers, errors, policy = {}, {}, StopPolicy()
     for number, job in enumerate(jobs):
         cluster_id = job.cluster.cluster_id
         emit(Event("start", number, len(jobs), cluster_id, None))
-        fatal = False
         try:
             answers[cluster_id], _attempts = ask_with_retries(engine, job.request)
+            policy.record(None)
         except EngineError as err:
-            errors[cluster_id], fatal = err.message, err.fatal
+            errors[cluster_id] = err.message
+            policy.record(err)
         emit(Event("done", number, len(jobs), cluster_id, Outcome(cluster_id, [], 0, [], errors.get(cluster_id), 1)))
-        if fatal:
+        if policy.reason is not None:
             break
     keep = set(result.carried) | ({entry.cluster_id for entry in labels.clusters} if labels is not None else set())
     old_ids = set(previous.cluster_ids) if previous is not None else set()
@@ -98,9 +110,10 @@ def name_clusters(engine, jobs, result, previous, labels, on_event=None):
     for job in jobs:
         built_id = job.cluster.cluster_id
         if built_id not in answers:
-            why = errors.get(built_id, "not asked: an earlier request failed with an error no retry can mend")
-            lines.append(f"{built_id}: naming FAILED, the builder's names are kept: {why}")
+            if built_id in errors:
+                lines.append(f"{built_id}: naming FAILED, the builder's names are kept: {errors[built_id]}")
             continue
+
         final = moved.get(built_id, built_id)
         cluster = index.cluster(final)
         text = f"{built_id}: " + (f"named {final}" if final != built_id else "id kept") + \
@@ -109,4 +122,8 @@ def name_clusters(engine, jobs, result, previous, labels, on_event=None):
             text += "; " + "; ".join(notes[built_id])
         lines.append(text)
     failed = [job.cluster.cluster_id for job in jobs if job.cluster.cluster_id not in answers]
-    return index, {"engine": engine.name, "model": engine.model, "renamed": moved, "failed": failed, "lines": lines}
+    not_asked = [job.cluster.cluster_id for job in jobs if job.cluster.cluster_id not in set(answers) | set(errors)]
+    if policy.reason is not None:
+        lines.append(stopped_line(policy.reason, len(not_asked)) + " (the builder's names are kept)")
+    return index, {"engine": engine.name, "model": engine.model, "renamed": moved, "failed": failed, "lines": lines,
+                   "stopped": policy.reason}

@@ -12,7 +12,13 @@ model plugins: three built in, more from the ``memory_router.engines`` entry poi
 An engine returns the answer as parsed JSON, unchecked: ``harness.clusters.enrich_protocol``
 decides what of it is kept. It raises ``EngineError`` for one cluster's failure (``transient``:
 worth retrying; ``fatal``: no other cluster can succeed either, such as a missing program or a
-refused key) and ``EngineUnavailable`` (exit 2) before any request when it cannot run at all.
+refused login or key; ``unreachable``: no answer at all, a connection failure or a timeout) and
+``EngineUnavailable`` (exit 2) before any request when it cannot run at all.
+``harness.clusters.engine_process.StopPolicy`` decides from these when a run stops.
+
+Timeouts fit the answer: without ``--timeout``, a request may take ``Engine.timeout_for`` seconds,
+a start-up allowance plus its expected answer (``answer_tokens``) at a rate well under what a
+small model streams (docs/enrich.md, "Timeouts", says how they were chosen).
 """
 
 import json
@@ -28,11 +34,24 @@ from harness.clusters.enrich_protocol import (
     parse_answer_text,
     prompt_text,
 )
-from harness.clusters.engine_process import EngineError, one_line, run_program
+from harness.clusters.engine_process import UNREACHABLE_FIX, EngineError, one_line, run_program
 from router.errors import InputError
 
 ENTRY_POINT_GROUP = "memory_router.engines"
 TEMPFAIL_EXIT = 75
+NOPERM_EXIT = 77               # EX_NOPERM: the program's model refused its credentials; stops the run
+
+# An answer's size: a short line plus its JSON quoting per utterance, the slug key and brackets per
+# memory (the estimate's output tokens and the timeouts both read it).
+CHARS_PER_UTTERANCE = 70
+CHARS_PER_MEMORY = 40
+
+
+def answer_tokens(request):
+    """The tokens expected in the answer to ``request``: one per 4 bytes, rounded up."""
+    memories = len(request.get("memories") or ())
+    per = int(request.get("per_memory") or 0)
+    return -(-(memories * (CHARS_PER_MEMORY + per * CHARS_PER_UTTERANCE) + 40) // 4)
 
 
 class EngineUnavailable(InputError):
@@ -47,14 +66,23 @@ class Engine:
 
     name = ""
     default_model = "-"
-    default_timeout = 120.0
     overhead_tokens = 0            # what the engine adds to each request, for the estimate
+    # Without --timeout: start-up allowance + the expected answer at this rate (docs/enrich.md,
+    # "Timeouts"). A hosted small model streams 100+ tokens/s; 20 leaves it five times as long.
+    start_seconds = 30.0
+    tokens_per_second = 20.0
 
     def __init__(self, model=None, command=None, timeout=None, env=None):
         self.model = model or self.default_model
         self.command = command
-        self.timeout = float(timeout or self.default_timeout)
+        self.timeout = float(timeout) if timeout else None     # None: fitted to each request
         self.env = env
+
+    def timeout_for(self, request):
+        """Seconds ``request`` may take: ``--timeout`` if given, else fitted to its answer."""
+        if self.timeout is not None:
+            return self.timeout
+        return round(self.start_seconds + answer_tokens(request) / self.tokens_per_second)
 
     def describe(self):
         return f"{self.name} ({self.model})"
@@ -73,6 +101,9 @@ class CommandEngine(Engine):
     """Any program: ``--command 'PROGRAM ARGS'`` (or ``enrich_command``), split like a shell line."""
 
     name = "command"
+    # Any program, often a local model on a CPU (ollama's 8B models stream 5 to 10 tokens/s there).
+    start_seconds = 60.0
+    tokens_per_second = 5.0
 
     def argv(self):
         return shlex.split(self.command or "")
@@ -97,10 +128,13 @@ class CommandEngine(Engine):
         if self.model != "-":
             env["MEMORY_ROUTER_ENRICH_MODEL"] = self.model
         data = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        code, out, err = run_program(self.argv(), data, self.timeout, env=env)
+        code, out, err = run_program(self.argv(), data, self.timeout_for(request), env=env)
         if code == TEMPFAIL_EXIT:
             raise EngineError(f"the program asks to try again (exit 75): {one_line(err) or 'no message'}",
                               transient=True)
+        if code == NOPERM_EXIT:
+            raise EngineError(f"the program was refused its credentials (exit 77): {one_line(err) or 'no message'}",
+                              fatal=True, fix="fix the program's key or login, then run the command again")
         if code != 0:
             why = f"killed by signal {-code}" if code < 0 else f"exit {code}"
             raise EngineError(f"the program failed ({why}): {one_line(err) or 'no message on stderr'}")
@@ -121,6 +155,14 @@ CLAUDE_FLAGS = (
 # Variables a Claude Code session sets for its children: a nested client must not think it is one.
 CLAUDE_SESSION_VARIABLES = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SSE_PORT")
 TRANSIENT_STATUSES = frozenset((408, 409, 429, 500, 502, 503, 504, 529))
+REFUSED_STATUSES = frozenset((401, 403))
+# What the claude CLI answers, with no HTTP status, when it has no usable login (2.1.328 prints
+# "Not logged in · Please run /login" in ``result``, ``api_error_status`` null, exit 1).
+CLAUDE_LOGIN_REFUSED = ("not logged in", "please run /login", "invalid api key", "oauth token has expired",
+                        "oauth token revoked", "authentication_error")
+CLAUDE_LOGIN_FIX = "log the CLI in (run `claude`, then /login) or set ANTHROPIC_API_KEY; then run the command again"
+CLAUDE_UNREACHABLE_FIX = "check that `claude -p hello` answers from this shell (network, proxy, " \
+                         "ANTHROPIC_BASE_URL), or pass --timeout S for a slow model; then run the command again"
 
 
 class ClaudeEngine(Engine):
@@ -130,7 +172,6 @@ class ClaudeEngine(Engine):
 
     name = "claude"
     default_model = "haiku"
-    default_timeout = 300.0
     overhead_tokens = 700         # the client's own system text and environment block
 
     def program(self):
@@ -160,7 +201,14 @@ class ClaudeEngine(Engine):
     def ask(self, request):
         data = prompt_text(request).encode("utf-8")
         with tempfile.TemporaryDirectory(prefix="memory-router-enrich-") as cwd:
-            code, out, err = run_program(self.argv(), data, self.timeout, env=self.environment(), cwd=cwd)
+            try:
+                code, out, err = run_program(self.argv(), data, self.timeout_for(request), env=self.environment(),
+                                             cwd=cwd)
+            except EngineError as error:
+                # the client retries an unreachable API by itself, silently, until it is killed
+                if error.unreachable:
+                    error.fix = CLAUDE_UNREACHABLE_FIX
+                raise
         try:
             result = json.loads(out.decode("utf-8", "replace")) if out.strip() else None
         except ValueError:
@@ -171,8 +219,10 @@ class ClaudeEngine(Engine):
         if result.get("is_error") or code != 0:
             status = result.get("api_error_status")
             message = one_line(str(result.get("result") or result.get("subtype") or "")) or f"exit {code}"
+            refused = status in REFUSED_STATUSES or any(sign in message.lower() for sign in CLAUDE_LOGIN_REFUSED)
             raise EngineError(f"claude reported an error{f' (HTTP {status})' if status else ''}: {message}",
-                              transient=status in TRANSIENT_STATUSES, fatal=status in (401, 403))
+                              transient=status in TRANSIENT_STATUSES and not refused, fatal=refused,
+                              fix=CLAUDE_LOGIN_FIX if refused else None)
         try:
             return parse_answer_text(str(result.get("result") or ""))
         except AnswerError as error:
@@ -185,6 +235,7 @@ class AnthropicEngine(Engine):
     name = "anthropic"
     default_model = "claude-haiku-5-5"
     overhead_tokens = 200         # the tool carrying the answer's schema
+    start_seconds = 20.0          # no client to start: the API's time to first token, with room
     TOOL = "record_answer"
 
     def __init__(self, model=None, command=None, timeout=None, env=None):
@@ -210,7 +261,7 @@ class AnthropicEngine(Engine):
             self._client = anthropic.Anthropic(api_key=env.get("ANTHROPIC_API_KEY"),
                                                auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
                                                base_url=env.get("ANTHROPIC_BASE_URL") or None,
-                                               max_retries=0, timeout=self.timeout)
+                                               max_retries=0, timeout=self.timeout or 600.0)
         return self._client
 
     def ask(self, request):
@@ -224,15 +275,22 @@ class AnthropicEngine(Engine):
             message = self.client().messages.create(
                 model=self.model, max_tokens=max_tokens, system=SYSTEM_PROMPT, tools=[tool],
                 tool_choice={"type": "tool", "name": self.TOOL},
-                messages=[{"role": "user", "content": prompt_text(request)}])
+                messages=[{"role": "user", "content": prompt_text(request)}], timeout=self.timeout_for(request))
         except anthropic.APIStatusError as err:
             status = getattr(err, "status_code", None)
             after = _retry_after(getattr(err, "response", None))
+            refused = status in REFUSED_STATUSES
             raise EngineError(f"the API answered HTTP {status}: {one_line(str(getattr(err, 'message', err)))}",
-                              transient=status in TRANSIENT_STATUSES, fatal=status in (401, 403),
-                              retry_after=after) from None
-        except (anthropic.APIConnectionError, anthropic.APITimeoutError) as err:
-            raise EngineError(f"cannot reach the API: {one_line(str(err))}", transient=True) from None
+                              transient=status in TRANSIENT_STATUSES, fatal=refused, retry_after=after,
+                              fix="check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN): the API refused it; "
+                                  "then run the command again" if refused else None) from None
+        except anthropic.APITimeoutError as err:
+            # not retried: a model this slow will be as slow again; the run stops after two in a row
+            raise EngineError(f"no answer within {self.timeout_for(request):g} s: {one_line(str(err))}",
+                              unreachable=True, fix=UNREACHABLE_FIX) from None
+        except anthropic.APIConnectionError as err:
+            raise EngineError(f"cannot reach the API: {one_line(str(err))}", transient=True, unreachable=True,
+                              fix=UNREACHABLE_FIX) from None
         except anthropic.AnthropicError as err:
             raise EngineError(f"the SDK failed: {one_line(str(err))}") from None
         for block in message.content or ():

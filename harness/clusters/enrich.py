@@ -13,7 +13,8 @@ import re
 import time
 from collections import namedtuple
 
-from harness.clusters.engines import EngineError
+from harness.clusters.engine_process import StopPolicy
+from harness.clusters.engines import EngineError, answer_tokens
 from harness.clusters.enrich_plan import merge_rows, new_rows
 from harness.clusters.enrich_protocol import (
     SYSTEM_PROMPT,
@@ -29,15 +30,14 @@ from router.store.utterances import render_utterances
 RETRIES = 3                    # a transient failure is tried again this many times
 BACKOFF_SECONDS = 2.0          # then 4, 8: exponential, capped
 MAX_BACKOFF_SECONDS = 60.0
-CHARS_PER_UTTERANCE = 70       # an answer's size for the estimate: a short line plus its JSON quoting
-CHARS_PER_MEMORY = 40          # the slug key and brackets
 
 Estimate = namedtuple("Estimate", "requests input_tokens output_tokens")
 Outcome = namedtuple("Outcome", "cluster_id slugs written notes error attempts")
 Outcome.__doc__ = ("One cluster's result: the slugs asked, how many rows were written, notes on what was "
                    "dropped and why, the error (None when it succeeded) and the attempts made.")
 Event = namedtuple("Event", "kind index total cluster_id detail")
-Event.__doc__ = "Progress: kind is start, retry or done; detail is the Outcome (done) or the error (retry)."
+Event.__doc__ = ("Progress: kind is start, retry, done or stopped; detail is the Outcome (done), the error (retry), "
+                 "or why the run stopped, with the fix and how many clusters were not asked (stopped).")
 
 
 def estimate_tokens(text):
@@ -50,9 +50,7 @@ def estimate(requests, engine):
     input_tokens = output_tokens = 0
     for request in requests:
         input_tokens += estimate_tokens(SYSTEM_PROMPT + prompt_text(request)) + engine.overhead_tokens
-        memories = len(request.get("memories") or ())
-        per = int(request.get("per_memory") or 0)
-        output_tokens += estimate_tokens("x" * (memories * (CHARS_PER_MEMORY + per * CHARS_PER_UTTERANCE) + 40))
+        output_tokens += answer_tokens(request)
     return Estimate(len(requests), input_tokens, output_tokens)
 
 
@@ -197,22 +195,22 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
     """Ask ``engine`` for each job of ``plan``, write after each cluster that succeeded, and
     return the ``EnrichResult``. A cluster whose request failed (after retries) or whose answer
     was refused writes nothing and leaves its memories' rows as they were; the run goes on with
-    the next, unless the error is fatal (then the remaining clusters are reported as not asked).
+    the next, unless ``StopPolicy`` stops it (a refused login or key; no answer on two clusters in
+    a row): then one ``stopped`` event says why, with the fix, and the remaining clusters are
+    reported as not asked, without an event each.
     Rows of memories that left the store go with the first write (or at the end when no cluster
     was asked)."""
     emit = on_event or (lambda event: None)
     requests = job_requests(plan.jobs, per_memory)
     rows = list(plan.rows)
     order = list(plan.store)
-    outcomes, stop = [], None
+    outcomes, policy, stopped_after = [], StopPolicy(), None
     total = len(plan.jobs)
     for index, (job, request) in enumerate(zip(plan.jobs, requests)):
         cluster_id = job.cluster.cluster_id
         slugs = asked_slugs(request)
-        if stop is not None:
-            outcome = Outcome(cluster_id, slugs, 0, [], f"not asked: {stop}", 0)
-            outcomes.append(outcome)
-            emit(Event("done", index, total, cluster_id, outcome))
+        if stopped_after is not None:
+            outcomes.append(Outcome(cluster_id, slugs, 0, [], f"not asked: the run stopped after {stopped_after}", 0))
             continue
         emit(Event("start", index, total, cluster_id, None))
 
@@ -223,9 +221,9 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
             answer, attempts = ask_with_retries(engine, request, retries, backoff, sleep, on_retry)
         except EngineError as err:
             outcome = Outcome(cluster_id, slugs, 0, [], err.message, getattr(err, "attempts", 1))
-            if err.fatal:
-                stop = f"an earlier cluster failed with an error no retry can mend ({err.message})"
+            policy.record(err)
         else:
+            policy.record(None)
             check = check_enrich_answer(answer, slugs, per_memory)
             if check.refused:
                 outcome = Outcome(cluster_id, slugs, 0, check.notes, f"answer refused: {check.refused}", attempts)
@@ -240,10 +238,19 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
                                   None, attempts)
         outcomes.append(outcome)
         emit(Event("done", index, total, cluster_id, outcome))
+        if policy.reason is not None and stopped_after is None:
+            stopped_after = cluster_id
+            if index + 1 < total:
+                emit(Event("stopped", index, total, cluster_id, stopped_line(policy.reason, total - index - 1)))
     if not plan.jobs and plan.dropped:
         rows = merge_rows(rows, {}, order)
         writer.write(rows)
     return EnrichResult(outcomes, rows, writer.writes > 0, writer.archived)
+
+
+def stopped_line(reason, not_asked):
+    """The one line a stopped run prints: why, the fix, and how many clusters were not asked."""
+    return f"stopped: {reason}; {not_asked} cluster(s) not asked"
 
 
 def failed(outcomes):

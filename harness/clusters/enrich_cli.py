@@ -28,7 +28,9 @@ def add_engine_options(parser, engine_help=None):
     parser.add_argument("--per-memory", metavar="N", type=int, default=DEFAULT_PER_MEMORY,
                         help=f"utterances asked per memory, 1 to {MAX_PER_MEMORY} (default: {DEFAULT_PER_MEMORY})")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=None,
-                        help="per request (default: 300 for claude, 120 for the others)")
+                        help="per request (default: fitted to each request's answer, 30 s plus 1 s per 20 "
+                             "answer tokens for claude, 20 s plus that for anthropic, 60 s plus 1 s per 5 for "
+                             "command; docs/enrich.md)")
     parser.add_argument("--yes", "-y", action="store_true", help="send without asking for confirmation")
 
 
@@ -110,9 +112,12 @@ def progress_bar(disabled):
 def run_with_progress(run, total, quiet, label="enrich", lines=True):
     """Run ``run(on_event)`` under a progress bar (one step per cluster); print each cluster's line
     (unless ``lines`` is false: the caller prints its own)."""
+    from harness.clusters.engine_process import ending_engines_on_signals
     from harness.clusters.enrich import summary_line
 
-    with progress_bar(quiet or not total) as progress:
+    # SIGTERM and SIGHUP end the run as Ctrl-C does (killing the engine's process group first):
+    # the clusters that finished are already written
+    with ending_engines_on_signals(), progress_bar(quiet or not total) as progress:
         task = progress.add_task(label, total=total)
 
         def on_event(event):
@@ -126,6 +131,8 @@ def run_with_progress(run, total, quiet, label="enrich", lines=True):
                 if not quiet and lines:
                     progress.console.print(summary_line(event.detail), markup=False, highlight=False, soft_wrap=True,
                                            style="red" if event.detail.error else None)
+            elif event.kind == "stopped" and not quiet:
+                progress.console.print(event.detail, markup=False, highlight=False, soft_wrap=True, style="red")
         return run(on_event)
 
 
@@ -176,11 +183,11 @@ def cmd_clusters_enrich(args):
 
     try:
         result = run_with_progress(run, len(requests), args.json)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         kept = sum(1 for e in done if not e.detail.error)
         print(f"memory-router: interrupted; {kept} finished cluster(s) are kept in {writer.path}; run the command "
               "again to ask the rest", file=sys.stderr)
-        return 130
+        return getattr(interrupt, "exit_code", 130)
     finally:
         engine.close()
     failures = enrich.failed(result.outcomes)

@@ -4,7 +4,9 @@ module: the tests run it as a program, ``python fake_engine.py MODE [--log FILE]
 
 Modes: good, crash, notjson, fenced, wrongshape, lie, hostile, flood, tempfail (exit 75 until
 --state FILE exists, then good), silent (exit 0, nothing printed), inject (words meant for the
-agent as the utterances of --target, plain ones for the rest).
+agent as the utterances of --target, plain ones for the rest), hang (good the first time, when
+--state FILE does not exist yet; afterwards it starts a child that sleeps, writes "PID CHILD_PID"
+to --pids FILE and sleeps itself: an engine that never answers and leaves a process behind).
 """
 
 import argparse
@@ -35,6 +37,7 @@ def main():
     parser.add_argument("--fail-cluster", action="append", default=[])
     parser.add_argument("--state")
     parser.add_argument("--target", help="inject: the slug that gets the hostile utterances")
+    parser.add_argument("--pids", help="hang: where to write this program's pid and its child's")
     args = parser.parse_args()
     request = json.loads(sys.stdin.read())
     if args.log:
@@ -48,6 +51,17 @@ def main():
         print(f"refusing cluster {request['cluster']['id']}", file=sys.stderr)
         return 1
     mode = args.mode
+    if mode == "hang":
+        if os.path.exists(args.state):
+            import subprocess
+
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+            with open(args.pids + ".tmp", "w", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()} {child.pid}\n")
+            os.replace(args.pids + ".tmp", args.pids)
+            time.sleep(120)
+        open(args.state, "w").close()
+        mode = "good"
     if mode == "tempfail":
         if not os.path.exists(args.state):
             open(args.state, "w").close()

@@ -103,3 +103,22 @@ def test_without_yes_nothing_is_sent_or_written(out, capsys, monkeypatch):
     assert main(argv) == 1
     assert "nothing was sent" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_refused_key_while_naming_stops_the_run_and_enrich_asks_nothing(out, capsys, tmp_path):
+    program = tmp_path / "refused.sh"
+    program.write_text(f"#!/bin/sh\ncat > /dev/null\necho asked >> {tmp_path / 'calls'}\n"
+                       "echo 'invalid x-api-key' >&2\nexit 77\n")
+    program.chmod(0o755)
+    argv = ["clusters", "build", "--memory-dir", str(HELDOUT_MEMORY), "--out", str(out), "--engine", "command",
+            "--command", str(program), "--yes", "--json"]
+    assert main(argv) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "calls").read_text().splitlines() == ["asked"]           # one request, not 2 x 27
+    clusters = len(summary["clusters"])
+    assert len(summary["naming"]["failed"]) == clusters
+    assert summary["naming"]["lines"][-1].startswith("stopped: the program was refused its credentials (exit 77)")
+    assert summary["naming"]["lines"][-1].endswith(f"; {clusters - 1} cluster(s) not asked (the builder's names "
+                                                    "are kept)")
+    assert summary["enrich"]["failed"] == clusters and not summary["enrich"]["written"]
+    assert {c["error"] for c in summary["enrich"]["clusters"]} == {"not asked: the run stopped while naming"}

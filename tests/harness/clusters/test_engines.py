@@ -68,9 +68,42 @@ def test_a_failing_program_is_that_clusters_error(mode, extra, message, transien
 
 def test_a_slow_program_is_killed_at_the_timeout(tmp_path):
     started = time.monotonic()
-    with pytest.raises(engines.EngineError, match=r"gave no answer within 0.5 s \(killed\)"):
+    with pytest.raises(engines.EngineError, match=r"gave no answer within 0.5 s \(killed\)") as caught:
         fake("good", "--sleep", 30, timeout=0.5).ask(REQUEST)
     assert time.monotonic() - started < 10
+    # no answer at all: two such clusters in a row stop the run (StopPolicy)
+    assert caught.value.unreachable and not caught.value.fatal and not caught.value.transient
+
+
+def test_without_timeout_each_request_gets_a_deadline_fitted_to_its_answer():
+    # REQUEST: 2 memories, 3 utterances each: (2 * (40 + 3 * 70) + 40) / 4 = 135 answer tokens
+    assert engines.answer_tokens(REQUEST) == 135
+    assert engines.create_engine("claude").timeout_for(REQUEST) == round(30 + 135 / 20)
+    assert engines.create_engine("anthropic").timeout_for(REQUEST) == round(20 + 135 / 20)
+    assert engines.create_engine("command", command="x").timeout_for(REQUEST) == round(60 + 135 / 5)
+    big = enrich_request(CLUSTER, MEMORIES * 6, 10)          # 12 memories, 10 each: 2,230 answer tokens
+    assert engines.create_engine("claude").timeout_for(big) == round(30 + 2230 / 20)
+    # the old defaults were 300 s (claude) and 120 s (the others), whatever the request
+    assert engines.create_engine("claude").timeout_for(REQUEST) < 60
+    assert engines.create_engine("claude", timeout=7).timeout_for(big) == 7.0
+
+
+def test_the_fitted_deadline_reaches_the_program(tmp_path):
+    engine = fake("good", "--sleep", 30)
+    engine.start_seconds, engine.tokens_per_second = 0.0, 1000.0     # 135 tokens: 0.135 s, rounded to 0
+    engine.timeout_for = lambda request: 0.2
+    with pytest.raises(engines.EngineError, match=r"gave no answer within 0.2 s"):
+        engine.ask(REQUEST)
+
+
+def test_exit_77_is_a_refused_key_that_stops_the_run(tmp_path):
+    script = tmp_path / "refused.sh"
+    script.write_text("#!/bin/sh\ncat > /dev/null\necho 'invalid api key' >&2\nexit 77\n")
+    script.chmod(0o755)
+    with pytest.raises(engines.EngineError) as caught:
+        engines.create_engine("command", command=str(script)).ask(REQUEST)
+    assert caught.value.fatal and "refused its credentials (exit 77): invalid api key" in caught.value.message
+    assert caught.value.fix
 
 
 def test_a_slow_child_of_the_program_dies_with_it(tmp_path):
@@ -223,6 +256,42 @@ def test_the_claude_engine_reads_an_error_result(tmp_path):
     assert "claude reported an error (HTTP 529): API Error: overloaded" in caught.value.message
 
 
+# What Claude Code 2.1.328 prints with no login (HOME empty, no key), exit 1; trimmed to the keys read.
+NOT_LOGGED_IN = {"type": "result", "subtype": "success", "is_error": True, "api_error_status": None,
+                 "terminal_reason": "api_error", "result": "Not logged in \u00b7 Please run /login"}
+
+
+def fake_claude(tmp_path, result, code=1):
+    program = tmp_path / "claude"
+    program.write_text(f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps(result)}'\nexit {code}\n")
+    program.chmod(0o755)
+    return str(program)
+
+
+@pytest.mark.parametrize("result", [
+    NOT_LOGGED_IN,
+    {"type": "result", "is_error": True, "api_error_status": 401, "result": "Invalid API key \u00b7 Fix external API key"},
+    {"type": "result", "is_error": True, "api_error_status": 403, "result": "forbidden"},
+], ids=["not-logged-in", "http-401", "http-403"])
+def test_a_claude_cli_without_a_usable_login_is_fatal_and_names_the_fix(tmp_path, result):
+    engine = engines.create_engine("claude", command=fake_claude(tmp_path, result))
+    with pytest.raises(engines.EngineError) as caught:
+        engine.ask(REQUEST)
+    assert caught.value.fatal and not caught.value.transient
+    assert result["result"] in caught.value.message
+    assert "/login" in caught.value.fix and "ANTHROPIC_API_KEY" in caught.value.fix
+
+
+def test_a_claude_cli_that_never_answers_is_unreachable_with_its_fix(tmp_path):
+    # with a key but no reachable API, the 2.1.328 client prints nothing and retries until killed
+    program = tmp_path / "claude"
+    program.write_text("#!/bin/sh\ncat > /dev/null\nexec sleep 30\n")
+    program.chmod(0o755)
+    with pytest.raises(engines.EngineError) as caught:
+        engines.create_engine("claude", command=str(program), timeout=0.2).ask(REQUEST)
+    assert caught.value.unreachable and "claude -p hello" in caught.value.fix
+
+
 def test_a_missing_claude_is_refused_before_any_request():
     engine = engines.create_engine("claude", env={"PATH": "/nonexistent"})
     with pytest.raises(engines.EngineUnavailable, match="Claude Code's CLI .claude. was not found"):
@@ -291,6 +360,65 @@ def test_an_unreachable_api_is_transient():
     with pytest.raises(engines.EngineError) as caught:
         engines.create_engine("anthropic", env=env, timeout=5).ask(REQUEST)
     assert caught.value.transient and "cannot reach the API" in caught.value.message
+    assert caught.value.unreachable and caught.value.fix
+
+
+@pytest.fixture
+def http_stub():
+    """A loopback HTTP server answering every POST with the ``status`` and ``body`` the test sets,
+    or (``hold``) never answering until the test ends."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    reply = {"status": 200, "body": b"{}", "hold": False}
+    released = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            if reply["hold"]:
+                released.wait(10)
+                return
+            self.send_response(reply["status"])
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply["body"])))
+            self.end_headers()
+            self.wfile.write(reply["body"])
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    reply["url"] = f"http://127.0.0.1:{server.server_address[1]}"
+    yield reply
+    released.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_key_is_fatal_and_names_the_fix(http_stub, status):
+    http_stub.update(status=status, body=json.dumps({"type": "error", "error": {
+        "type": "authentication_error", "message": "invalid x-api-key"}}).encode())
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": http_stub["url"], "PATH": ""}
+    with pytest.raises(engines.EngineError) as caught:
+        engines.create_engine("anthropic", env=env).ask(REQUEST)
+    assert caught.value.fatal and not caught.value.transient and f"HTTP {status}" in caught.value.message
+    assert "ANTHROPIC_API_KEY" in caught.value.fix
+
+
+def test_an_api_that_accepts_and_never_answers_times_out_unreachable(http_stub):
+    http_stub.update(hold=True)
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": http_stub["url"], "PATH": ""}
+    engine = engines.create_engine("anthropic", env=env)
+    engine.timeout_for = lambda request: 0.2          # what a fitted deadline does, made short
+    started = time.monotonic()
+    with pytest.raises(engines.EngineError) as caught:
+        engine.ask(REQUEST)
+    assert time.monotonic() - started < 2
+    assert caught.value.unreachable and not caught.value.transient and "no answer within 0.2 s" in caught.value.message
 
 
 def test_the_anthropic_engine_needs_a_key():

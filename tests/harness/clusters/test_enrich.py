@@ -252,9 +252,77 @@ def test_a_non_transient_error_is_not_retried():
 
 def test_a_fatal_error_stops_asking_the_other_clusters(store):
     engine = engines.create_engine("command", command=str(store[0].parent / "no_such_program"))
-    _plan, _writer, result, _events = run(store, engine)
+    _plan, _writer, result, events = run(store, engine)
     assert [o.attempts for o in result.outcomes] == [1, 0, 0]
-    assert result.outcomes[1].error.startswith("not asked: an earlier cluster failed with an error no retry can mend")
+    assert [o.error for o in result.outcomes[1:]] == ["not asked: the run stopped after layer1_pnpm"] * 2
+    (stopped,) = [e for e in events if e.kind == "stopped"]
+    assert stopped.detail.startswith("stopped: cannot run ") and stopped.detail.endswith(
+        "(fix: pass the program's path, or put it on PATH); 2 cluster(s) not asked")
+    assert [e.cluster_id for e in events if e.kind == "done"] == ["layer1_pnpm"]    # one line, not one per cluster
+
+
+def test_a_claude_cli_not_logged_in_stops_after_the_first_cluster_with_the_fix(store, tmp_path):
+    # what Claude Code 2.1.328 prints with no login: is_error, no HTTP status, exit 1
+    program = tmp_path / "claude"
+    program.write_text("#!/bin/sh\ncat > /dev/null\necho '{\"type\":\"result\",\"is_error\":true,"
+                       "\"api_error_status\":null,\"result\":\"Not logged in \u00b7 Please run /login\"}'\n"
+                       "echo called >> " + str(tmp_path / "calls") + "\nexit 1\n")
+    program.chmod(0o755)
+    _plan, _writer, result, events = run(store, engines.create_engine("claude", command=str(program)))
+    assert (tmp_path / "calls").read_text().splitlines() == ["called"]
+    assert [o.attempts for o in result.outcomes] == [1, 0, 0]
+    (stopped,) = [e.detail for e in events if e.kind == "stopped"]
+    assert stopped == ("stopped: claude reported an error: Not logged in \u00b7 Please run /login (fix: log the CLI in "
+                       "(run `claude`, then /login) or set ANTHROPIC_API_KEY; then run the command again); "
+                       "2 cluster(s) not asked")
+
+
+def unreachable_then(answers):
+    """An engine whose n-th request fails unreachable when ``answers[n]`` is None, else answers."""
+    class Scripted(engines.Engine):
+        name = "command"
+        calls = []
+
+        def ask(self, request):
+            Scripted.calls.append(request["cluster"]["id"])
+            if answers[len(Scripted.calls) - 1] is None:
+                raise engines.EngineError("gave no answer within 76 s (killed)", unreachable=True)
+            return {"utterances": {m["slug"]: ["some words"] for m in request["memories"]}}
+
+    return Scripted()
+
+
+def test_no_answer_on_two_clusters_in_a_row_stops_the_run(store):
+    engine = unreachable_then([None, None, "ok"])
+    _plan, _writer, result, events = run(store, engine)
+    assert engine.calls == ["layer1_pnpm", "layer1_postgres"]
+    assert result.outcomes[2].error == "not asked: the run stopped after layer1_postgres"
+    (stopped,) = [e.detail for e in events if e.kind == "stopped"]
+    assert stopped.startswith("stopped: no answer on 2 clusters in a row (gave no answer within 76 s (killed)) "
+                              "(fix: check that the engine answers") and stopped.endswith("; 1 cluster(s) not asked")
+
+
+def test_no_answer_twice_but_not_in_a_row_goes_on(store):
+    engine = unreachable_then([None, "ok", None])
+    _plan, _writer, result, events = run(store, engine)
+    assert engine.calls == ["layer1_pnpm", "layer1_postgres", "layer1_windows"]
+    assert not [e for e in events if e.kind == "stopped"]
+    assert [bool(o.error) for o in result.outcomes] == [True, False, True]
+
+
+def test_a_connection_failure_is_retried_then_counts_toward_the_stop(store):
+    class Refused(engines.Engine):
+        name = "command"
+        calls = 0
+
+        def ask(self, request):
+            Refused.calls += 1
+            raise engines.EngineError("cannot reach the API: Connection error.", transient=True, unreachable=True)
+
+    _plan, _writer, result, events = run(store, Refused())
+    assert Refused.calls == 2 * (enrich.RETRIES + 1)              # two clusters, each tried 4 times
+    assert [o.attempts for o in result.outcomes] == [4, 4, 0]
+    assert len([e for e in events if e.kind == "stopped"]) == 1
 
 
 def test_hand_rows_survive_a_forced_run_and_gone_memories_leave(store):

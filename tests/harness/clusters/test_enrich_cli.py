@@ -181,6 +181,41 @@ def test_an_interrupted_console_run_keeps_what_finished_and_the_next_run_asks_th
     assert len(log.read_text().splitlines()) - asked_first == len(report["clusters"])
 
 
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["TERM", "HUP", "INT"])
+def test_a_signal_ends_the_engines_whole_process_group_and_keeps_the_finished_cluster(store, tmp_path, signum):
+    # the engine answers the first cluster, then on the second starts a child and never answers:
+    # memory-router, ended by the signal, must take both with it (before, SIGTERM and SIGHUP left
+    # them running, re-parented to PID 1)
+    path = pathlib.Path(utterances_path(store[0]))
+    pids = tmp_path / "pids"
+    argv = [_console_script(), *enrich_argv(store, "hang", "--yes", engine_args=(
+        "--state", tmp_path / "answered-once", "--pids", pids))]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not pids.exists() and process.poll() is None:
+        time.sleep(0.05)
+    assert pids.exists(), process.communicate()[1]
+    program, child = map(int, pids.read_text().split())
+    assert _alive(program) and _alive(child)
+    process.send_signal(signum)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, err
+    assert b"1 finished cluster(s) are kept in" in err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (_alive(program) or _alive(child)):
+        time.sleep(0.05)
+    assert not _alive(program) and not _alive(child)
+    assert len(read_utterances(path)) > 0                   # the first cluster's rows, written before the signal
+
+
 def test_utterances_route_but_never_reach_the_agent(store, run_cli):
     """Model output is untrusted: utterances are words to match, never text in additionalContext."""
     target = "env_adb_multiple_devices"
