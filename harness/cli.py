@@ -18,7 +18,8 @@ COMMAND_MODULES = (
     "harness.transcript",     # transcript audit/locate/census
     "harness.slim.cli",       # slim render/rollback
     "harness.tokens.cli",     # tokens report
-    "harness.install.cli",    # install, uninstall (--gate, --mcp)
+    "harness.install.cli",    # install (--gate, --mcp)
+    "harness.uninstall.cli",  # uninstall (--gate, --mcp, --rollback, --all)
     "harness.doctor.cli",     # doctor
     "harness.mcp.cli",        # mcp (the MCP server)
     "harness.sentinel.cli",   # sentinel install/uninstall/check/hook

@@ -9,6 +9,7 @@ import time
 
 from harness import options
 from harness.init import hotstrip, setup
+from harness.install import setuprecord
 from router.errors import InputError, RefusedError
 
 
@@ -82,6 +83,8 @@ def cmd_init(args):
     say(f"memory directory: {plan['memory_dir']} ({plan['memory_how']}): {len(plan['memories'])} memories")
 
     report = {"project": directory, "dry_run": bool(args.dry_run), "seconds": {}}
+    # What the project holds before init writes, so uninstall --all can undo exactly what it wrote.
+    before = None if args.dry_run else setuprecord.before(*setup.written_paths(plan))
     stage = _engine_stage(args, plan, say)
     index = None
     if plan["cluster_exists"]:
@@ -129,6 +132,9 @@ def cmd_init(args):
         if not line.startswith("check it with:"):  # init runs doctor itself, below
             say(line, err=stream == "err")
     report["install"] = {key: install[key] for key in ("settings", "scope", "scope_why", "command", "action")}
+    if before is not None:
+        report["record"] = setuprecord.record_path(directory)
+        setuprecord.write(directory, before, scope)
 
     ok = True
     if not args.dry_run:

@@ -101,6 +101,19 @@ def router_lines(plan, index=None):
     return render_layer0_router(index) if index is not None else []
 
 
+def written_paths(plan):
+    """``(files, dirs)`` init may write in the project: the config, the cluster file in both forms
+    and the utterances, learned and near-miss files beside it; the directories it may create for them."""
+    from router.config import learned_path, nearmisses_path, utterances_path
+
+    cluster = plan["cluster_path"]
+    stem = os.path.splitext(cluster)[0]
+    files = [plan["config_path"], stem + ".md", stem + ".tsv", utterances_path(cluster), learned_path(cluster),
+             nearmisses_path(cluster)]
+    dirs = [os.path.dirname(cluster), os.path.join(plan["project"], ".claude")]
+    return files, dirs
+
+
 def build_clusters(plan, dry_run=False, stage=None):
     """Build the cluster file from the memory directory (step 2). Returns ``(summary, seconds)``."""
     from harness.clusters.build import build

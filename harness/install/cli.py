@@ -1,29 +1,14 @@
-"""``memory-router install | uninstall``: wire the router hook (and with ``--gate`` the citation
-gate, with ``--mcp`` the MCP server) into Claude Code's settings.json or .mcp.json and take it out
-again, exactly. ``harness.install.settingsfile`` does the checked writes, ``settings``,
-``gate`` and ``mcpjson`` the pure transforms.
+"""``memory-router install``: wire the router hook (and with ``--gate`` the citation gate, with
+``--mcp`` the MCP server) into Claude Code's settings.json or .mcp.json (``uninstall``, which takes
+them out again exactly, is ``harness.uninstall``). ``harness.install.settingsfile`` does the
+checked writes, ``settings``, ``gate`` and ``mcpjson`` the pure transforms.
 """
 
-import os
 import sys
 
 from harness import options
 from harness.install import extras, hookcommand, hooks, mcpjson, plugins, scopes
 from harness.install import gate as gate_install
-from harness.project import project_dir
-from router.errors import InputError
-
-MCP_MESSAGES = {
-    "added": "installed the memory-router MCP server in {path} ({detail})",
-    "updated": "updated the memory-router MCP server in {path} ({detail})",
-    "unchanged": "the memory-router MCP server is already in {path} ({detail}); nothing changed",
-    "restore": "removed the memory-router MCP server from {path}: restored, byte for byte, the file as it was "
-               "before memory-router changed it",
-    "write": "removed the memory-router MCP server from {path}; every other server kept",
-    "delete": "removed the memory-router MCP server: deleted {path}, which memory-router had created and nobody "
-              "changed",
-    "absent": "the memory-router MCP server is not in {path}; nothing changed",
-}
 
 
 def _print(lines):
@@ -31,14 +16,8 @@ def _print(lines):
         print(line, file=sys.stderr if stream == "err" else sys.stdout)
 
 
-def _scope_of(args):
-    if args.user and args.scope not in (None, "user"):
-        raise InputError(f"--user and --scope {args.scope} name two settings files", fix="pass one of them")
-    return args.scope
-
-
 def cmd_install(args):
-    _scope_of(args)
+    scopes.check_scope_options(args.user, args.scope)
     if args.mcp:
         return cmd_install_mcp(args)
     result = hooks.install_router(args.project, args.scope, args.user, args.clusters, args.config, args.gate,
@@ -47,30 +26,11 @@ def cmd_install(args):
     return 0
 
 
-def cmd_uninstall(args):
-    _scope_of(args)
-    if args.mcp:
-        return cmd_uninstall_mcp(args)
-    _print(hooks.uninstall_router(args.project, args.scope, args.user, args.gate, args.dry_run))
-    return 0
-
-
 # --------------------------------------------------------------------------- --mcp
 
 
-def _mcp_project(args):
-    if args.user or args.scope:
-        raise InputError("--mcp writes the project's .mcp.json; there is no user-level file or other scope for it",
-                         fix="drop --user/--scope and pass --project DIR (or run in the project)")
-    directory = project_dir(args.project)
-    if not os.path.isdir(directory):
-        raise InputError("project directory does not exist", path=directory,
-                         fix="pass --project with an existing directory")
-    return directory
-
-
 def cmd_install_mcp(args):
-    directory = _mcp_project(args)
+    directory = mcpjson.mcp_project(args.project, args.user, args.scope)
     hooks.require_files(args.clusters, args.config)
     extras.require_extra("mcp", "the server install --mcp wires could not start")
     entry = mcpjson.server_entry(hookcommand.router_executable(), clusters=args.clusters, config=args.config)
@@ -82,31 +42,13 @@ def cmd_install_mcp(args):
     if action == "dry-run":
         print(f"(dry run: {path} not changed)", file=sys.stderr)
         return 0
-    print(MCP_MESSAGES[action].format(path=path, detail=detail))
+    print(mcpjson.MESSAGES[action].format(path=path, detail=detail))
     if backup:
         print(f"backup of the previous file: {backup}")
     if action in ("added", "updated"):
         print("server: " + " ".join([entry["command"]] + entry["args"]))
         print("Claude Code asks once whether to trust a project's .mcp.json servers; check it with: "
               f"memory-router doctor --project {hookcommand.quote_for_shell(directory)}")
-    return 0
-
-
-def cmd_uninstall_mcp(args):
-    directory = _mcp_project(args)
-    path = mcpjson.mcp_json_path(directory)
-    action, backup = mcpjson.uninstall(directory, dry_run=args.dry_run)
-    if action == "dry-run":
-        print(f"(dry run: {path} not changed)", file=sys.stderr)
-        return 0
-    print(MCP_MESSAGES[action].format(path=path, detail=""))
-    if backup:
-        print(f"backup of the previous file: {backup}")
-    if action == "absent" and os.path.isfile(path):
-        _snap, doc = mcpjson.read_mcp_json(path)
-        if (doc.get("mcpServers") or {}).get(mcpjson.SERVER_KEY) is not None:
-            print(f"note: mcpServers.{mcpjson.SERVER_KEY} does not run memory-router mcp, so it is not ours; "
-                  "left as is")
     return 0
 
 
@@ -157,25 +99,3 @@ def register(subparsers):
              f"{gate_install.GATE_TIMEOUT_SECONDS} s timeout) refusing writes that cite decision ids or memories "
              "that do not exist (docs/citation-gate.md)")
     install.set_defaults(handler=cmd_install)
-
-    uninstall = subparsers.add_parser(
-        "uninstall", help="remove the hooks that install added (exactly them)",
-        description="Removes the handlers marked '# memory-router install' (UserPromptSubmit and SessionStart) "
-                    "from the project's .claude/settings.json and .claude/settings.local.json (--scope: one of "
-                    "them, or the user settings). If a file is exactly what install wrote, the bytes from before "
-                    "the install come back unchanged (or the file is deleted if install created it); otherwise "
-                    "only our handler is removed and everything else kept. The current file is backed up first, "
-                    "into .claude/memory-router/, which git ignores: git status is as it was before install.",
-        epilog="exit codes: 0 removed or not installed; 1 refused (the file changed meanwhile); 2 invalid "
-               "settings.json",
-        formatter_class=raw)
-    where = uninstall.add_mutually_exclusive_group()
-    options.project(where)
-    where.add_argument("--user", action="store_true", help="the user settings (the same as --scope user)")
-    uninstall.add_argument("--scope", choices=scopes.SCOPES,
-                           help="the one settings file to clean (default: the project's two, shared and local)")
-    options.dry_run(uninstall)
-    uninstall.add_argument("--mcp", action="store_true",
-                           help="instead of the hook, remove the MCP server that install --mcp added to .mcp.json")
-    uninstall.add_argument("--gate", action="store_true", help="also remove the citation gate that install --gate added")
-    uninstall.set_defaults(handler=cmd_uninstall)

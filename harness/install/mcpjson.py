@@ -1,5 +1,5 @@
 """``memory-router install --mcp`` / ``uninstall --mcp``: the server in Claude Code's project MCP
-file, ``<project>/.mcp.json`` (the face is ``harness.install.cli``; doctor's check that it starts
+file, ``<project>/.mcp.json`` (the faces are ``harness.install.cli`` and ``harness.uninstall.cli``; doctor's check that it starts
 is ``harness.doctor.mcp``)::
 
     {"mcpServers": {"memory-router": {"type": "stdio", "command": "/abs/memory-router",
@@ -34,6 +34,32 @@ MCP_FILENAME = ".mcp.json"
 SERVER_KEY = "memory-router"
 ROLE = "mcp"
 BACKUP_STEM = "mcp"
+
+# What install --mcp and uninstall --mcp print for each action ({path}, {detail}).
+MESSAGES = {
+    "added": "installed the memory-router MCP server in {path} ({detail})",
+    "updated": "updated the memory-router MCP server in {path} ({detail})",
+    "unchanged": "the memory-router MCP server is already in {path} ({detail}); nothing changed",
+    "restore": "removed the memory-router MCP server from {path}: restored, byte for byte, the file as it was "
+               "before memory-router changed it",
+    "write": "removed the memory-router MCP server from {path}; every other server kept",
+    "delete": "removed the memory-router MCP server: deleted {path}, which memory-router had created and nobody "
+              "changed",
+    "absent": "the memory-router MCP server is not in {path}; nothing changed",
+}
+
+
+def mcp_project(project, user=False, scope=None):
+    """The project directory whose .mcp.json ``--mcp`` edits; ``--user``/``--scope`` refused."""
+    if user or scope:
+        raise InputError("--mcp writes the project's .mcp.json; there is no user-level file or other scope for it",
+                         fix="drop --user/--scope and pass --project DIR (or run in the project)")
+    directory = proj.project_dir(project)
+    if not os.path.isdir(directory):
+        raise InputError("project directory does not exist", path=directory,
+                         fix="pass --project with an existing directory")
+    return directory
+
 
 class McpJsonError(InputError):
     """A .mcp.json that is not valid JSON, or not shaped as Claude Code documents it."""

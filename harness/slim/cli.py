@@ -10,6 +10,7 @@ import sys
 from harness import options
 from harness.memorydir import index_path
 from harness.output import unified_diff
+from harness.project import project_dir
 from harness.slim import index as slim
 from harness.slim import live
 from router.errors import InputError, RefusedError
@@ -54,22 +55,37 @@ def cmd_slim_render(args):
             f"{len(plan['unrouted'])} slug(s) of the current index are in no cluster and not in the hot strip, "
             "so nothing would surface them after the render: " + ", ".join(plan["unrouted"]))
     unchanged = plan["snapshot"].data == after_bytes
+    profile = live.profile_leaving(plan, lambda slug: memory_type(plan, slug))
+    result["user_memories_leaving"] = profile
+    if profile:
+        result["warnings"].append(profile_warning(profile))
+    # Every memory line that leaves the index is reached only through the router: without one that
+    # runs, a slim index strands them (issue 29), so the render needs a router and says which.
+    verdict = live.router_verdict(project_dir(args.project))
+    result["router"] = verdict
+    moved = result["always_loaded"]["before"]["memory_lines"] - result["always_loaded"]["after"]["memory_lines"]
+    refuse_why = None if verdict["ok"] or unchanged else (
+        f"{verdict['message']}; after the render {max(moved, 0)} memory line(s) would be in no always-loaded index "
+        "and no router would send them")
 
     if args.dry_run:
         diff = unified_diff(plan["before"], plan["after"], f"{plan['live_path']} (current)",
                                  f"{plan['live_path']} (slim)")
         result["status"] = "dry-run"
+        result["would_refuse"] = refuse_why
         if args.json:
             result["diff"] = diff
             print_json(result)
-        else:
-            sys.stdout.write(diff)
-            print(f"dry run: nothing written ({summary['bytes_before']} -> {summary['bytes_after']} bytes, "
-                  f"{summary['lines_before']} -> {summary['lines_after']} lines)", file=sys.stderr)
-            for warning in result["warnings"]:
-                _warn(warning)
+            return 0
+        print_dry_run(result, plan, summary, moved, refuse_why, diff if args.verbose else None)
         return 0
 
+    if refuse_why and not args.force:
+        raise RefusedError(f"{refuse_why}; nothing was written", fix=NO_ROUTER_FIX)
+    if refuse_why:
+        result["warnings"].append(f"--force: rendering without a router: {refuse_why}; until a router hook runs "
+                                  f"for this project ({NO_ROUTER_FIX}) those memories reach no prompt; "
+                                  f"memory-router slim rollback brings the flat index back")
     if unchanged:
         result["status"] = "up-to-date"
     else:
@@ -94,7 +110,7 @@ def cmd_slim_render(args):
     print(f"memory file: {plan['live_path']}")
     for line in plan["store"].lines():
         print(line)
-    moved = result["always_loaded"]["before"]["memory_lines"] - result["always_loaded"]["after"]["memory_lines"]
+    print(f"router: {verdict['message'] if verdict['ok'] else 'none that runs (--force)'}")
     print(f"hot strip: {len(plan['hot'])} slug(s) always loaded")
     print(f"routed on demand: {max(moved, 0)} memory line(s) leave the index, reached through "
           f"{result['clusters']} cluster(s)")
@@ -105,6 +121,35 @@ def cmd_slim_render(args):
     for warning in result["warnings"]:
         _warn(warning)
     return 0
+
+
+NO_ROUTER_FIX = ("install the router hook first (memory-router install, or memory-router init), or enable the "
+                 "memory-router plugin; --force renders anyway")
+
+
+def profile_warning(slugs):
+    return (f"{len(slugs)} user memor{'y' if len(slugs) == 1 else 'ies'} (who you are, how you want answers) "
+            "leave the always-loaded index and reach a prompt only when the router sends them: "
+            + ", ".join(slugs) + "; keep one loaded with --hot SLUG or hot_strip in memory-router.toml")
+
+
+def print_dry_run(result, plan, summary, moved, refuse_why, diff):
+    """The verdict and the sizes first; the diff only with -v."""
+    verdict = (f"would refuse: {refuse_why}" if refuse_why else
+               "would write the slim index" if result["sha256_before"] != result["sha256_after"] else
+               "MEMORY.md already holds this slim index")
+    print(f"slim render (dry run, nothing written): {verdict}")
+    print(f"{plan['live_path']}: {summary['bytes_before']} -> {summary['bytes_after']} bytes "
+          f"({summary['cut_percent']}% cut), {summary['lines_before']} -> {summary['lines_after']} lines")
+    print(f"hot strip: {len(plan['hot'])} slug(s) always loaded; routed on demand: {max(moved, 0)} memory line(s) "
+          f"through {result['clusters']} cluster(s)")
+    print(f"router: {result['router']['message']}")
+    for warning in result["warnings"]:
+        _warn(warning)
+    if diff is None:
+        print("-v shows the diff")
+    else:
+        sys.stdout.write(diff)
 
 
 def memory_type(plan, slug):
@@ -286,7 +331,10 @@ def register(subparsers):
                     "--hot, else the config's hot_strip followed by memory files with 'hot: true'. Warns over "
                     f"{slim.SLIM_TARGET_BYTES} bytes and over Claude Code's 200-line / 25 KB load limit. Refuses "
                     "(exit 1) an unknown hot slug, an archive it cannot write, a file that changed while it ran, "
-                    "or a file that is already slim (unless --force).")
+                    "a file that is already slim, or a project where no router hook runs (a memory-router prompt "
+                    "hook in the local, project or user settings, or an enabled plugin's, which it trial-runs): "
+                    "the memories leaving the index would reach no prompt (both unless --force). --dry-run says "
+                    "the verdict and the sizes; -v adds the diff.")
     options.memory_dir(render, what="the memory directory holding MEMORY.md")
     render.add_argument("--clusters", metavar="FILE",
                         help="cluster file (.md or .tsv); default: $MEMORY_ROUTER_CLUSTERS, the config file, "
@@ -294,9 +342,13 @@ def register(subparsers):
     render.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
     render.add_argument("--hot", metavar="SLUG", action="append",
                         help="a hot-strip slug (repeatable); replaces hot_strip and hot: true for this run")
-    options.dry_run(render, "print the unified diff only; write nothing")
+    options.project(render, what="the project whose router hooks are looked for (default: the current directory)")
+    options.dry_run(render, "say what would be written, the sizes and the router; write nothing")
+    render.add_argument("-v", "--verbose", action="store_true", help="with --dry-run: also print the unified diff")
     render.add_argument("--force", action="store_true",
-                        help="render even if MEMORY.md is already a slim index (it is archived first)")
+                        help="render even if MEMORY.md is already a slim index (it is archived first), or with no "
+                             "router hook that runs for the project (the memories leaving the index then reach no "
+                             "prompt until one is installed)")
     options.json_output(render)
     render.set_defaults(handler=cmd_slim_render)
 

@@ -87,6 +87,7 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
 
     flat_slugs = [entry.slug for entry in parse_index_text(before)]
     return {
+        "flat_slugs": flat_slugs,
         "memory_dir": memory_dir,
         "live_path": live_path,
         "cluster_path": os.path.abspath(cluster_path),
@@ -101,6 +102,32 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
         "types": {found.slug: found.type for found in files if found.type},
         "store": store,
     }
+
+
+def profile_leaving(plan, memory_type):
+    """The ``user`` memories (the profile: who the user is, how they want answers) of the current
+    index that the slim index no longer loads on every prompt; ``memory_type(slug)`` gives a type."""
+    return [slug for slug in plan["flat_slugs"] if slug not in plan["hot"] and memory_type(slug) == "user"]
+
+
+def router_verdict(project_dir):
+    """Whether a router would send what a slim index moves out of MEMORY.md: ``{"ok", "route",
+    "message", "routes"}``. ``ok`` when our prompt hook is wired for ``project_dir`` in a settings
+    scope or by an enabled plugin, and one of them passes a trial run (``harness.install.routes``)."""
+    from harness.install import routes as routing
+
+    found = routing.project_routes(project_dir)
+    if not found:
+        return {"ok": False, "route": None, "routes": [],
+                "message": "no memory-router prompt hook for this project in its local, project or user settings, "
+                           "and no enabled plugin runs one"}
+    route, message = routing.trial(found, project_dir)
+    listed = [{"scope": r.scope, "where": r.where, "command": r.command} for r in found]
+    if route is None:
+        return {"ok": False, "route": None, "routes": listed,
+                "message": f"the router hook is wired but its trial run failed: {message}"}
+    return {"ok": True, "route": {"scope": route.scope, "where": route.where, "command": route.command},
+            "routes": listed, "message": f"{route.where} ({route.scope}): trial run {message}"}
 
 
 def apply_render(plan):

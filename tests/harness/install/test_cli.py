@@ -14,7 +14,7 @@ from harness.install import settings as inst
 from harness.install import settingsfile
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 from harness.cli import main
-from harness.doctor import probes
+from harness.install import trialrun as probes
 from support.settings_project import backups, cli
 from support.settings_project import settings_file as shared_settings_file
 from support.settings_data import FOREIGN_SETTINGS

@@ -7,7 +7,7 @@ import pytest
 
 from harness.install import hookcommand
 from harness.install import settings as inst
-from harness.doctor import probes
+from harness.install import trialrun as probes
 from support.fixture_transcripts import real_injection_line
 from support.settings_project import cli, doctor, settings_file
 from support.settings_data import FOREIGN_SETTINGS

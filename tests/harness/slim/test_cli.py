@@ -89,9 +89,13 @@ def test_render_json_shape(store, capsys):
     assert result["clusters"] == 26
     assert os.path.isfile(result["archive"])
     assert result["sha256_before"] == store.flat_sha and result["sha256_after"] == sha(store.live)
-    assert result["warnings"] == []
+    # the example store's four user memories leave the index: said, never silently
+    assert result["user_memories_leaving"] == [
+        "user_role_solo_developer", "user_timezone_cet", "user_prefers_terse_answers", "user_hardware"]
+    assert [w for w in result["warnings"] if "user memories" not in w] == []
     assert result["unrouted_slugs"] == []
     assert set(result["hot_strip_sources"]) == set(result["hot_strip"])
+    assert result["router"]["ok"] and result["router"]["route"]["scope"] == "user"
 
 
 def test_rollback_restores_byte_for_byte_and_keeps_the_slim_file(store, capsys):
@@ -131,14 +135,68 @@ def test_render_rollback_render_rollback_round_trips(store):
     assert all(sha(a) == slim_sha for a in store.archives("MEMORY.pre-rollback-"))
 
 
-def test_dry_run_prints_diff_and_writes_nothing(store, capsys):
+def test_dry_run_says_the_verdict_and_sizes_first_and_the_diff_only_with_v(store, capsys):
     before = listing(store.memory_dir)
     assert store.render("--dry-run") == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("--- ")
-    assert "+## Cluster router (routed on demand)\n" in captured.out
-    assert "nothing written" in captured.err
+    lines = captured.out.splitlines()
+    assert lines[0] == "slim render (dry run, nothing written): would write the slim index"
+    assert lines[1].startswith(f"{store.live}: 18583 -> ") and "% cut)" in lines[1]
+    assert "--- " not in captured.out and lines[-1] == "-v shows the diff" and len(lines) < 10
+    assert store.render("--dry-run", "-v") == 0
+    verbose = capsys.readouterr().out
+    assert verbose.startswith(lines[0]) and "\n--- " in verbose and "+## Cluster router (routed on demand)\n" in verbose
     assert listing(store.memory_dir) == before and sha(store.live) == store.flat_sha
+
+
+def test_render_without_a_router_is_refused_naming_the_fix(store, capsys, no_router):
+    code = store.render()
+    err = capsys.readouterr().err
+    assert code == 1 and "no memory-router prompt hook for this project" in err
+    assert "116 memory line(s)" in err and "memory-router install" in err and "--force" in err
+    assert store.archives() == [] and sha(store.live) == store.flat_sha
+
+
+def test_a_dry_run_without_a_router_says_it_would_refuse(store, capsys, no_router):
+    assert store.render("--dry-run") == 0
+    assert capsys.readouterr().out.startswith("slim render (dry run, nothing written): would refuse: no memory-router")
+    assert store.render("--dry-run", "--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["router"]["ok"] is False and "no router would send them" in result["would_refuse"]
+
+
+def test_force_renders_without_a_router_and_says_what_it_risks(store, capsys, no_router):
+    assert store.render("--force") == 0
+    err = capsys.readouterr().err
+    assert "--force: rendering without a router" in err and "reach no prompt" in err and "slim rollback" in err
+    assert len(store.archives()) == 1
+
+
+def test_a_router_hook_whose_trial_run_fails_does_not_count(store, capsys, user_router):
+    settings = json.loads(open(user_router).read())
+    handler = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    handler["command"] = "exit 3; " + handler["command"]  # still ours, by its mark and its words
+    with open(user_router, "w") as handle:
+        json.dump(settings, handle)
+    code = store.render()
+    err = capsys.readouterr().err
+    assert code == 1 and "wired but its trial run failed" in err and "exited 3" in err
+    assert store.archives() == []
+
+
+def test_an_enabled_plugin_running_the_hook_is_a_router(store, capsys, no_router, monkeypatch):
+    from harness.install import plugins as plugin_records
+    from harness.install.plugins import PluginHook, RouterPlugin
+    from harness.install.hookcommand import router_executable
+
+    hook = PluginHook("prompt hook", "UserPromptSubmit", None,
+                      (*router_executable(), "hook", "--clusters", str(store.clusters)))
+    plugin = RouterPlugin("memory-router@memory-router", True, ("user", "settings.json"), "user", "/plugin", "0.1",
+                          (hook,), True, None)
+    monkeypatch.setattr(plugin_records, "router_plugins", lambda *_a, **_k: [plugin])
+    assert store.render("--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["written"] and result["router"]["route"]["scope"] == "plugin"
 
 
 def test_dry_run_json_carries_the_diff(store, capsys):

@@ -1,0 +1,121 @@
+"""What ``memory-router init`` wrote into a project, kept so ``uninstall --all`` can undo exactly
+that: each file it created or changed with the sha256 it left (a file whose bytes still match is
+one nobody changed since; any other is the user's now and is kept), the original bytes of a file
+it edited (backed up beside the record), the directories it created and the scopes it installed
+the hooks in. The record is ``<project>/.claude/memory-router/init.json``, in the state folder
+whose .gitignore keeps it out of ``git status``.
+
+Pure reading and planning, plus the record's own write; ``harness.init`` records,
+``harness.uninstall`` undoes."""
+
+import json
+import os
+
+from harness import project as proj
+from router.safeio import read_regular_bytes
+
+RECORD_NAME = "init.json"
+ORIGINALS_DIRNAME = "init-originals"
+
+
+def record_path(project):
+    return os.path.join(proj.project_state_dir(project), RECORD_NAME)
+
+
+def file_state(path):
+    """``(exists, sha256 or None)`` of ``path`` now."""
+    from harness.fileops import sha256_bytes
+
+    try:
+        return True, sha256_bytes(read_regular_bytes(path))
+    except FileNotFoundError:
+        return False, None
+    except OSError:
+        return os.path.lexists(path), None
+
+
+def before(paths, dirs):
+    """What a project holds before init writes: ``{path: (exists, sha256, bytes or None)}`` for
+    each file and ``{dir: exists}`` for each directory init may create."""
+    files = {}
+    for path in paths:
+        try:
+            data = read_regular_bytes(path)
+        except OSError:
+            data = None
+        exists, digest = file_state(path)
+        files[os.path.abspath(path)] = (exists, digest, data)
+    return {"files": files, "dirs": {os.path.abspath(d): os.path.isdir(d) for d in dirs}}
+
+
+def read(project):
+    """The record of ``project``, or ``None`` (none, or one that cannot be read: uninstall --all
+    then undoes only what needs no record, the hooks)."""
+    try:
+        record = json.loads(read_regular_bytes(record_path(project)).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("files"), list) else None
+
+
+def write(project, snapshot, scope):
+    """Record what init changed since ``snapshot`` (``before``): every file whose bytes differ, the
+    directories that now exist and did not, the scope of the hooks; merged with an earlier
+    record, whose entries keep their originals (a second init must not make init's own output
+    the "original"). An edited file's original bytes are kept under ``init-originals/``."""
+    from router.store.learned import utc_stamp
+    from harness.fileops import atomic_write, ensure_state_dir
+
+    previous = read(project) or {"files": [], "dirs": [], "scopes": []}
+    known = {entry["path"]: entry for entry in previous["files"] if isinstance(entry, dict) and "path" in entry}
+    for path, (existed, digest, data) in snapshot["files"].items():
+        exists, now = file_state(path)
+        if not exists or now == digest:
+            continue
+        entry = known.get(path)
+        if entry is None:
+            entry = {"path": path, "created": not existed, "original_sha256": digest, "original": None}
+            if existed and data is not None:
+                state = ensure_state_dir(proj.project_state_dir(project))
+                os.makedirs(os.path.join(state, ORIGINALS_DIRNAME), exist_ok=True)
+                keep = os.path.join(state, ORIGINALS_DIRNAME, f"{len(known)}-{os.path.basename(path)}")
+                atomic_write(keep, data)
+                entry["original"] = keep
+            known[path] = entry
+        entry["sha256"] = now
+    dirs = list(previous.get("dirs") or [])
+    dirs += [d for d, existed in snapshot["dirs"].items() if not existed and os.path.isdir(d) and d not in dirs]
+    scopes = list(previous.get("scopes") or [])
+    if scope and scope not in scopes:
+        scopes.append(scope)
+    record = {"project": os.path.abspath(project), "written_at": previous.get("written_at"),
+              "files": list(known.values()), "dirs": dirs, "scopes": scopes}
+    if record == previous:
+        return record  # a second init that changed nothing writes nothing
+    record["written_at"] = utc_stamp()
+    ensure_state_dir(proj.project_state_dir(project))
+    atomic_write(record_path(project), json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def plan_undo(record):
+    """``[(path, action, why)]`` for each recorded file: ``delete`` (init created it and nobody
+    changed it), ``restore`` (init edited it, nobody changed it since, and its original is kept),
+    ``keep`` (changed since: the user's now), ``gone`` (already removed)."""
+    out = []
+    for entry in record.get("files") or []:
+        path = entry.get("path")
+        if not isinstance(path, str):
+            continue
+        exists, now = file_state(path)
+        if not exists:
+            out.append((path, "gone", "no longer there"))
+        elif now != entry.get("sha256"):
+            out.append((path, "keep", "changed since init wrote it"))
+        elif entry.get("created"):
+            out.append((path, "delete", "init created it and nobody changed it"))
+        elif entry.get("original") and file_state(entry["original"])[1] == entry.get("original_sha256"):
+            out.append((path, "restore", "init edited it and nobody changed it since"))
+        else:
+            out.append((path, "keep", "init edited it but its original is not kept"))
+    return out

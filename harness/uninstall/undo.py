@@ -1,0 +1,164 @@
+"""``memory-router uninstall``'s model beyond the hook removal itself (``harness.install.hooks``):
+
+- the guard: a slim MEMORY.md moves most memories out of the always-loaded index and leaves them
+  to the router, so taking away the last router hook (``harness.install.routes``) while the live
+  index is slim would strand them; refused unless rolled back first (``--rollback``) or forced;
+- the rollback ``--rollback`` and ``--all`` do first (``slim rollback``'s: the newest render
+  archive, checked against its record, the current file archived before it is replaced);
+- ``--all``'s undo of init (``harness.install.setuprecord``): each file init wrote and nobody
+  changed since is deleted (or its original restored), a changed one is kept and named; the
+  directories init created, when empty; the project's state folder, ``.claude/memory-router/``.
+"""
+
+import os
+import shutil
+
+from harness import project as proj
+from router.errors import MemoryRouterError, RefusedError
+
+
+def live_index(project, memory_dir=None):
+    """``{"memory_dir", "path", "slim"}``: the MEMORY.md Claude Code loads for ``project`` (the
+    config's memory_dir, else its default location) and whether it is a slim index."""
+    from canaries.memoryindex import is_slim_index
+    from harness.memorydir import read_memory_index
+
+    try:
+        config = proj.project_config(project)
+    except MemoryRouterError:
+        config = None  # a broken config must not block taking the hooks out
+    directory, _how = proj.resolve_memory_dir(memory_dir, config, project)
+    path, text = read_memory_index(directory)
+    return {"memory_dir": directory, "path": path, "slim": text is not None and is_slim_index(text)}
+
+
+def stranded(project, scopes, memory_dir=None):
+    """The live index (``live_index``) when it is slim and an uninstall of ``scopes`` would leave
+    no router hook for ``project`` (in another scope, by hand, or by an enabled plugin); else
+    ``None``."""
+    from harness.install import routes
+
+    live = live_index(project, memory_dir)
+    if not live["slim"]:
+        return None
+    if routes.left_after_uninstall(routes.project_routes(project), scopes):
+        return None
+    return live
+
+
+def refuse_stranding(live, what):
+    raise RefusedError(f"{live['path']} is a slim index: most memories reach a prompt only through the router, and "
+                       f"{what} would leave no router hook for this project (no other scope, no plugin); "
+                       "nothing was written",
+                       fix="pass --rollback to restore the flat MEMORY.md first (slim rollback), or --force to "
+                           "uninstall anyway (those memories then reach no prompt until slim rollback)")
+
+
+def rollback(memory_dir):
+    """``slim rollback`` of the live index in ``memory_dir``: the newest render archive, refused
+    when it has no integrity record. Returns ``(restored from, archive of the slim file)``."""
+    from harness.archives import read_verified_archive
+    from harness.fileops import Snapshot, require_not_read_only
+    from harness.memorydir import index_path
+    from harness.slim import index as slim
+    from harness.slim import live
+
+    live_path = index_path(memory_dir)
+    archive_path = live.resolve_archive(None, memory_dir, live_path)
+    restored, verified = read_verified_archive(archive_path)
+    if not verified:
+        raise RefusedError(f"the newest archive {archive_path} has no integrity record, so it cannot be checked; "
+                           "nothing was written", fix=f"restore it yourself: memory-router slim rollback --archive "
+                                                      f"{archive_path}, then uninstall")
+    snapshot = Snapshot(live_path, "MEMORY.md")
+    require_not_read_only(live_path, "MEMORY.md")
+    saved = live.archive(memory_dir, slim.PRE_ROLLBACK_STEM, snapshot.data) if snapshot.exists else None
+    live.replace_live(snapshot, restored, saved)
+    return archive_path, saved
+
+
+# --------------------------------------------------------------------------- --all
+
+STATE_DIRS = ("backups", "locks", "init-originals")  # what memory-router writes in its state folder
+
+
+def undo_files(project, record, dry_run=False):
+    """Undo the files init wrote (``setuprecord.plan_undo``). Returns ``[(path, action, why)]``,
+    action as planned (``keep`` and ``gone`` change nothing)."""
+    from harness.fileops import Snapshot
+    from harness.install import setuprecord
+
+    if record is None:
+        return []
+    done = []
+    for path, action, why in setuprecord.plan_undo(record):
+        if not dry_run and action == "delete":
+            Snapshot(path, "file").remove()  # under the lock, put back if it changed meanwhile
+        elif not dry_run and action == "restore":
+            entry = next(e for e in record["files"] if e.get("path") == path)
+            with open(entry["original"], "rb") as handle:
+                Snapshot(path, "file").replace(handle.read())
+        done.append((path, action, why))
+    return done
+
+
+def _remove_if_empty(directory):
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass  # not empty (someone's files), or gone: left as is
+
+
+def remove_state_dir(project, dry_run=False):
+    """Delete the project's ``.claude/memory-router/``: its records (``*.json``), backups, lock
+    files and .gitignore, which memory-router wrote; anything else in it is kept. Returns
+    ``(state dir, [kept names])``; ``.claude/`` itself goes too when that leaves it empty and init
+    created it (``uninstall --all`` removes it after the records are read)."""
+    from harness.fileops import STATE_GITIGNORE
+
+    state = proj.project_state_dir(project)
+    kept = []
+    try:
+        names = sorted(os.listdir(state))
+    except OSError:
+        return state, kept
+    ours = []
+    for name in names:
+        path = os.path.join(state, name)
+        if (name.endswith(".json") and os.path.isfile(path) and not os.path.islink(path)) or (
+                name in STATE_DIRS and os.path.isdir(path) and not os.path.islink(path)) or (
+                name == ".gitignore" and _reads(path) == STATE_GITIGNORE):
+            ours.append(path)
+        else:
+            kept.append(name)
+    for path in ours:
+        if dry_run or (kept and os.path.basename(path) == ".gitignore"):
+            continue  # a file kept there stays out of git status
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    if not dry_run and not kept:
+        _remove_if_empty(state)
+    return state, kept
+
+
+def undo_init(project, record, dry_run=False):
+    """``--all`` after the hooks are out: the files init wrote, the state folder, the directories
+    init created (deepest first, each only when empty). Returns ``{"files", "state_dir",
+    "state_kept", "state_removed"}``."""
+    files = undo_files(project, record, dry_run)
+    existed = os.path.isdir(proj.project_state_dir(project))
+    state, kept = remove_state_dir(project, dry_run)
+    if not dry_run:
+        for directory in reversed((record or {}).get("dirs") or []):
+            _remove_if_empty(directory)
+    return {"files": files, "state_dir": state, "state_kept": kept, "state_removed": existed and not kept}
+
+
+def _reads(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None

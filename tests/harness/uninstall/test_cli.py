@@ -1,0 +1,133 @@
+"""memory-router uninstall: a slim index is never left without a router (refused unless --rollback or
+--force), and --all undoes init (issue 29 items 3 and 5): git status as before init, changed files
+kept and named."""
+
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from harness.install import hookcommand
+from router.store.memorystore import default_memory_dir
+from support.git_repo import git, git_project, git_status  # noqa: F401 - a fixture
+from support.settings_project import cli
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+HELDOUT2_MEMORY = REPO / "benchmarks" / "heldout2" / "memory"
+EXE_DIR = os.path.dirname(hookcommand.router_executable()[0])
+
+
+@pytest.fixture
+def project(git_project, monkeypatch):
+    """A new git repository whose Claude Code memory directory (under the test's HOME) is a copy of
+    benchmarks/heldout2/memory; memory-router on PATH, the commands run in the project."""
+    shutil.copytree(HELDOUT2_MEMORY, default_memory_dir(str(git_project)))
+    monkeypatch.setenv("PATH", EXE_DIR + os.pathsep + "/usr/bin:/bin")
+    monkeypatch.chdir(git_project)
+    return git_project
+
+
+def memory_md(project):
+    return pathlib.Path(default_memory_dir(str(project))) / "MEMORY.md"
+
+
+def test_uninstall_all_leaves_git_status_as_before_init(capsys, project):
+    before = git_status(project)
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert git_status(project) != before
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert git_status(project) == before == ""
+    assert "deleted " + str(project / "memory-router.toml") in out
+    assert "deleted " + str(project / "brain" / "memory-layer1-clusters.md") in out
+    assert "removed " + str(project / ".claude" / "memory-router") in out
+    # nothing of ours left, not even ignored: the state folder, brain/ and .claude/ are gone
+    assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
+
+
+def test_uninstall_all_keeps_and_names_a_file_changed_since_init(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    tsv = project / "brain" / "memory-layer1-clusters.tsv"
+    tsv.write_text(tsv.read_text() + "# my note\n")
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0
+    assert f"kept {tsv}: changed since init wrote it" in out and str(tsv) in err
+    assert tsv.exists() and not (project / "brain" / "memory-layer1-clusters.md").exists()
+    assert git_status(project) == "?? brain/memory-layer1-clusters.tsv\n"
+
+
+def test_uninstall_all_gives_an_edited_config_its_original_bytes(capsys, project):
+    original = b"# mine\nlearning = false\n"
+    (project / "memory-router.toml").write_bytes(original)
+    git(project, "add", "memory-router.toml")
+    git(project, "commit", "-q", "-m", "config")
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert (project / "memory-router.toml").read_bytes() != original
+    code, out, _err = cli(capsys, "uninstall", "--all")
+    assert code == 0 and "restored the original of" in out
+    assert (project / "memory-router.toml").read_bytes() == original and git_status(project) == ""
+
+
+def test_uninstall_all_dry_run_changes_nothing(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    files = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git" not in p.parts}
+    code, out, _err = cli(capsys, "uninstall", "--all", "--dry-run")
+    assert code == 0 and "would delete" in out and "would remove" in out
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and ".git" not in p.parts} == files
+
+
+def test_uninstall_while_the_index_is_slim_is_refused_then_rollback_does_both(capsys, project):
+    flat = memory_md(project).read_bytes()
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert cli(capsys, "slim", "render")[0] == 0
+    settings = (project / ".claude" / "settings.json").read_bytes()
+    code, _out, err = cli(capsys, "uninstall")
+    assert code == 1 and "is a slim index" in err and "--rollback" in err and "--force" in err
+    assert (project / ".claude" / "settings.json").read_bytes() == settings
+    code, out, _err = cli(capsys, "uninstall", "--rollback")
+    assert code == 0 and "rolled back" in out
+    assert memory_md(project).read_bytes() == flat and not (project / ".claude" / "settings.json").exists()
+
+
+def test_uninstall_force_leaves_the_slim_index_and_says_what_it_risks(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert cli(capsys, "slim", "render")[0] == 0
+    slim = memory_md(project).read_bytes()
+    code, _out, err = cli(capsys, "uninstall", "--force")
+    assert code == 0 and "reach no prompt" in err and "slim rollback" in err
+    assert memory_md(project).read_bytes() == slim
+
+
+def test_a_router_left_elsewhere_is_enough(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    # a hook someone wrote by hand in the local settings: uninstall never touches it, so it still routes
+    command = " ".join(hookcommand.router_executable() + ["hook"])
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(
+        {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    assert cli(capsys, "slim", "render")[0] == 0
+    slim = memory_md(project).read_bytes()
+    code, out, err = cli(capsys, "uninstall")
+    assert code == 0, err
+    assert "runs the router but was not added by memory-router install" in out
+    assert memory_md(project).read_bytes() == slim
+
+
+def test_uninstall_all_rolls_a_slim_index_back_first(capsys, project):
+    flat = memory_md(project).read_bytes()
+    before = git_status(project)
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert cli(capsys, "slim", "render")[0] == 0
+    code, out, _err = cli(capsys, "uninstall", "--all")
+    assert code == 0 and out.startswith("rolled back ")
+    assert memory_md(project).read_bytes() == flat and git_status(project) == before
+
+
+def test_the_init_record_names_what_init_wrote(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    record = json.loads((project / ".claude" / "memory-router" / "init.json").read_text())
+    assert {os.path.basename(e["path"]) for e in record["files"]} == {
+        "memory-router.toml", "memory-layer1-clusters.md", "memory-layer1-clusters.tsv"}
+    assert all(e["created"] and len(e["sha256"]) == 64 for e in record["files"])
+    assert record["scopes"] == ["project"] and str(project / "brain") in record["dirs"]
