@@ -52,11 +52,12 @@ def print_report(report):
                 for label, key in (("mean", "mean"), ("p50", "p50"), ("p95", "p95"), ("max", "max"),
                                    ("mean when injecting", "mean_when_injecting"))]
         out.print(table(f"(b) injection per prompt (tokens: {toks['method']})", ["", "chars", "tokens"], rows))
-        out.print(f"{injections['prompts']} suite prompts, {injections['injecting']} inject "
+        out.print(f"{injections['prompts']} prompts, {injections['injecting']} inject "
                   f"({injections['share_injecting']:.1%}); silent prompts count as 0; tokens include the "
                   "system-reminder wrapper Claude Code adds")
         # The figures describe this store; a suite without clusters: falls back to another one.
-        print(f"suite: {injections['suite']}\nrouted with: {injections['cluster_file']}")
+        print(f"prompts: {PROMPT_SETS[injections['prompt_set']['kind']]}: {', '.join(injections['prompt_set']['from'])}"
+              f"\nrouted with: {injections['cluster_file']}")
     session = report["session"]
     if session:
         print_session(out, session)
@@ -89,6 +90,9 @@ def print_report(report):
 
 
 SCENARIOS = (("suite_cycled", "cycled"), ("typical", "typical"), ("worst", "worst"))
+# Where (b)'s prompts came from, as the report says it.
+PROMPT_SETS = {"suite": "the suite's", "history": "typed in your sessions (--history)",
+               "utterances": "the store's own utterances (no --suite)"}
 
 
 def print_session(out, session):
@@ -180,12 +184,13 @@ def cmd_tokens_report(args):
     if args.plot:
         from harness.tokens.plot import check_plot_path
 
-        if not args.suite:
-            raise InputError("--plot draws the modelled session, which needs --suite", fix="add --suite SUITE")
         check_plot_path(args.plot)
     counter = tk.make_counter(args.tokenizer, args.model, args.ctok_version)
     report = build_report(counter, args.flat, args.slim, args.memory_dir, args.suite, args.clusters, args.config,
-                          args.turns, args.calls_per_prompt, args.before, args.after, args.lab)
+                          args.turns, args.calls_per_prompt, args.before, args.after, args.lab, args.history)
+    if args.plot and report["session"] is None:
+        raise InputError("--plot draws the modelled session, which needs a prompt set",
+                         fix="add --suite SUITE or --history, or give the store an utterances file (clusters enrich)")
     if args.plot:
         from harness.tokens.plot import plot_session
 
@@ -202,15 +207,16 @@ def cmd_tokens_report(args):
 def register(subparsers):
     tokens = subparsers.add_parser(
         "tokens", help="token-delta report: slim vs flat, net of injections",
-        description="Phase 2's token delta (spec §5): what the flat and the slim MEMORY.md cost on every API "
+        description="Phase 2's token delta: what the flat and the slim MEMORY.md cost on every API "
                     "call, what the router injects per prompt, and a modelled session that keeps each "
                     "injection in the history. 'report' prints it.")
     sub = tokens.add_subparsers(dest="tokens_command", metavar="ACTION", required=True)
     report = sub.add_parser(
         "report", help="always-loaded size, per-prompt injections, the modelled session and measured usage",
         description="(a) bytes, lines and tokens always loaded, flat vs slim (only what Claude Code loads: the "
-                    "first 200 lines / 25 KB); (b) with --suite, the injection each suite prompt gets from the "
-                    "router: mean, p50, p95, max and the share that inject; (c) with --suite, a session of --turns "
+                    "first 200 lines / 25 KB); (b) the injection each prompt of a prompt set gets from the "
+                    "router (--suite's prompts; --history: the prompts typed in your sessions; else the store's own "
+                    "utterances): mean, p50, p95, max and the share that inject; (c) over that set, a session of --turns "
                     "prompts of --calls-per-prompt API calls each: flat = the flat index on every call, slim = the "
                     "slim index on every call plus each injection on every call from its prompt on, for the "
                     "suite's injections cycled (in a fixed order that spreads the suite), the mean on every "
@@ -224,7 +230,13 @@ def register(subparsers):
                              "file, when --flat and --slim are not both given)")
     report.add_argument("--flat", metavar="FILE", help="the flat MEMORY.md (e.g. an archive; default: from --memory-dir)")
     report.add_argument("--slim", metavar="FILE", help="the slim MEMORY.md (default: from --memory-dir)")
-    report.add_argument("--suite", metavar="SUITE", help="canary suite whose prompts are routed for (b) and (c)")
+    report.add_argument("--suite", metavar="SUITE", help="canary suite whose prompts are routed for (b) and (c) "
+                                                         "(default: the store's own utterances, "
+                                                         "<cluster stem>.utterances.tsv beside the cluster file)")
+    report.add_argument("--history", nargs="*", metavar="DIR",
+                        help="route the prompts you typed instead: the session transcripts under DIR (none given: "
+                             "this project's, ~/.claude/projects/<project key>/), read as memory-router replay reads "
+                             "them")
     report.add_argument("--clusters", metavar="FILE", help="cluster file to route with (default: the suite's)")
     report.add_argument("--config", metavar="FILE", help="config file for routing settings")
     report.add_argument("--turns", metavar="N", type=int, default=DEFAULT_TURNS,

@@ -84,6 +84,37 @@ def suite_prompts_and_clusters(path, clusters=None, config=None):
     return suite.prompts, default, how
 
 
+def utterance_prompts(cluster_path):
+    """``(prompts, utterances file)``: every utterance of the store (``<cluster stem>.utterances.tsv``
+    beside the cluster file), in file order: the prompt set ``tokens report`` uses without a suite,
+    since utterances are how people ask for each memory. ``([], path)`` when there are none."""
+    from router.config import utterances_path
+    from router.store.utterances import read_utterances, utterances_by_slug
+
+    path = utterances_path(cluster_path)
+    if not os.path.isfile(path):
+        return [], path
+    prompts = [text for texts in utterances_by_slug(read_utterances(path)).values() for text in texts]
+    return prompts, path
+
+
+def history_prompts(paths, cluster_path, settings):
+    """``(typed prompts, what was read)`` of the session transcripts at ``paths`` (none: this
+    project's transcript directory), read as ``memory-router replay`` reads them."""
+    from router.store.clusterfile import load_cluster_file
+    from transcripts.replay import read_sessions, transcript_files
+
+    files, read = transcript_files(paths)
+    slugs = {member.slug for member in load_cluster_file(cluster_path).members}
+    prompts = []
+    for session in read_sessions(files, slugs, scored_chars=settings.get("max_prompt_chars")):
+        prompts.extend(turn.prompt for turn in session.prompts if turn.skip is None)
+    if not prompts:
+        raise InputError("no typed prompt in these transcripts", path=", ".join(read),
+                         fix="pass a directory of Claude Code sessions (~/.claude/projects/<key>), or --suite SUITE")
+    return prompts, [os.path.abspath(p) for p in read]
+
+
 def route_suite(prompts, cluster_path, settings):
     from router.store.clusterfile import load_cluster_file
     from router.providers.provider import build_table
@@ -129,12 +160,14 @@ def first_call_in(path):
 
 
 def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clusters=None, config_path=None,
-                 turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None):
+                 turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None, history=None):
     from router.configfile import load_config
     from router.config import settings_of
 
     """The ``tokens report`` object: (a) always loaded, (b) injections and (c) the modelled session
-    with ``suite``, (d) transcripts with ``before``/``after``, (e) the lab run with ``lab``."""
+    over a prompt set: ``suite``'s prompts; with ``history`` (a list of transcript paths, empty for
+    this project's), the prompts typed in those sessions; else the store's own utterances; (d)
+    transcripts with ``before``/``after``, (e) the lab run with ``lab``."""
     from harness.project import Store
 
     flat, slim, directory, directory_from = flat_slim_and_dir(flat, slim, memory_dir, config_path)
@@ -155,17 +188,34 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         report["notes"].append(f"token figures are estimates ({tk.ESTIMATE_RULE}); install ctok or use "
                                "--tokenizer api for Claude-shaped counts")
 
+    config = load_config(config_path)
+    settings = settings_of(config)
+    prompt_set = None
     if suite:
-        config = load_config(config_path)
-        settings = settings_of(config)
         prompts, cluster_path, cluster_from = suite_prompts_and_clusters(suite, clusters, config)
+        prompt_set = {"kind": "suite", "from": [os.path.abspath(suite)], "prompts": len(prompts)}
+    else:
+        from harness.project import resolve_cluster_file
+
+        cluster_path, cluster_from = resolve_cluster_file(clusters, config, bundled=history is not None)
+        prompts = []
+        if history is not None:
+            prompts, read = history_prompts(history, cluster_path, settings)
+            prompt_set = {"kind": "history", "from": read, "prompts": len(prompts)}
+        elif cluster_path is not None:
+            prompts, source = utterance_prompts(cluster_path)
+            if prompts:
+                prompt_set = {"kind": "utterances", "from": [os.path.abspath(source)], "prompts": len(prompts)}
+                report["notes"].append(f"no --suite: the prompt set is the store's own {len(prompts)} utterances "
+                                       f"({source}); --history takes the prompts you typed instead")
+    if prompt_set:
         decisions = route_suite(prompts, cluster_path, settings)
         rows = tk.injection_sizes(decisions, counter)
         for row, prompt in zip(rows, prompts):
             row["prompt"] = prompt if len(prompt) <= 80 else prompt[:77] + "..."
         injections = tk.injection_summary(rows, counter.method)
-        injections.update(suite=os.path.abspath(suite), cluster_file=os.path.abspath(cluster_path),
-                          per_prompt=rows)
+        injections.update(suite=os.path.abspath(suite) if suite else None, prompt_set=prompt_set,
+                          cluster_file=os.path.abspath(cluster_path), per_prompt=rows)
         report["injections"] = injections
         flat_tokens = report["always_loaded"]["flat"]["tokens"]
         slim_tokens = report["always_loaded"]["slim"]["tokens"]
@@ -181,9 +231,12 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         report["session"]["curve"] = session_curve(flat_tokens, slim_tokens, [row["tokens"] for row in rows], turns,
                                                    calls_per_prompt, report["session"]["scenarios"])
     else:
-        cluster_path, cluster_from = None, "not read: no --suite"
-        report["notes"].append("no --suite: without per-prompt injections the net saving cannot be judged; "
-                               "the always-loaded drop alone is the shell game spec §6.5 warns about")
+        if cluster_path is None:
+            cluster_from = "not read: no --suite, and no store found"
+        report["notes"].append("no prompt set (no --suite, no --history, and the store has no utterances file): "
+                               "without the injections each prompt adds, the net saving cannot be judged; the "
+                               "always-loaded drop alone hides what the injections add back, which stay in the "
+                               "history for the rest of the session")
 
     report["store"] = Store(cluster_path, cluster_from, directory, directory_from,
                             load_config(config_path)).to_json()

@@ -1,7 +1,7 @@
-"""The session model behind ``memory-router tokens report`` (spec §6.5, "not a shell game"): a
-flat index is sent on every API call; a slim index is sent on every API call *and* each routed
-injection, once inserted at its prompt, stays in the history, so every later call of the session
-re-sends it (../shared/spec/README.md). Totals, break-even points and scenarios, in exact
+"""The session model behind ``memory-router tokens report`` (a smaller index must not just move the
+cost into the injections): a flat index is sent on every API call; a slim index is sent on every
+API call *and* each routed injection, once inserted at its prompt, stays in the history, so every
+later call of the session re-sends it. Totals, break-even points and scenarios, in exact
 fractions where a constant injection size allows. Pure."""
 
 import math

@@ -129,10 +129,57 @@ def test_calls_per_prompt_scales_totals_not_break_even(paths, capsys):
     assert one["session"]["turns"] == DEFAULT_TURNS
 
 
-def test_without_suite_the_net_is_not_claimed(paths, capsys):
+def test_without_a_prompt_set_the_net_is_not_claimed(paths, capsys):
+    # No --suite, no --history, and no store here (so no utterances file): (a) only.
     result = report(capsys, "--flat", paths.flat, "--slim", paths.slim)
     assert result["injections"] is None and result["session"] is None
-    assert any("shell game" in note for note in result["notes"])
+    assert any("net saving cannot be judged" in note for note in result["notes"])
+    # The note says the point itself; it cites no document that does not ship (issue 29 item 8).
+    assert not any("\u00a7" in note or "spec" in note for note in result["notes"])
+
+
+def test_without_a_suite_the_stores_own_utterances_are_the_prompt_set(paths, capsys, tmp_path):
+    store = tmp_path / "brain"
+    store.mkdir()
+    example = bundled_example_dir()
+    for name in ("memory-layer1-clusters.md", "memory-layer1-clusters.utterances.tsv"):
+        shutil.copy(os.path.join(example, name), store / name)
+    clusters = store / "memory-layer1-clusters.md"
+    from harness.tokens.report import utterance_prompts
+
+    prompts, source = utterance_prompts(str(clusters))
+    assert len(prompts) > 100 and source == str(store / "memory-layer1-clusters.utterances.tsv")
+    result = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--clusters", clusters)
+    injections = result["injections"]
+    assert injections["prompt_set"] == {"kind": "utterances", "from": [source], "prompts": len(prompts)}
+    assert injections["prompts"] == len(prompts) and injections["suite"] is None
+    assert result["session"] is not None
+    assert any(f"the store's own {len(prompts)} utterances" in note for note in result["notes"])
+    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim),
+                 "--clusters", str(clusters)]) == 0
+    assert f"prompts: the store's own utterances (no --suite): {source}" in capsys.readouterr().out
+
+
+def test_history_takes_the_prompts_you_typed(paths, capsys, tmp_path):
+    from support.replay_sessions import write_session
+
+    history = tmp_path / "history"
+    history.mkdir()
+    write_session(history, "s1", [(PROMPTS[0], []), (PROMPTS[2], []), "compact", (PROMPTS[1], [])])
+    result = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--clusters", paths.clusters,
+                    "--history", history)
+    injections = result["injections"]
+    # The typed prompts, in order; /compact is a slash command, not one of them.
+    assert injections["prompt_set"] == {"kind": "history", "from": [str(history)], "prompts": 3}
+    expected = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite)
+    rows = expected["injections"]["per_prompt"]
+    assert injections["per_prompt"] == [dict(rows[i], prompt_index=n) for n, i in enumerate((0, 2, 1))]
+
+
+def test_history_with_no_directory_reads_this_projects_transcripts(paths, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--history"]) == 2
+    assert "no Claude Code transcripts for this project" in capsys.readouterr().err
 
 
 def test_measured_first_calls_from_real_transcripts(paths, capsys, transcript_fixtures):
@@ -317,7 +364,7 @@ def test_people_see_which_cluster_file_the_injections_were_routed_with(paths, ca
     code = main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite", str(suite)])
     out = capsys.readouterr().out
     assert code == 0
-    assert f"suite: {suite}" in out and f"routed with: {used}" in out
+    assert f"prompts: the suite's: {suite}" in out and f"routed with: {used}" in out
 
 
 @pytest.fixture

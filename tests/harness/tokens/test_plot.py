@@ -61,4 +61,4 @@ def test_a_plot_path_that_cannot_be_written_is_refused_before_any_work(memory_di
 
 def test_plot_needs_the_suite(memory_dir, tmp_path, capsys):
     assert main(["tokens", "report", "--memory-dir", str(memory_dir), "--plot", str(tmp_path / "s.png")]) == 2
-    assert "--plot draws the modelled session, which needs --suite" in capsys.readouterr().err
+    assert "--plot draws the modelled session, which needs a prompt set" in capsys.readouterr().err
