@@ -6,9 +6,14 @@ config's ``hot_strip``, where ``slim render`` reads it.
 
 How a memory is judged, from its hook line alone (the line the hot strip would show):
 
-- only ``feedback`` (a correction) and ``env`` (an environment gotcha) memories qualify;
-  preferences, people and project facts reach the agent through the router when a prompt names
-  them;
+- ``user`` memories of the profile qualify too (issue 29 item 4): how the user wants answers
+  (the answer first, no tables, no emoji...) applies to every answer and who the user is (their
+  role) to every prompt, yet no prompt names them, so the router would never send them; at most
+  ``PROFILE_CAP`` of them, the answer style first; the rest of the ``user`` memories (teammates,
+  hardware, timezone) reach the agent through the router when a prompt names them, and
+  ``slim render`` names each one that leaves the always-loaded index;
+- otherwise only ``feedback`` (a correction) and ``env`` (an environment gotcha) memories
+  qualify; project facts reach the agent through the router when a prompt names them;
 - what went wrong once weighs most: a hook recording the damage of the plausible move (``lost``,
   ``broke``, ``gone``, ``erases``, ``nearly``, ``half-applied``...), that the obvious fix did not
   fix it, or when it happened (a date, a month, a run number) is a hard-won correction;
@@ -27,8 +32,15 @@ import re
 from harness.slim import index as slim
 
 HOT_STRIP_CAP = 10
+PROFILE_CAP = 3  # the answer style and the role: more would crowd out the corrections
 MIN_SCORE = 3  # below: a rule, not a trap
 QUALIFYING_TYPES = {"feedback": 1, "env": 0}
+# A profile memory ranks above every correction (at most 7): it applies to every prompt.
+STYLE_SCORE, ROLE_SCORE = 10, 8
+_STYLE = re.compile(r"\b(answers?|repl(?:y|ies)|responses?|explanations?|tables?|emoji|terse|verbose|padding|"
+                    r"praise|bullet|prose|tone|format(?:ted|ting)?|wants? the|prefers?)\b", re.I)
+_ROLE = re.compile(r"\b(developer|engineer|scientist|researcher|consultant|analyst|designer|student|"
+                   r"maintainer|founder|programmer|role)\b", re.I)
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _INCIDENT = re.compile(r"\b(lost|broke|broken|gone|erases?|nearly|half-applied|drove|hid|killed|kills|merged|"
                        r"corrupt\w*|leaked?|wiped|deleted|missed|sat a week|did ?n[o']t (?:fix|help)|"
@@ -42,6 +54,8 @@ _REFUSES = re.compile(r"\b(never|instead|before|not|only|otherwise|without|rathe
 
 def hot_score(memory):
     """How strongly ``memory`` (type, hook) reads as a confabulation catcher; 0: not one."""
+    if memory.type == "user":
+        return profile_score(memory)
     base = QUALIFYING_TYPES.get(memory.type)
     if base is None:
         return 0
@@ -52,6 +66,18 @@ def hot_score(memory):
     if not (incident or stakes or refuses):
         return 0  # a plain fact: nothing tempts the agent to the wrong answer
     return base + 3 * incident + stakes + refuses
+
+
+def profile_score(memory):
+    """A ``user`` memory's place in the strip: ``STYLE_SCORE`` for how the user wants answers,
+    ``ROLE_SCORE`` for who the user is (a memory about a teammate is neither), else 0."""
+    if "team" in memory.slug.split("_"):
+        return 0  # a teammate, reached when a prompt names them
+    if _STYLE.search(memory.hook):
+        return STYLE_SCORE
+    if _ROLE.search(memory.hook) or "role" in memory.slug.split("_"):
+        return ROLE_SCORE
+    return 0
 
 
 def strip_bytes(memories):
@@ -66,15 +92,16 @@ def propose(memories, router_lines=(), cap=HOT_STRIP_CAP, target_bytes=slim.SLIM
     budget = target_bytes - len(skeleton.encode("utf-8"))
     ranked = sorted(((hot_score(m), position, m) for position, m in enumerate(memories)),
                     key=lambda item: (-item[0], item[1]))
-    chosen, used = [], 0
+    chosen, used, profile = [], 0, 0
     for score, _position, memory in ranked:
         if score < MIN_SCORE or len(chosen) >= cap:
             break
         size = strip_bytes([memory])
-        if used + size > budget:
+        if used + size > budget or (memory.type == "user" and profile >= PROFILE_CAP):
             continue
         chosen.append(memory.slug)
         used += size
+        profile += memory.type == "user"
     return chosen
 
 
