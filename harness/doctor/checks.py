@@ -183,6 +183,11 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     checks.extend(gate_doctor_checks(project_dir, run_commands))
     checks.extend(plugin_view.checks(settings_hooks(locations), run_commands))
     checks.append(selector_check(project_dir, bool(entries or plugin_view.enabled)))
+    from harness.doctor.replayline import replay_check
+
+    replayed = replay_check(project_dir, cluster_path, index, table, config_mod.settings_of(config))
+    if replayed:  # one line, only when this project has session transcripts (memory-router replay)
+        checks.append(replayed)
     return checks
 
 
