@@ -115,6 +115,65 @@ def test_real_client_validation_fails_without_the_icon(tmp_path, claude_client):
     assert done.returncode == 1 and "ICON_MISSING" in done.stdout, done.stdout + done.stderr
 
 
+# --- the skills: init, route and doctor from inside Claude Code --------------------------------
+
+SKILLS = ("init", "route", "doctor")
+
+
+def skill(name):
+    """``(frontmatter, body)`` of skills/<name>/SKILL.md."""
+    import yaml
+
+    text = (PLUGIN_DIR / "skills" / name / "SKILL.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n"), name
+    head, body = text[4:].split("\n---\n", 1)
+    return yaml.safe_load(head), body
+
+
+def skill_commands(body):
+    """Every command line of the body's ``bash`` blocks."""
+    import re
+
+    blocks = re.findall(r"```bash\n(.*?)```", body, re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", SKILLS)
+def test_each_skill_runs_its_command_through_the_launcher(name):
+    """issue 29 item 2: /memory-router:init, :route and :doctor, as official plugins ship skills.
+    Each first asks the launcher which memory-router it runs (the launcher fails open silently
+    for any other command when there is none), then runs its own command, which memory-router's
+    parser accepts."""
+    from harness.cli import build_parser
+
+    front, body = skill(name)
+    assert front["name"] == name and len(front["description"]) > 40
+    commands = skill_commands(body)
+    assert commands[0] == f"{LAUNCH} which"
+    parser = build_parser()
+    for line in commands[1:]:
+        words = line.replace("$ARGUMENTS", "").replace("'PROMPT'", "PROMPT").split()
+        assert words[:2] == [LAUNCH, name], line
+        parser.parse_args(words[1:])
+    assert len(commands) >= 2
+    for grant in str(front.get("allowed-tools", "")).split("), "):
+        assert grant.startswith(f"Bash({LAUNCH} "), grant   # it may run the launcher and nothing else
+
+
+def test_init_is_run_only_when_the_user_asks():
+    # init writes files (the cluster file, memory-router.toml): the model never starts it itself
+    assert skill("init")[0]["disable-model-invocation"] is True
+    assert "disable-model-invocation" not in skill("route")[0] and "disable-model-invocation" not in skill("doctor")[0]
+
+
+@pytest.mark.realclient
+def test_real_client_lists_the_three_skills(claude_client):
+    done = validate(claude_client, PLUGIN_DIR, "--strict", "--profile", "directory")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in SKILLS:
+        assert f"skills: memory-router:{name}" in done.stdout, done.stdout
+
+
 # --- the launcher ----------------------------------------------------------------------------
 
 STUB = '#!/bin/sh\nprintf "ran %s with %s\\n" "$0" "$*"\ncat\n'

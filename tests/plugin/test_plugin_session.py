@@ -176,3 +176,29 @@ def test_plugin_beside_a_settings_hook_injects_twice_and_doctor_says_which_to_re
     [twice] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "one prompt hook"]
     assert twice["status"] == "fail" and "memory-router@memory-router" in twice["message"]
     assert twice["fix"].startswith(f"remove the settings hook: memory-router uninstall --project {project}")
+
+
+def test_plugin_skill_runs_doctor_from_inside_claude_code(tmp_path, claude_client):
+    """issue 29 item 2: /memory-router:doctor, typed in a session, expands the plugin's skill with
+    the launcher's real path; the command it names runs doctor through the launcher (here the
+    stand-in model runs the Bash command the skill gives, as the real model would)."""
+    from plugin.pluginfiles import PLUGIN_DIR
+
+    command = f"{PLUGIN_DIR}/scripts/memory-router-launch doctor"
+    script = Script([
+        {"when": {"after_tool_result": False}, "reply": {"tool_use": {"name": "Bash", "input": {"command": command}}}},
+        {"when": {"after_tool_result": True}, "reply": {"text": "done"}},
+    ])
+    result = run_session(tmp_path / "run", ["/memory-router:doctor"], "none", script=script, claude=claude_client,
+                         hook=False, prepare=with_plugin(claude_client), env=router_env())
+    assert result.ok, result.outcomes
+    bodies = [record.get("body") or "" for record in measure.read_log(result.request_log)
+              if "count_tokens" not in str(record.get("path"))]
+    skill = [body for body in bodies if "memory-router doctor, from inside Claude Code" in body]
+    assert skill, "the skill's text reached no request"
+    # the client put the plugin's folder where the skill says ${CLAUDE_PLUGIN_ROOT}
+    assert command in skill[0] and "${CLAUDE_PLUGIN_ROOT}" not in skill[0]
+    [ran] = measure.tool_exchanges(measure.read_log(result.request_log))
+    # doctor's report came back as the tool's result, naming this plugin as where the hooks come from
+    assert ran["name"] == "Bash" and ran["text"].startswith("memory-router doctor"), ran["text"][:2000]
+    assert "memory-router@memory-router" in ran["text"], ran["text"][:2000]
