@@ -91,6 +91,27 @@ def _client_and_new_run_dir(claude_option, run_dir_option):
     return claude, how, run_dir
 
 
+def store_files_line(clusters, copy):
+    """What the run's hook routes on, in one line: the cluster file and the files copied beside it."""
+    from harness.lab.rundir import STORE_FILES, store_files
+    from router.config import bundled_cluster_file
+
+    clusters = clusters or bundled_cluster_file()
+    if not copy:
+        return f"routing on {clusters} alone (--no-store-files)"
+    found = store_files(clusters)
+    if not found:
+        kinds = ", ".join(what for what, _name in STORE_FILES)
+        return f"routing on {clusters} alone (no {kinds} file beside it)"
+    return f"routing on {clusters} with its " + ", ".join(f"{what} ({path})" for what, path in found) + \
+        ", copied beside the run's cluster file (--no-store-files: the cluster file alone)"
+
+
+def _say_store_files(args):
+    # on stderr, so --json output stays one JSON document; run.json records the same (store_files)
+    print(store_files_line(args.clusters, not args.no_store_files), file=sys.stderr, flush=True)
+
+
 def cmd_lab_run(args):
     if args.compare:
         return cmd_compare_native(args)
@@ -101,6 +122,7 @@ def cmd_lab_run(args):
     prompts = resolve_prompts(args.prompt, args.prompts, args.suite, args.limit)
     script = Script.load(args.script) if args.script else Script.default()
     claude, how, run_dir = _client_and_new_run_dir(args.claude, args.run_dir)
+    _say_store_files(args)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -114,7 +136,8 @@ def cmd_lab_run(args):
 
             result = run_session(target, prompts, mode, script, claude, clusters=args.clusters,
                                  flat_index=args.flat_index, config=args.config, hook=hook_for(mode, args.hook),
-                                 on_prompt=on_prompt, timeout=args.timeout, session=args.session)
+                                 on_prompt=on_prompt, timeout=args.timeout, session=args.session,
+                                 store_files=not args.no_store_files)
             progress.update(task, completed=len(prompts))
             if not result.ok:
                 failed = [o.index + 1 for o in result.outcomes if o.exit_code != 0]
@@ -136,11 +159,12 @@ def cmd_compare_native(args):
         raise InputError("the suite has no case naming exactly one fact (injects: [slug])", path=args.suite,
                          fix="pass a suite whose cases name their fact")
     claude, _how, run_dir = _client_and_new_run_dir(args.claude, args.run_dir)
+    _say_store_files(args)
     os.makedirs(run_dir, exist_ok=True)
     progress = None if args.json else (lambda name, i, total, _p: print(f"{name:>6}: prompt {i + 1}/{total}",
                                                                         file=sys.stderr, flush=True))
     results = native.run_compare(run_dir, pairs, claude, clusters=args.clusters, timeout=args.timeout,
-                                 on_prompt=progress)
+                                 on_prompt=progress, store_files=not args.no_store_files)
     failed = {name: r["failed_prompts"] for name, r in results.items() if not r["ok"]}
     for name, prompts in failed.items():
         _warn(f"{name}: the client failed on prompt(s) {[i + 1 for i in prompts]}; see {run_dir}/{name}/run.json")
@@ -255,6 +279,10 @@ def register(subparsers):
     run.add_argument("--script", metavar="FILE", help="what the stand-in answers (JSON or YAML rules; default: "
                                                       "plain text, summaries for compaction)")
     run.add_argument("--clusters", metavar="FILE", help="cluster file (default: the bundled example store)")
+    run.add_argument("--no-store-files", action="store_true",
+                     help="route on the cluster file alone: do not copy its utterances, learned-terms and "
+                          "near-misses files (<stem>.utterances.tsv, .learned.tsv, .nearmisses.tsv) beside the "
+                          "run's cluster file, as is done by default so the run routes as your own hook does")
     run.add_argument("--flat-index", metavar="FILE", help="flat MEMORY.md (default: the bundled example's)")
     run.add_argument("--config", metavar="FILE", help="config for slim render's hot strip "
                                                       "(default: the bundled example's memory-router.toml)")

@@ -202,9 +202,9 @@ def table(results):
 # --------------------------------------------------------------------------- running
 
 
-def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=None, runs=RUNS):
+def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=None, runs=RUNS, store_files=False):
     """The three sessions under ``run_dir/<name>``; returns ``{name: analyze(...)}`` and writes
-    ``run_dir/compare.json``."""
+    ``run_dir/compare.json``. ``store_files``: as ``run_session``'s."""
     from harness.lab.runner import DEFAULT_PROMPT_TIMEOUT, run_session
     from harness.lab.script import Script
     from router.store.clusterfile import load_cluster_file
@@ -224,7 +224,7 @@ def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=N
             write_topic_files(paths.memory_dir, index)
 
         result = run_session(target, prompts, memory, Script(oracle_rules(pairs, read_path)), claude,
-                             clusters=clusters, hook=hook, prepare=prepare, env=dict(env),
+                             clusters=clusters, hook=hook, prepare=prepare, env=dict(env), store_files=store_files,
                              timeout=timeout or DEFAULT_PROMPT_TIMEOUT,
                              on_prompt=None if on_prompt is None else (lambda i, t, p, n=name: on_prompt(n, i, t, p)))
         analysis = analyze(measure.read_log(result.request_log), pairs, facts)

@@ -109,14 +109,48 @@ def copy_utterances(clusters, paths):
     return True
 
 
+# The files beside a cluster file that the hook reads with it: a run routes as the user's own hook
+# does only with them (each is named by its function in router.config, the one place the hook finds it).
+STORE_FILES = (("utterances", "utterances_path"), ("learned terms", "learned_path"),
+               ("near misses", "nearmisses_path"))
+
+
+def store_files(clusters):
+    """``[(what, path)]`` of the files beside the cluster file ``clusters`` that the hook reads
+    with it, those that exist, in ``STORE_FILES`` order."""
+    import router.config
+
+    found = []
+    for what, name in STORE_FILES:
+        path = getattr(router.config, name)(clusters)
+        if os.path.isfile(path):
+            found.append((what, path))
+    return found
+
+
+def copy_store_files(clusters, paths):
+    """Copy the files ``store_files`` finds beside ``clusters`` beside the run's cluster file, each
+    under the name the hook looks for there; returns ``[(what, source path)]`` of those copied."""
+    import router.config
+
+    copied = []
+    for what, source in store_files(clusters):
+        name = dict(STORE_FILES)[what]
+        shutil.copyfile(source, getattr(router.config, name)(paths.cluster_file))
+        copied.append((what, source))
+    return copied
+
+
 def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, config=None, hook=True, gate=False,
-                    mcp=False, utterances=False):
+                    mcp=False, utterances=False, with_store_files=False):
     """Lay out a run directory (HOME, project, cluster file, hook, MEMORY.md); returns
     ``(RunPaths, memory_text)``. ``memory_text`` is what was placed as MEMORY.md (None for none).
     ``gate`` installs with ``--gate`` (the citation gate beside the router: it needs ``hook``);
     ``mcp`` runs ``memory-router install --mcp`` (the server in ``project/.mcp.json``);
     ``utterances`` copies the store's utterances file beside the cluster file too (``copy_utterances``;
-    off by default: the lab's recorded sessions route on the cluster file alone)."""
+    off by default: the lab's recorded sessions route on the cluster file alone); ``with_store_files``
+    copies every file ``store_files`` finds (utterances, learned terms, near misses), as ``lab run``
+    does unless told not to."""
     from router.config import bundled_cluster_file, bundled_example_dir, bundled_flat_index
 
     if memory not in MEMORY_MODES:
@@ -135,7 +169,9 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
     flat_index = flat_index or bundled_flat_index()
     config = config or os.path.join(bundled_example_dir(), "memory-router.toml")
     shutil.copyfile(clusters, paths.cluster_file)
-    if utterances:
+    if with_store_files:
+        copy_store_files(clusters, paths)
+    elif utterances:
         copy_utterances(clusters, paths)
     env = _tool_env(paths)
     exe = router_argv()
@@ -150,8 +186,11 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
     if memory in ("flat", "slim"):
         shutil.copyfile(flat_index, paths.memory_file)
         if memory == "slim":
+            # the run's project, whose hook (installed above) slim render trial-runs before it renders; a
+            # slim run without the hook is a measurement the lab makes on purpose (--force)
             _run_tool(exe + ["slim", "render", "--memory-dir", paths.memory_dir, "--clusters", paths.cluster_file,
-                             "--config", config], env, "memory-router slim render")
+                             "--config", config, "--project", paths.project] + ([] if hook else ["--force"]),
+                      env, "memory-router slim render")
             # The render archives the flat index beside MEMORY.md; the client reads only MEMORY.md,
             # but the archive is moved out so the memory directory holds exactly what a user's would.
             for name in os.listdir(paths.memory_dir):

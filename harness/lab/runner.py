@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 
 from harness.lab import client as lab_client
 from harness.lab.manifest import write_manifest
-from harness.lab.rundir import REQUEST_LOG, RunPaths, client_env, munged, prepare_run_dir
+from harness.lab.rundir import REQUEST_LOG, RunPaths, client_env, munged, prepare_run_dir, store_files as files_beside
 from harness.lab.script import Script
 from harness.lab.server import LabServer
+from router.config import bundled_cluster_file
 from router.errors import InputError
 
 DEFAULT_PROMPT_TIMEOUT = 180
@@ -82,6 +83,7 @@ class RunResult:
     warnings: tuple = field(default=())
     gate: bool = False
     mcp: bool = False
+    store_files: tuple = field(default=())   # (what, source path) copied beside the run's cluster file
 
     @property
     def ok(self):
@@ -215,7 +217,7 @@ def _stream_prompts(claude, base_argv, prompts, server, paths, environment, on_p
 
 def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, clusters=None, flat_index=None,
                 config=None, hook=True, gate=False, mcp=False, prepare=None, on_prompt=None,
-                timeout=DEFAULT_PROMPT_TIMEOUT, client_args=(), env=None, session="resume"):
+                timeout=DEFAULT_PROMPT_TIMEOUT, client_args=(), env=None, session="resume", store_files=False):
     """Run ``prompts`` as one session of the real client; see the module docstring.
 
     ``script`` is a ``Script`` (default: plain text replies). ``claude`` is the client path
@@ -224,7 +226,9 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
     command; ``env`` entries override the client's environment. ``session``: ``resume`` (one
     ``claude -p`` per prompt, ``--resume`` from the second: history is what the transcript kept)
     or ``stream`` (one process, ``--input-format stream-json``: history is what the process kept;
-    slash commands such as ``/compact`` need ``resume``). Raises ``MemoryRouterError`` when the
+    slash commands such as ``/compact`` need ``resume``). ``store_files``: copy the utterances,
+    learned-terms and near-misses files beside the cluster file into the run (``lab run``'s default;
+    off here, so the recorded sessions route on the cluster file alone). Raises ``MemoryRouterError`` when the
     set-up fails; a prompt the client fails on is recorded in ``outcomes``, not raised.
     """
     prompts = list(prompts)
@@ -237,7 +241,9 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
         claude, _how = lab_client.find_claude()
     version = lab_client.client_version(claude)
     warnings = [w for w in (lab_client.version_warning(version),) if w]
-    paths, memory_text = prepare_run_dir(run_dir, memory, clusters, flat_index, config, hook, gate, mcp)
+    paths, memory_text = prepare_run_dir(run_dir, memory, clusters, flat_index, config, hook, gate, mcp,
+                                         with_store_files=store_files)
+    copied = tuple(files_beside(clusters or bundled_cluster_file())) if store_files else ()
     if prepare is not None:
         prepare(paths)
     log_path = os.path.join(paths.run_dir, REQUEST_LOG)
@@ -251,6 +257,6 @@ def run_session(run_dir, prompts, memory="slim", script=None, claude=None, *, cl
         server.prompt_index = None
     transcript, subagents = find_transcripts(paths, session_id)
     run = RunResult(paths.run_dir, memory, claude, version, session_id, paths, log_path, transcript, subagents,
-                    tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings), gate, mcp)
+                    tuple(prompts), tuple(outcomes), memory_text, hook, session, tuple(warnings), gate, mcp, copied)
     write_manifest(run, seconds=round(time.time() - started, 2))
     return run

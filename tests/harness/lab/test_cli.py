@@ -148,3 +148,64 @@ def test_lab_serve_answers_and_logs_until_interrupted(tmp_path):
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=10) == 0
     assert json.loads(log.read_text().splitlines()[0])["body"] == body.decode()
+
+
+@pytest.fixture
+def store_with_files(tmp_path):
+    """The bundled cluster file copied out, with an utterances, a learned-terms and a near-misses
+    file beside it (issue 29 item 7: a lab run must route on them, as the user's own hook does)."""
+    from router.config import bundled_cluster_file, learned_path, nearmisses_path, utterances_path
+
+    store = tmp_path / "store" / "memory-layer1-clusters.md"
+    store.parent.mkdir()
+    store.write_bytes(open(bundled_cluster_file(), "rb").read())
+    files = {"utterances": utterances_path(store), "learned terms": learned_path(store),
+             "near misses": nearmisses_path(store)}
+    open(files["utterances"], "wb").write(open(utterances_path(bundled_cluster_file()), "rb").read())
+    for what in ("learned terms", "near misses"):
+        with open(files[what], "w", encoding="utf-8") as handle:
+            handle.write(f"# {what} of this store\n")
+    return store, files
+
+
+def test_lab_run_copies_the_stores_files_beside_its_cluster_file_and_says_so(run_cli, fake_claude, tmp_path,
+                                                                             store_with_files):
+    from router.config import learned_path, nearmisses_path, utterances_path
+
+    store, files = store_with_files
+    run_dir = tmp_path / "run"
+    done = run_cli("lab", "run", run_dir, "--prompt", "first", "--memory", "none", "--clusters", store,
+                   "--claude", fake_claude(), "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    run_cluster_file = run_dir / "project" / "brain" / "memory-layer1-clusters.md"
+    for copied, source in ((utterances_path(run_cluster_file), files["utterances"]),
+                           (learned_path(run_cluster_file), files["learned terms"]),
+                           (nearmisses_path(run_cluster_file), files["near misses"])):
+        assert open(copied, "rb").read() == open(source, "rb").read()
+    err = done.stderr.decode()
+    assert (f"routing on {store} with its utterances ({files['utterances']}), learned terms "
+            f"({files['learned terms']}), near misses ({files['near misses']}), copied beside") in err
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert [what for what, _path in manifest["store_files"]] == ["utterances", "learned terms", "near misses"]
+
+
+def test_lab_run_no_store_files_routes_on_the_cluster_file_alone(run_cli, fake_claude, tmp_path, store_with_files):
+    from router.config import utterances_path
+
+    store, _files = store_with_files
+    run_dir = tmp_path / "run"
+    done = run_cli("lab", "run", run_dir, "--prompt", "first", "--memory", "none", "--clusters", store,
+                   "--claude", fake_claude(), "--no-store-files", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    assert not os.path.exists(utterances_path(run_dir / "project" / "brain" / "memory-layer1-clusters.md"))
+    assert f"routing on {store} alone (--no-store-files)" in done.stderr.decode()
+    assert json.loads((run_dir / "run.json").read_text())["store_files"] == []
+
+
+def test_the_store_files_line_says_when_there_are_none(tmp_path):
+    from harness.lab.cli import store_files_line
+
+    store = tmp_path / "bare.md"
+    store.write_text("x")
+    assert store_files_line(str(store), True) == (f"routing on {store} alone (no utterances, learned terms, "
+                                                  "near misses file beside it)")
