@@ -123,16 +123,45 @@ def record_path(path, role, state_dir=None):
 
 
 def read_record(path, role, state_dir=None):
-    """The install record of ``role`` for the file at ``path``, or ``None``."""
+    """The install record of ``role`` for the file at ``path``, or ``None``. A time in it that is
+    not a real one is refused (``check_record_times``)."""
+    where = record_path(path, role, state_dir)
     try:
-        record = json.loads(read_regular_bytes(record_path(path, role, state_dir)).decode("utf-8"))
+        text = read_regular_bytes(where).decode("utf-8")
+        record = json.loads(text)
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
         return None  # a damaged record only costs the byte-exact restore; uninstall still works
     if not isinstance(record, dict) or record.get("settings") != os.path.abspath(path):
         return None
+    check_record_times(text, record, where, "uninstall then takes our entry out without the byte-exact restore")
     return record
+
+
+RECORD_TIME_KEYS = ("installed_at", "uninstalled_at", "written_at")
+
+
+def check_record_times(text, record, path, without):
+    """Refuse (``InputError`` at the value's ``file:line:col``, with the fix) a record whose time
+    is not a real UTC time as ``router.store.learned.utc_stamp`` writes it: memory-router wrote
+    none such, so the record was edited and is not trusted. ``without`` says what still works
+    once the record is deleted."""
+    import re
+
+    from router.store.learned import utc_stamp_problem
+
+    for key in RECORD_TIME_KEYS:
+        value = record.get(key)
+        problem = None if value is None else utc_stamp_problem(value)
+        if problem is None:
+            continue
+        found = re.search(r'"' + key + r'"\s*:\s*', text)
+        offset = found.end() if found else 0
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        raise InputError(f"{key} {value!r} {problem}", path=path, line=line, column=column,
+                         fix=f"write a real UTC time like 2026-11-30T19:55:01Z there, or delete the record ({without})")
 
 
 def write_record(path, role, record, state_dir=None):

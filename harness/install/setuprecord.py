@@ -52,10 +52,17 @@ def read(project):
     """The record of ``project``, or ``None`` (none, or one that cannot be read: uninstall --all
     then undoes only what needs no record, the hooks)."""
     try:
-        record = json.loads(read_regular_bytes(record_path(project)).decode("utf-8"))
+        text = read_regular_bytes(record_path(project)).decode("utf-8")
+        record = json.loads(text)
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) and isinstance(record.get("files"), list) else None
+    if not (isinstance(record, dict) and isinstance(record.get("files"), list)):
+        return None
+    from harness.install.settingsfile import check_record_times
+
+    # a time that is not a real one: the record was edited, so it is refused by its file:line:col
+    check_record_times(text, record, record_path(project), "uninstall --all then undoes only the hooks")
+    return record
 
 
 def write(project, snapshot, scope):

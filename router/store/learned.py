@@ -48,7 +48,7 @@ SOURCES = ("mcp", "learn", "hand")
 LearnedTerm = namedtuple("LearnedTerm", "added cluster_id slug term source line")
 LearnedTerm.__doc__ = "One learned row: when (UTC ISO 8601), cluster, memory slug, word, who wrote it, file line."
 
-_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+_STAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")   # ASCII digits: \d takes any
 _SLUG_RE = re.compile(r"^[a-z0-9_]+$")
 _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
@@ -63,6 +63,56 @@ def utc_stamp(now=None):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
 
 
+def utc_stamp_problem(text):
+    """What is wrong with ``text`` as a time ``utc_stamp`` writes, or ``None``: the shape
+    (2026-11-30T19:55:01Z) and a real date and time. The shape alone let 2026-13-45T99:99:99Z
+    through. No leap second: ``utc_stamp`` never writes one."""
+    if not isinstance(text, str) or not _STAMP_RE.fullmatch(text):
+        return "is not a UTC time like 2026-11-30T19:55:01Z"
+    year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
+    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    if not 1 <= month <= 12:
+        return f"is not a real time: there is no month {month:02d}"
+    if not 1 <= day <= days[month - 1]:
+        return f"is not a real time: {year:04d}-{month:02d} has no day {day:02d}"
+    if hour > 23 or minute > 59 or second > 59:
+        return f"is not a real time: there is no {hour:02d}:{minute:02d}:{second:02d} in a day"
+    return None
+
+
+# A row is one line, split on \n (and \r\n) only. str.splitlines() also broke a row at form feed,
+# \x1c-\x1e, \x85, U+2028 and U+2029, so such a character was misreported as a short row (with a fix
+# the row already followed) or shifted every later line number. Inside a row, any control
+# character (a tab only separates columns) and both Unicode separators are refused by name.
+_HIDDEN_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+_HIDDEN_NAMES = {0x00: "NULL", 0x07: "BELL", 0x08: "BACKSPACE", 0x0B: "LINE TABULATION", 0x0C: "FORM FEED",
+                 0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE", 0x1C: "FILE SEPARATOR", 0x1D: "GROUP SEPARATOR",
+                 0x1E: "RECORD SEPARATOR", 0x1F: "UNIT SEPARATOR", 0x7F: "DELETE", 0x85: "NEXT LINE",
+                 0x2028: "LINE SEPARATOR", 0x2029: "PARAGRAPH SEPARATOR"}
+HIDDEN_CHARACTER_FIX = "remove it: a row is one line of text, its columns separated by tabs"
+
+
+def split_rows(text):
+    """``(line number, line)`` of a row file's text: lines end at \n or \r\n, nothing else."""
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        yield lineno, raw[:-1] if raw.endswith("\r") else raw
+
+
+def hidden_character(line, columns):
+    """``(message, column)`` for the first control or separator character in a row's ``line``
+    (``U+2028 LINE SEPARATOR in column 2 (utterance)``; the column is the character's), else
+    ``None``. ``columns`` names the tab-separated fields."""
+    match = _HIDDEN_RE.search(line)
+    if match is None:
+        return None
+    code = ord(match.group())
+    field = line.count("\t", 0, match.start()) + 1
+    where = f"column {field}" + (f" ({columns[field - 1]})" if field <= len(columns) else "")
+    return f"U+{code:04X} {_HIDDEN_NAMES.get(code, 'CONTROL CHARACTER')} in {where}", match.start() + 1
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -70,9 +120,12 @@ def parse_learned_text(text, path="<learned>"):
     """Rows of a learned-terms file's text; a bad row is a ``LearnedFileError`` naming its line."""
     rows = []
     seen_header = False
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in split_rows(text):
         if not raw.strip() or raw.startswith("#"):
             continue
+        hidden = hidden_character(raw, COLUMNS)
+        if hidden:
+            raise LearnedFileError(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX)
         fields = raw.split("\t")
         if not seen_header:
             if tuple(f.strip() for f in fields) != COLUMNS:
@@ -86,8 +139,8 @@ def parse_learned_text(text, path="<learned>"):
         added, cluster_id, slug, term, source = (f.strip() for f in fields)
         problem = None
         column = 1
-        if not _STAMP_RE.match(added):
-            problem, fix = f"added {added!r} is not a UTC time like 2026-11-30T19:55:01Z", "write the time as shown"
+        if utc_stamp_problem(added):
+            problem, fix = f"added {added!r} {utc_stamp_problem(added)}", "write a real UTC time like 2026-11-30T19:55:01Z"
         elif not _CLUSTER_ID_RE.match(cluster_id):
             column = len(fields[0]) + 2
             problem, fix = f"invalid cluster id {cluster_id!r}", "use the cluster's id from the cluster file"

@@ -23,6 +23,7 @@ import re
 from collections import namedtuple
 
 from router.errors import InputError, read_utf8
+from router.store.learned import HIDDEN_CHARACTER_FIX, hidden_character, split_rows, utc_stamp_problem
 
 COLUMNS = ("slug", "utterance", "memory_hash", "engine", "model", "written")
 HEADER_COMMENT = (
@@ -40,7 +41,6 @@ Utterance = namedtuple("Utterance", "slug text memory_hash engine model written 
 Utterance.__doc__ = ("One row: memory slug, the utterance, hash of the memory text it was written from, "
                      "engine, model, when (UTC ISO 8601), file line (0 for a row not read from a file).")
 
-_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 _SLUG_RE = re.compile(r"^[a-z0-9_]+$")
 _HASH_RE = re.compile(r"^(?:[0-9a-f]{16}|-)$")
 _ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -72,9 +72,12 @@ def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name
     raises ``error`` naming its line and column and the fix."""
     rows = []
     seen_header = False
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in split_rows(text):     # \n and \r\n only (router.store.learned)
         if not raw.strip() or raw.startswith("#"):
             continue
+        hidden = hidden_character(raw, columns)
+        if hidden:
+            raise error(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX)
         fields = raw.split("\t")
         if not seen_header:
             if tuple(f.strip() for f in fields) != columns:
@@ -107,9 +110,9 @@ def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name
             problem, column, fix = f"invalid engine {engine!r}", starts[3], "write 'hand' for a row written by hand"
         elif not model:
             problem, column, fix = "empty model", starts[4], "write '-' when there is no model"
-        elif not _STAMP_RE.match(written):
-            problem, column, fix = (f"written {written!r} is not a UTC time like 2026-12-01T21:00:00Z", starts[5],
-                                    "write the time as shown")
+        elif utc_stamp_problem(written):
+            problem, column, fix = (f"written {written!r} {utc_stamp_problem(written)}", starts[5],
+                                    "write a real UTC time like 2026-12-01T21:00:00Z")
         if problem:
             raise error(problem, path=path, line=lineno, column=column, fix=fix)
         rows.append((key, body, text_hash, engine, model, written, lineno))

@@ -56,3 +56,26 @@ def test_utc_stamp_is_iso_8601_to_the_second():
 
     assert utc_stamp(0.999) == "1970-01-01T00:00:00Z"
     assert utc_stamp(86400 + 61) == "1970-01-02T00:01:01Z"
+
+
+# --- issue 30 items 6 and 7 -------------------------------------------------------------------
+
+LEARNED_HEAD = "\t".join(learned.COLUMNS)
+
+
+def test_a_separator_in_a_learned_row_is_refused_by_name_and_lines_split_on_newline_only():
+    text = f"# one\u2028comment\n{LEARNED_HEAD}\n2026-11-30T19:55:01Z\tenv\tenv_bash_tool\tse\x1ctx\tmcp\n"
+    with pytest.raises(learned.LearnedFileError) as caught:
+        learned.parse_learned_text(text, "l.tsv")
+    column = len("2026-11-30T19:55:01Z\tenv\tenv_bash_tool\tse") + 1
+    assert str(caught.value).startswith(f"l.tsv:3:{column}: U+001C FILE SEPARATOR in column 4 (term)")
+    rows = learned.parse_learned_text(f"# a\x85b\r\n{LEARNED_HEAD}\r\n2026-11-30T19:55:01Z\tenv\tenv_bash_tool\tsetx\tmcp\r\n")
+    assert [(r.term, r.line) for r in rows] == [("setx", 3)]
+
+
+@pytest.mark.parametrize("added", ["2026-13-45T99:99:99Z", "2025-02-29T00:00:00Z", "2026-11-30T19:55:61Z"])
+def test_an_impossible_added_time_is_refused(added):
+    with pytest.raises(learned.LearnedFileError) as caught:
+        learned.parse_learned_text(f"{LEARNED_HEAD}\n{added}\tenv\tenv_bash_tool\tsetx\tmcp\n", "l.tsv")
+    assert str(caught.value).startswith(f"l.tsv:2:1: added {added!r} is not a real time")
+    assert "fix: write a real UTC time like" in str(caught.value)

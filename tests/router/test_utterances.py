@@ -85,3 +85,51 @@ def test_memory_text_hash_is_sixteen_hex_digits_of_the_text():
     assert len(digest) == 16 and int(digest, 16) >= 0
     assert digest != memory_text_hash("a hook line")
     assert memory_text_hash("same") == memory_text_hash("same")
+
+
+# --- issue 30 items 6 and 7: line splitting, control and separator characters, real times
+
+@pytest.mark.parametrize("char, name", [
+    ("\u2028", "LINE SEPARATOR"), ("\u2029", "PARAGRAPH SEPARATOR"), ("\x0c", "FORM FEED"),
+    ("\x1c", "FILE SEPARATOR"), ("\x1d", "GROUP SEPARATOR"), ("\x1e", "RECORD SEPARATOR"), ("\x85", "NEXT LINE"),
+    ("\x0b", "LINE TABULATION"), ("\r", "CARRIAGE RETURN"), ("\x01", "CONTROL CHARACTER"), ("\x7f", "DELETE"),
+])
+def test_a_separator_inside_a_field_is_refused_by_name_at_its_line_and_column(char, name):
+    """str.splitlines() broke the row there: "expected 6 tab-separated fields, got 2", with a fix
+    the row already followed."""
+    text = f"# header\n{HEAD}\n{row(text='why is my' + char + 'variable empty')}\n{row()}\n"
+    with pytest.raises(UtterancesFileError) as caught:
+        parse_utterances_text(text, "u.tsv")
+    message = str(caught.value)
+    column = len("env_bash_tool\twhy is my") + 1
+    assert message.startswith(f"u.tsv:3:{column}: U+{ord(char):04X} {name} in column 2 (utterance)")
+    assert "fix: remove it" in message
+
+
+def test_lines_end_at_newline_and_crlf_only_and_a_comment_keeps_the_numbering():
+    """A comment holding U+2028 counted as two lines: a later error was reported past the end."""
+    text = f"# a comment\u2028with a separator\x0cand a form feed\r\n{HEAD}\r\n{row()}\r\n{row(written='2026-12-01T21:00:60Z')}\n"
+    with pytest.raises(UtterancesFileError) as caught:
+        parse_utterances_text(text, "u.tsv")
+    assert str(caught.value).startswith("u.tsv:4:")
+    assert [r.line for r in parse_utterances_text(text.rsplit("\n", 2)[0] + "\n")] == [3]
+
+
+@pytest.mark.parametrize("written, words", [
+    ("2026-13-45T99:99:99Z", "there is no month 13"),
+    ("2026-02-29T10:00:00Z", "2026-02 has no day 29"),
+    ("2026-04-31T10:00:00Z", "2026-04 has no day 31"),
+    ("2026-12-01T24:00:00Z", "there is no 24:00:00 in a day"),
+    ("2026-12-01T21:60:00Z", "there is no 21:60:00"),
+    ("\u0662\u0660\u0662\u0666-12-01T21:00:00Z", "is not a UTC time like"),     # digits, but not ASCII
+])
+def test_an_impossible_time_is_refused_with_its_column_and_the_fix(written, words):
+    with pytest.raises(UtterancesFileError) as caught:
+        parse_utterances_text(f"{HEAD}\n{row(written=written)}\n", "u.tsv")
+    column = len(row()) - len("2026-12-01T21:00:00Z") + 1
+    assert str(caught.value).startswith(f"u.tsv:2:{column}: written {written!r}")
+    assert words in str(caught.value) and "fix: write a real UTC time" in str(caught.value)
+
+
+def test_a_real_leap_day_is_a_time():
+    assert parse_utterances_text(f"{HEAD}\n{row(written='2028-02-29T23:59:59Z')}\n")[0].written == "2028-02-29T23:59:59Z"
