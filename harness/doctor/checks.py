@@ -159,7 +159,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
 
     from harness.doctor.mcp import doctor_checks as mcp_doctor_checks
 
-    checks.extend(mcp_doctor_checks(project_dir, run=run_commands))
+    checks.extend(mcp_doctor_checks(project_dir, run=run_commands, plugins=plugin_view.enabled))
 
     directory, memory_how = proj.resolve_memory_dir(memory_dir, config, project_dir)
     store = proj.Store(cluster_path, how, directory, memory_how, config)
@@ -178,9 +178,11 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
                                                               "the rest is never seen"),
                              memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"],
                              loaded_lines=facts["loaded_lines"]))
+        if facts["slim"]:
+            checks.append(_slimcheck(path, bool(entries or plugin_view.hook_installed())))
     from harness.doctor.gate import doctor_checks as gate_doctor_checks
 
-    checks.extend(gate_doctor_checks(project_dir, run_commands))
+    checks.extend(gate_doctor_checks(project_dir, run_commands, plugin_gates=plugin_view.sources("citation gate")))
     checks.extend(plugin_view.checks(settings_hooks(locations), run_commands))
     checks.append(selector_check(project_dir, bool(entries or plugin_view.enabled)))
     from harness.doctor.replayline import replay_check
@@ -189,6 +191,19 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     if replayed:  # one line, only when this project has session transcripts (memory-router replay)
         checks.append(replayed)
     return checks
+
+
+def _slimcheck(path, routed):
+    """A slim MEMORY.md leaves most memories to the router: with no router hook (in any settings
+    scope, or an enabled plugin) they reach no prompt (issue 29 item 3). Whether the hook runs is
+    the "hook runs" check's."""
+    if routed:
+        return check("slim index", "pass", f"{path} is a slim index and a router hook sends what it routes")
+    return check("slim index", "fail", f"slim index live, no router: {path} is a slim index, but no memory-router "
+                 "prompt hook is installed in any settings scope or by an enabled plugin, so the memories it moved "
+                 "out of the always-loaded index reach no prompt", memory_md=path,
+                 fix="memory-router install (or init) to route them, or memory-router slim rollback to restore the "
+                     "flat index")
 
 
 def _entry_timeout(entries, distinct):

@@ -18,14 +18,28 @@ def cmd_doctor(args):
         from rich.text import Text
 
         styles = {"pass": "green", "fail": "bold red", "warn": "yellow", "info": "cyan"}
-        rows = [(c["name"], Text(c["status"].upper(), style=styles[c["status"]]),
-                 c["message"] + (f" (fix: {c['fix']})" if c.get("fix") and c["status"] == "fail" else ""))
-                for c in checks]
         out = console()
-        out.print(table(f"memory-router doctor: {directory}", ["check", "status", "detail"], rows))
-        out.print(f"{len(failed)} check(s) failed" if failed else "all checks passed",
-                  style="bold red" if failed else "green")
+        # The verdict first; the checks behind it only when they need the reader (issue 29 item 9):
+        # an all-pass doctor was 45 lines.
+        out.print(verdict_line(directory, checks), style="bold red" if failed else "green")
+        shown = checks if args.verbose else [c for c in checks if c["status"] in ("fail", "warn")]
+        if shown:
+            rows = [(c["name"], Text(c["status"].upper(), style=styles[c["status"]]),
+                     c["message"] + (f" (fix: {c['fix']})" if c.get("fix") and c["status"] == "fail" else ""))
+                    for c in shown]
+            out.print(table("every check" if args.verbose else "what needs you", ["check", "status", "detail"], rows))
+        if not args.verbose:
+            out.print("-v shows every check")
     return 1 if failed else 0
+
+
+def verdict_line(directory, checks):
+    """One line: how many checks ran and how many failed or warned."""
+    failed = sum(c["status"] == "fail" for c in checks)
+    warned = sum(c["status"] == "warn" for c in checks)
+    counted = sum(c["status"] != "info" for c in checks)
+    verdict = f"{failed} of {counted} checks failed" if failed else f"all {counted} checks passed"
+    return f"memory-router doctor: {verdict}" + (f", {warned} warning(s)" if warned else "") + f" ({directory})"
 
 
 def register(subparsers):
@@ -45,5 +59,7 @@ def register(subparsers):
         epilog="exit codes: 0 every check passed (warnings allowed); 1 a check failed", formatter_class=raw)
     options.project(doctor)
     options.memory_dir(doctor, options.MEMORY_DIR_GUESSED)
+    doctor.add_argument("-v", "--verbose", action="store_true",
+                        help="every check in a table (default: the verdict, then only what failed or warned)")
     options.json_output(doctor)
     doctor.set_defaults(handler=cmd_doctor)

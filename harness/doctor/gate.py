@@ -55,8 +55,9 @@ def probe_refusal(command, project_dir, timeout):
     return True, "a Write citing a ledger id passed and one citing an absent id was denied"
 
 
-def doctor_checks(project_dir, run_commands=True):
-    """Doctor's checks for the citation gate: where it is wired, its matcher, and a trial run."""
+def doctor_checks(project_dir, run_commands=True, plugin_gates=()):
+    """Doctor's checks for the citation gate: where it is wired (a settings file, or an enabled
+    plugin: ``plugin_gates``, ``[(where, shell command)]``), its matcher, and a trial run."""
     entries = []
     for label, path in proj.settings_locations(project_dir):
         if not os.path.isfile(path):
@@ -66,6 +67,14 @@ def doctor_checks(project_dir, run_commands=True):
         except Exception:  # noqa: BLE001 - the router's checks already report an unreadable file
             continue
         entries += [(label, path, e) for e in find_gate_entries(settings, also=runs_gate_hook)]
+    if not entries and plugin_gates:
+        checks = [check("citation gate", "pass", "; ".join(f"PreToolUse from the {where}" for where, _c in plugin_gates))]
+        if run_commands:
+            for _where, command in plugin_gates:
+                ok, message = probe_refusal(command, project_dir, GATE_TIMEOUT_SECONDS * 3)
+                checks.append(check("citation gate refuses", "info" if ok is None else "pass" if ok else "fail",
+                                    message, command=command))
+        return checks
     if not entries:
         return [check("citation gate", "info", "not installed (optional): memory-router install --gate")]
     checks = [check("citation gate", "pass", "; ".join(f"{label}: {path} {where(e)} (matcher {e[4]!r})"

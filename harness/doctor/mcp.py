@@ -36,7 +36,8 @@ def probe_server(entry, project_dir, timeout=DOCTOR_TIMEOUT_SECONDS):
 
     environ = dict(os.environ, CLAUDE_PROJECT_DIR=project_dir)
     env = {"CLAUDE_PROJECT_DIR": project_dir}
-    for key in ("MEMORY_ROUTER_CACHE_DIR", "MEMORY_ROUTER_CLUSTERS", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME"):
+    for key in ("MEMORY_ROUTER_CACHE_DIR", "MEMORY_ROUTER_CLUSTERS", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME",
+                "MEMORY_ROUTER_BIN"):  # the plugin's launcher honours MEMORY_ROUTER_BIN
         if key in os.environ:
             env[key] = os.environ[key]
     env.update({k: _expand(str(v), environ) for k, v in (entry.get("env") or {}).items()})
@@ -87,14 +88,43 @@ def probe_server(entry, project_dir, timeout=DOCTOR_TIMEOUT_SECONDS):
             "message": f"started in {seconds} s; tools {', '.join(tools)}; serves {cluster_file}"}
 
 
-def doctor_checks(project_dir, run=True):
-    """Doctor's checks of the MCP server in ``project_dir``/.mcp.json (dicts with ``name``,
-    ``status``, ``message``): not there is ``info`` (the server is optional); there, it is started
-    and must list every tool and route."""
+def plugin_checks(project_dir, plugins, run=True):
+    """The MCP servers the enabled ``plugins`` (``harness.install.plugins.RouterPlugin``) start,
+    trial-run as the ones in .mcp.json are: started as Claude Code starts a plugin's server,
+    initialized, their tools listed, a neutral prompt routed."""
+    from harness.install.plugins import mcp_entries
+
+    checks = []
+    for plugin in plugins:
+        for key, entry in mcp_entries(plugin):
+            where = f"the {plugin.where()} starts mcpServers.{key}"
+            if not run:
+                checks.append({"name": "mcp server", "status": "info", "message": f"{where} (not started)"})
+                continue
+            result = probe_server(entry, project_dir)
+            checks.append({"name": "mcp server", "status": "pass" if result["ok"] else "fail",
+                           "message": f"{where}: {result['message']}", "tools": result["tools"],
+                           "seconds": result["seconds"], "cluster_file": result["cluster_file"], "plugin": plugin.plugin_id,
+                           **({} if result["ok"] else {"fix": "memory-router plugin bootstrap (the plugin's environment, "
+                                                              "with the mcp extra), then run memory-router doctor again"})})
+    return checks
+
+
+def doctor_checks(project_dir, run=True, plugins=()):
+    """Doctor's checks of the MCP server in ``project_dir``/.mcp.json and of the one each enabled
+    plugin in ``plugins`` starts (dicts with ``name``, ``status``, ``message``): none at all is
+    ``info`` (the server is optional); each one there is started and must list every tool and
+    route."""
     path = mcp_json_path(project_dir)
     name = "mcp server"
+    from_plugins = plugin_checks(project_dir, [p for p in plugins if p.enabled and p.mcp_server], run)
     if not os.path.isfile(path):
-        return [{"name": name, "status": "info", "message": f"no {path} (optional: memory-router install --mcp)"}]
+        return from_plugins or [{"name": name, "status": "info",
+                                 "message": f"no {path} (optional: memory-router install --mcp)"}]
+    return from_plugins + _mcp_json_checks(project_dir, path, name, run)
+
+
+def _mcp_json_checks(project_dir, path, name, run):
     try:
         _snap, doc = read_mcp_json(path)
     except InputError as err:

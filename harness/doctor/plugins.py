@@ -31,6 +31,11 @@ class PluginView:
         return [plugins.shell_command(p.plugin_id, hook, self.environ)
                 for p in self.enabled for hook in p.hooks if hook.role == role]
 
+    def sources(self, role):
+        """``[(where, shell command)]`` of the enabled plugins' ``role`` hooks."""
+        return [(p.where(), plugins.shell_command(p.plugin_id, hook, self.environ))
+                for p in self.enabled for hook in p.hooks if hook.role == role]
+
     def hook_installed(self):
         """The "hook installed" check when no settings file wires the hook, or ``None``."""
         with_hook = [p for p in self.enabled if "prompt hook" in p.roles()]

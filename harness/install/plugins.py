@@ -195,6 +195,29 @@ def plugin_hooks(install_path):
     return tuple(hooks), mcp_server
 
 
+def mcp_entries(plugin, environ=None):
+    """``[(name, entry)]``: the servers of ``plugin``'s installed ``.mcp.json`` that run
+    ``memory-router mcp``, as Claude Code starts them: ``${CLAUDE_PLUGIN_ROOT}`` expanded, and
+    ``CLAUDE_PLUGIN_ROOT`` and ``CLAUDE_PLUGIN_DATA`` in the environment (doctor's trial run)."""
+    if not plugin.install_path:
+        return []
+    try:
+        servers = (_json_file(os.path.join(plugin.install_path, ".mcp.json")) or {}).get("mcpServers")
+    except ValueError:
+        return []
+    out = []
+    for name, server in (servers.items() if isinstance(servers, dict) else ()):
+        if runs_memory_router(server) != "mcp":
+            continue
+        root = plugin.install_path
+        entry = dict(server, command=_expand(server["command"], root),
+                     args=[_expand(str(a), root) for a in server.get("args") or []],
+                     env=dict(server.get("env") or {}, CLAUDE_PLUGIN_ROOT=root,
+                              CLAUDE_PLUGIN_DATA=data_dir(plugin.plugin_id, environ)))
+        out.append((name, entry))
+    return out
+
+
 def router_plugins(project_dir, environ=None):
     """Every plugin named for ``project_dir`` (enabled or not, installed or not) whose installed
     copy runs memory-router, or whose name is ``memory-router``; as ``RouterPlugin``."""

@@ -235,5 +235,56 @@ def test_doctor_says_which_store_it_read_and_how(capsys, project, example_cluste
                      "memory_dir": str(memory), "memory_dir_from": f"memory_dir in {project / 'memory-router.toml'}",
                      "config_file": str(project / "memory-router.toml")}
     assert checks["MEMORY.md size"]["memory_md"] == str(memory / "MEMORY.md")  # from the config, no warning
-    code, out, _ = cli(capsys, "doctor", "--project", project)
+    code, out, _ = cli(capsys, "doctor", "--project", project, "-v")
     assert f"cluster file: {example_cluster_file}" in out.replace("\n", " ") or "cluster file:" in out
+
+
+# --------------------------------------------------------------------------- issue 29: verdict first, slim index
+
+
+def _working(capsys, project, example_cluster_file, tmp_path, index_text):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text(index_text)
+    cli(capsys, "install", "--project", project, "--clusters", example_cluster_file)
+    return memory
+
+
+def test_an_all_pass_doctor_is_its_verdict_in_a_few_lines_and_v_shows_every_check(capsys, project,
+                                                                                    example_cluster_file, tmp_path):
+    memory = _working(capsys, project, example_cluster_file, tmp_path, "# Memory Index\n- a_slug \u2014 hook\n")
+    code, out, _ = cli(capsys, "doctor", "--project", project, "--memory-dir", memory)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("memory-router doctor: all ") and "checks passed" in lines[0]
+    assert lines[-1] == "-v shows every check" and len(lines) <= 4 and "hook routes" not in out
+    code, verbose, _ = cli(capsys, "doctor", "--project", project, "--memory-dir", memory, "-v")
+    assert code == 0 and verbose.splitlines()[0] == lines[0]
+    assert "hook routes" in verbose and "MEMORY.md size" in verbose and len(verbose.splitlines()) > 20
+
+
+def test_a_failing_doctor_says_how_many_first_and_shows_only_what_needs_the_reader(capsys, project):
+    code, out, _ = cli(capsys, "doctor", "--project", project)
+    first, rest = out.split("\n", 1)
+    assert code == 1 and " checks failed" in first and "hook installed" in rest and "FAIL" in rest
+    assert "hooks enabled" not in rest  # a passing check: only with -v
+
+
+SLIM = ("# Memory Index\n\n_Format: slim._\n\n## Always-loaded (confabulation catchers)\n\n"
+        "- a_slug \u2014 hook\n\n## Cluster router (routed on demand)\n\n- c01 (3) \u2014 a, b \u2014 label\n")
+
+
+def test_a_slim_index_with_no_router_fails(capsys, project, tmp_path):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text(SLIM)
+    code, checks, _report = doctor(capsys, "--project", project, "--memory-dir", memory)
+    assert checks["MEMORY.md size"]["slim"] is True
+    assert code == 1 and checks["slim index"]["status"] == "fail"
+    assert checks["slim index"]["message"].startswith("slim index live, no router")
+    assert "slim rollback" in checks["slim index"]["fix"]
+
+
+def test_a_slim_index_with_a_router_passes(capsys, project, example_cluster_file, tmp_path):
+    memory = _working(capsys, project, example_cluster_file, tmp_path, SLIM)
+    code, checks, _report = doctor(capsys, "--project", project, "--memory-dir", memory)
+    assert checks["slim index"]["status"] == "pass" and code == 0

@@ -99,3 +99,25 @@ def test_doctor_fails_with_the_plugin_and_a_settings_hook(isolated_env, project,
     [twice] = by_name(checks, "one prompt hook")
     assert twice["status"] == "fail" and "twice" in twice["message"]
     assert f"memory-router uninstall --project {project}" in twice["fix"]
+
+
+def test_doctor_trial_runs_the_plugins_mcp_server_and_its_gate(isolated_env, project, run_cli):
+    """Issue 29 item 2: what the plugin provides is checked as what install wires is, never reported
+    "not installed": its MCP server started, initialized and its tools listed; its gate trial-run."""
+    write_records(isolated_env, project)
+    code, checks = doctor(run_cli, project, MEMORY_ROUTER_BIN=memory_router_exe())
+    [server] = by_name(checks, "mcp server")
+    assert server["status"] == "pass" and server["plugin"] == PLUGIN_ID, server
+    assert "route" in server["tools"] and f"the plugin {PLUGIN_ID}" in server["message"]
+    gate = by_name(checks, "citation gate")
+    assert [c["status"] for c in gate] == ["pass"] and "not installed" not in gate[0]["message"]
+    assert [c["status"] for c in by_name(checks, "citation gate refuses")] == ["pass"]
+    assert code == 0
+
+
+def test_doctor_fails_a_plugin_mcp_server_that_cannot_start(isolated_env, project, run_cli):
+    write_records(isolated_env, project)
+    code, checks = doctor(run_cli, project, MEMORY_ROUTER_BIN=str(isolated_env / "no-such-memory-router"))
+    [server] = by_name(checks, "mcp server")
+    assert server["status"] == "fail" and "did not start" in server["message"]
+    assert "plugin bootstrap" in server["fix"] and code == 1
