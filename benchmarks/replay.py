@@ -2,6 +2,7 @@
 against ``routing_quality.py``'s fact recall, case by case (issue 31's targets).
 
     python benchmarks/replay.py [--sessions 500] [--prompts 40] [--keep DIR] [--json]
+    python benchmarks/replay.py --write DIR [--sessions N] [--prompts M]   # only write the sessions
 
 1. **Scale.** ``--sessions`` sessions of ``--prompts`` typed prompts each, in the real Claude Code
    2.1.328 transcript shape (every line is a real 2.1.328 line from
@@ -234,7 +235,13 @@ def main(argv=None):
     parser.add_argument("--prompts", type=int, default=40)
     parser.add_argument("--keep", metavar="DIR", help="write the synthetic sessions here and keep them")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--write", metavar="DIR", help="only write the synthetic sessions into DIR (for a demo)")
     args = parser.parse_args(argv)
+    if args.write:
+        os.makedirs(args.write, exist_ok=True)
+        files = write_history(args.write, args.sessions, args.prompts)
+        print(f"wrote {len(files)} sessions of {args.prompts} prompts to {args.write}")
+        return 0
     work = args.keep or tempfile.mkdtemp(prefix="replay-bench-")
     try:
         scale_dir, recall_dir = os.path.join(work, "scale"), os.path.join(work, "heldout")

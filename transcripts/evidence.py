@@ -242,6 +242,13 @@ def _skip_reason(entry, words):
     return None
 
 
+def _synthetic(entry):
+    """An assistant line Claude Code wrote itself (model ``<synthetic>``: "No response requested."
+    after a local command): no API call was made."""
+    message = entry.raw.get("message") if entry.raw else None
+    return isinstance(message, dict) and message.get("model") == "<synthetic>"
+
+
 def _agent_id_of(entry):
     result = entry.raw.get("toolUseResult") if entry.raw else None
     agent = result.get("agentId") if isinstance(result, dict) else None
@@ -355,7 +362,7 @@ def session_evidence(path, slugs, subagents=None, scored_chars=None):
             continue
         if kind == ASSISTANT:
             current.see(entry_sightings(entry, slugs, path))
-            if not entry.is_sidechain:
+            if not entry.is_sidechain and not _synthetic(entry):
                 current.call(entry.message_id)
         elif kind == INJECTION and not entry.is_sidechain:
             current.inject(injected_slugs(entry.text, slugs))

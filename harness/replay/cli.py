@@ -84,6 +84,7 @@ def cmd_replay(args):
 
 def print_report(report):
     from harness.output import console, table
+    from harness.replay.report import short_session
 
     out = console()
     span = report["span"]
@@ -133,13 +134,13 @@ def print_report(report):
         _say(out, f"({quiet['note']})", 0, 1)
     costs = report["cost"]["per_session"]
     if costs:
-        rows = [(_short(os.path.basename(c["path"]), 24), f"{c['calls']:,}", str(c["compactions"]),
+        rows = [(short_session(c["path"]), f"{c['calls']:,}", str(c["compactions"]),
                  _bytes(c["flat_bytes"]), _bytes(c["slim_bytes"]),
                  f"{c['slim_bytes'] / c['flat_bytes']:.2f}" if c["flat_bytes"] else "-")
                 for c in costs[-SHOWN_ROWS:]]
         out.print(table("Memory bytes per session: flat against slim + router (newest last)",
                         ["session", "calls", "compactions", "flat", "slim + router", "ratio"], rows,
-                        no_wrap=("calls", "flat", "slim + router", "ratio")))
+                        no_wrap=("session", "calls", "flat", "slim + router", "ratio")))
         _more(out, len(costs))
     transcripts = report["transcripts"]
     damaged = transcripts["damaged"]

@@ -26,6 +26,13 @@ def _short(text, width=LISTED_PROMPT_CHARS):
     return text if len(text) <= width else text[:width - 1] + "\u2026"
 
 
+def short_session(path):
+    """A session file as the report names it: its id's first 8 characters (what ``--session``
+    takes), or its whole name when that is short or not an id."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem[:8] if len(stem) >= 32 and stem.count("-") == 4 else os.path.basename(path)
+
+
 def _ratio(part, whole):
     return round(part / whole, 4) if whole else None
 
@@ -104,7 +111,7 @@ class Tally:
         if prompt.sent:
             self.sending += 1
         where = {"session_id": prompt.session_id, "path": prompt.path, "line": prompt.line,
-                 "at": f"{os.path.basename(prompt.path)}:{prompt.line}", "prompt": _short(prompt.prompt)}
+                 "at": f"{short_session(prompt.path)}:{prompt.line}", "prompt": _short(prompt.prompt)}
         if not prompt.needs:
             self.quiet += 1
             if prompt.sent:
@@ -118,7 +125,7 @@ class Tally:
                 self.met[need.met] += 1
                 continue
             self.misses.append(dict(where, memory=need.slug, how=need.how,
-                                    seen_at=f"{os.path.basename(need.path)}:{need.line}",
+                                    seen_at=f"{need.path}:{need.line}",
                                     routed_instead=list(prompt.routed), sent_instead=list(prompt.sent),
                                     why=_short(prompt.explanation, 200)))
 

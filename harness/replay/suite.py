@@ -49,9 +49,10 @@ class SuiteWriter:
             self.repeats += 1
             return
         self.seen.add(key)
-        session = prompt.session_id if len(prompt.session_id) <= 36 else os.path.basename(prompt.session_id)
+        name = os.path.basename(prompt.path)
+        where = f"line {prompt.line}" if name == f"{prompt.session_id}.jsonl" else f"{name}:{prompt.line}"
         case = {"id": f"replay-{len(self.cases) + 1:04d}", "prompt": text,
-                "note": f"session {session}, {os.path.basename(prompt.path)}:{prompt.line}"}
+                "note": f"session {prompt.session_id}, {where}"}
         if slugs:
             clusters = []
             for slug in slugs:

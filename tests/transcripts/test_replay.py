@@ -79,6 +79,8 @@ def test_calls_of_a_real_2_1_328_session(transcript_fixtures):
     session = session_evidence(transcript_fixtures / "v2.1.328-tools.jsonl", set())
     # msg_lab0001..0004 answer the first prompt (a text row and a tool_use row share 0001 and 0002).
     assert [p.calls for p in session.prompts][:2] == [4, 3]
+    # /cost's "No response requested." is a <synthetic> reply Claude Code wrote itself: no call.
+    assert [p.calls for p in session_evidence(transcript_fixtures / "v2.1.39-tools.jsonl", set()).prompts] == [4, 3, 0, 1]
     compacted = session_evidence(transcript_fixtures / "v2.1.328-compact.jsonl", set())
     assert [p.compacted for p in compacted.prompts] == [True, False, False]
     assert compacted.cwd == "/home/dev/code/demo"

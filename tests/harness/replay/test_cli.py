@@ -134,7 +134,7 @@ def test_suite_is_a_canary_suite_of_the_evidenced_prompts(capsys, history, tmp_p
     report = run_json(capsys, history, "--suite", suite)
     assert report["suite"]["cases"] == 3 and report["suite"]["repeats_dropped"] == 1
     text = suite.read_text()
-    assert "clusters: " in text and "session aaaa-1, aaaa-1.jsonl:3" in text
+    assert "clusters: " in text and "note: session aaaa-1, line 3" in text
     assert "silent: true" not in text
     from canaries.suite import load_suite
 
