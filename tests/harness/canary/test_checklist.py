@@ -30,9 +30,10 @@ def slim_store(tmp_path, capsys):
     shutil.copy(example / "memory-layer1-clusters.md", project / "memory-layer1-clusters.md")
     config = (example / "memory-router.toml").read_text() + f'\nmemory_dir = "{memory}"\n'
     (project / "memory-router.toml").write_text(config)
-    code, out, err = cli(capsys, "slim", "render", "--memory-dir", memory, "--config", project / "memory-router.toml")
+    assert cli(capsys, "install", "--project", project)[0] == 0  # slim render needs a router that runs
+    code, out, err = cli(capsys, "slim", "render", "--memory-dir", memory, "--config", project / "memory-router.toml",
+                         "--project", project)
     assert code == 0, err
-    assert cli(capsys, "install", "--project", project)[0] == 0
     return project, memory
 
 

@@ -17,7 +17,8 @@ def memory_dir(tmp_path):
     directory = tmp_path / "memory"
     directory.mkdir()
     (directory / "MEMORY.md").write_bytes(open(bundled_flat_index(), "rb").read())
-    assert main(["slim", "render", "--memory-dir", str(directory), "--clusters", bundled_cluster_file(), "--json"]) == 0
+    assert main(["slim", "render", "--memory-dir", str(directory), "--clusters", bundled_cluster_file(), "--json",
+                 "--force"]) == 0  # no router hook here: what it routes is not measured
     return directory
 
 
