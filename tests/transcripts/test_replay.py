@@ -16,6 +16,7 @@ SETX_SLUG = "env_bash_tool_env_var_caching"
 QUIET = "can you explain what a closure is in JavaScript?"
 # A prompt the bundled store does not route: the memory read after it is a miss.
 UNROUTED = "thanks, that worked!"
+CLOUDFLARE = "the Cloudflare Workers build says PUBLIC_API_URL is undefined but I set it as a secret"
 
 
 @pytest.fixture
@@ -167,3 +168,33 @@ def test_needs_leave_out_what_the_hook_of_the_time_injected(tmp_path):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     session = session_evidence(path, {SETX_SLUG})
     assert rp.needs_of(session.prompts[0]) == []
+
+
+def test_replay_sends_what_the_hook_sends(tmp_path, ctx):
+    """The same prompts typed into the real hook (router.hooks.hook.decide, with its session record
+    file in the test's cache directory) send the same lines, prompt by prompt."""
+    from router.hooks.hook import decide
+    from transcripts.evidence import injected_slugs
+
+    steps = [(SETX, []), (SETX, []), (CLOUDFLARE, []), (QUIET, []), (SETX + " again", []), (CLOUDFLARE, [])]
+    path = write_session(tmp_path, "hook-same", steps)
+    _session, prompts = replay(path, ctx)
+    slugs = {m.slug for m in ctx.index.members}
+    for step, replayed in zip(steps, prompts):
+        out = decide({"prompt": step[0], "session_id": "hook-same", "cwd": str(tmp_path)},
+                     {"clusters": str(ctx.cluster_path)})
+        text = out["hookSpecificOutput"]["additionalContext"] if out else ""
+        assert tuple(injected_slugs(text, slugs)) == replayed.sent, step[0]
+    assert any(p.sent for p in prompts) and any(p.held and not p.sent for p in prompts)
+
+
+def test_every_fixture_version_replays_and_1_0_x_is_named_for_compaction(capsys, transcript_fixtures):
+    from harness.cli import main
+
+    assert main(["replay", str(transcript_fixtures), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    versions = set(report["transcripts"]["claude_code_versions"])
+    assert {"1.0.98", "1.0.108", "2.0.76", "2.1.38", "2.1.39", "2.1.293", "2.1.328"} <= versions
+    named = {os.path.basename(p).split("-")[0] for p in report["transcripts"]["no_compaction_recorded"]}
+    assert named == {"v1.0.98", "v1.0.108"}
+    assert report["prompts"] > 0 and report["transcripts"]["skipped_files"] == []
