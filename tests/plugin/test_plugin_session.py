@@ -199,6 +199,7 @@ def test_plugin_skill_runs_doctor_from_inside_claude_code(tmp_path, claude_clien
     # the client put the plugin's folder where the skill says ${CLAUDE_PLUGIN_ROOT}
     assert command in skill[0] and "${CLAUDE_PLUGIN_ROOT}" not in skill[0]
     [ran] = measure.tool_exchanges(measure.read_log(result.request_log))
-    # doctor's report came back as the tool's result, naming this plugin as where the hooks come from
+    # doctor's report came back as the tool's result, and it passed (exit 0: the Bash tool reports
+    # no error): the prompt hook is found, in this plugin, and its trial runs pass
     assert ran["name"] == "Bash" and ran["text"].startswith("memory-router doctor"), ran["text"][:2000]
-    assert "memory-router@memory-router" in ran["text"], ran["text"][:2000]
+    assert not ran["is_error"], ran["text"][:2000]
