@@ -156,6 +156,16 @@ def teammate_command(source, extras=()):
     return command
 
 
+def extra_hint(extra, source, python):
+    """The fix for a missing optional extra (``mcp``, ``lab``, ``enrich``...): the requirement
+    that adds it from where this memory-router came from, where it runs (``python``), and the
+    pipx form as an example. For a command that cannot tell how it was installed (harness.install's
+    ``extras.extra_command`` can, and names the one command)."""
+    wanted = shlex.quote(requirement(source, (extra,)))
+    return (f"install {wanted} where this memory-router runs ({python}), e.g. "
+            f"{install_command(source, (extra,), force=True)}")
+
+
 # --------------------------------------------------------------------------- the edges
 
 

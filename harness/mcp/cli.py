@@ -9,14 +9,11 @@ from router.errors import MemoryRouterError
 def mcp_extra_fix():
     """How to add the mcp extra (the official MCP Python SDK) to this memory-router: installed again
     from where it came from (harness.installsource), since the index may have no such release."""
-    import shlex
     import sys
 
     from harness import installsource
 
-    source = installsource.installed_source()
-    return (f"install {shlex.quote(installsource.requirement(source, ('mcp',)))} where this memory-router runs "
-            f"({sys.executable}), e.g. {installsource.install_command(source, ('mcp',), force=True)}")
+    return installsource.extra_hint("mcp", installsource.installed_source(), sys.executable)
 
 
 def cmd_mcp(args):

@@ -172,3 +172,10 @@ def test_installed_from_a_checkout_it_names_that_checkout_with_the_extra(tmp_pat
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["checkout False", f"pipx install {shlex.quote(f'{clone}[mcp]')}"]
+
+
+def test_the_extra_hint_names_the_source_where_it_runs_and_the_pipx_form():
+    hint = src.extra_hint("lab", parsed(GIT), "/opt/venv/bin/python")
+    requirement = f"memory-router[lab] @ git+https://github.com/example/memory-router.git@{COMMIT}"
+    assert hint == (f"install {shlex.quote(requirement)} where this memory-router runs (/opt/venv/bin/python), "
+                    f"e.g. pipx install --force {shlex.quote(requirement)}")
