@@ -471,4 +471,4 @@ def test_the_memory_directory_read_is_named(rendered_memory_dir, capsys):
     result = report(capsys, "--memory-dir", rendered_memory_dir)
     assert result["store"]["memory_dir"] == str(rendered_memory_dir)
     assert result["store"]["memory_dir_from"] == "--memory-dir"
-    assert result["store"]["cluster_file_from"] == "not read: no --suite"
+    assert result["store"]["cluster_file_from"] == "not read: no --suite, and no store found"
