@@ -70,6 +70,38 @@ def route_json(ctx, decision):
     return result
 
 
+def typed_words(prompt):
+    """``{routing token or stem: [the prompt's words, as typed, that give it]}``: so a display can
+    show ``galaxy (galax)`` where the router matched the stem ``galax``. Covers both providers'
+    forms: the tokens (``router.tokens.tokenize``, identifiers whole and split) and their stems."""
+    from router.stem import stem
+    from router.tokens import WORD_RE, tokenize
+
+    found = {}
+    for word in WORD_RE.findall(prompt):
+        for token in tokenize(word):
+            for key in (token, token if "_" in token else stem(token)):
+                words = found.setdefault(key, [])
+                if word not in words:
+                    words.append(word)
+    return found
+
+
+def as_typed(tokens, typed):
+    """``tokens`` shown as the prompt's words that gave them, the token beside each word it differs
+    from (``galaxy (galax)``, ``a54``); a token no typed word gives (a fuzzy match) stays alone."""
+    shown = []
+    for token in tokens:
+        words = typed.get(token) or []
+        if not words:
+            shown.append(token)
+        elif [w.lower() for w in words] == [token]:
+            shown.append(words[0])
+        else:
+            shown.append(f"{'/'.join(words)} ({token})")
+    return shown
+
+
 def require_valid_config(explicit=None, project=None):
     """Raise the ``ConfigError`` (exit 2) of a broken config this invocation could read: its
     ``--config`` (``explicit``), else the one found in $CLAUDE_PROJECT_DIR, the current directory

@@ -1,6 +1,7 @@
 """Output for people (rich tables), for machines (--json) and for review (unified diffs), shared by every command."""
 
 import json
+import re
 import sys
 
 
@@ -42,7 +43,7 @@ def table(title, columns, rows, no_wrap=()):
         row = [cell if hasattr(cell, "__rich__") or hasattr(cell, "plain") else str(cell) for cell in row]
         cells.append(row)
         result.add_row(*row)
-    return FittedTable(result, [_plain(c) for c in columns], [[_plain(c) for c in row] for row in cells])
+    return FittedTable(result, [_plain(c) for c in columns], [[_plain(c) for c in row] for row in cells], cells)
 
 
 def _plain(cell):
@@ -56,13 +57,19 @@ class FittedTable:
     mid-word although a layout keeping every word whole exists (an 80-column pipe cut
     ``layer1_project_memory_router`` in two). Here each column gets at least its longest word
     (its longest line when it does not wrap), and the room left goes to the columns in
-    proportion to what they still lack; only when even the longest words cannot all fit is rich
-    left to fold."""
+    proportion to what they still lack.
 
-    def __init__(self, table, headers, rows):
+    When even the longest words cannot all fit (a path in doctor's detail beside two other
+    columns: rich cut ``memory-layer1-clu`` / ``sters.md``), a path may break after a ``/``: the
+    cells are wrapped here (``wrap_offsets``) and rich is given lines that already fit. When not
+    even that fits, each row is printed as a block, one ``column  value`` line per column, so a
+    value has the whole width; only a piece wider than the whole console is ever cut."""
+
+    def __init__(self, table, headers, rows, cells=None):
         self.table = table
         self.headers = headers
         self.rows = rows
+        self.cells = cells
 
     @property
     def columns(self):
@@ -73,10 +80,51 @@ class FittedTable:
         return self.table.title
 
     def __rich_console__(self, console, options):
-        widths = fit_widths(self._ranges(), options.max_width - self._overhead())
-        for column, width in zip(self.table.columns, widths or ()):
-            column.width = width
-        yield self.table
+        available = options.max_width - self._overhead()
+        ranges = self._ranges()
+        if sum(low for low, _high in ranges) <= available or self.cells is None:
+            widths = fit_widths(ranges, available)
+            for column, width in zip(self.table.columns, widths or ()):
+                column.width = width
+            yield self.table
+            return
+        ranges = self._ranges(paths=True)
+        widths = fit_widths(ranges, available)
+        if widths is None and sum(high for _low, high in ranges) > available:
+            yield from self._blocks(console, options.max_width)
+            return
+        yield self._rewrapped(console, widths or [high for _low, high in ranges])
+
+    def _rewrapped(self, console, widths):
+        """The table again, every cell wrapped here to its column's width (paths after a ``/``)."""
+        from rich.table import Table
+
+        source = self.table
+        result = Table(title=source.title, title_justify=source.title_justify, show_lines=source.show_lines)
+        for column, width in zip(source.columns, widths):
+            result.add_column(column.header, width=width, no_wrap=True, overflow="ignore")
+        for row in self.cells:
+            result.add_row(*(wrap_cell(console, cell, width) for cell, width in zip(row, widths)))
+        return result
+
+    def _blocks(self, console, width):
+        """Each row as a block of ``column  value`` lines, for a console too narrow for the table."""
+        from rich.table import Table
+
+        names = [header or "-" for header in self.headers]
+        name_width = max(len(name) for name in names)
+        value_width = max(1, width - name_width - 2)
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(width=value_width, no_wrap=True, overflow="ignore")
+        for number, row in enumerate(self.cells):
+            if number:
+                grid.add_row("", "")
+            for name, cell in zip(names, row):
+                grid.add_row(name, wrap_cell(console, cell, value_width))
+        if self.table.title:
+            yield console.render_str(str(self.table.title))
+        yield grid
 
     def _overhead(self):
         table = self.table
@@ -85,9 +133,10 @@ class FittedTable:
         borders = (count + 1 if table.show_edge else count - 1) if table.box else 0
         return borders + count * (left + right)
 
-    def _ranges(self):
+    def _ranges(self, paths=False):
         """``[(min, max)]`` per column: the header whole or the longest word of a cell, whichever
-        is wider (the longest line, for a no-wrap column), and the longest line."""
+        is wider (the longest line, for a no-wrap column), and the longest line. ``paths``: a
+        word's longest piece between ``/`` counts, not the word."""
         from rich.cells import cell_len
 
         ranges = []
@@ -98,10 +147,68 @@ class FittedTable:
             if column.no_wrap:
                 ranges.append((longest, longest))
             else:
-                word = max((cell_len(w) for line in lines[1:] for w in line.split()), default=1)
+                pieces = (p for line in lines[1:] for w in line.split() for p in (_PIECE_RE.findall(w) if paths else [w]))
+                word = max((cell_len(p) for p in pieces), default=1)
                 header = max((cell_len(line) for line in self.headers[index].splitlines()), default=0)
                 ranges.append((max(word, header, 1), longest))
         return ranges
+
+
+# A path's pieces, each with the slashes that end it: where a path too long for its column may break.
+_PIECE_RE = re.compile(r"[^/]*/+|[^/]+")
+
+
+def wrap_offsets(text, width):
+    """Where each line after the first starts when ``text`` is wrapped to ``width`` cells: at the
+    spaces between words; a word wider than ``width`` after one of its ``/``; a piece wider than
+    ``width`` (nothing else left) at ``width``. A newline in ``text`` always starts a line."""
+    from rich.cells import cell_len
+
+    offsets, base = [], 0
+    for number, line in enumerate(text.split("\n")):
+        if number:
+            offsets.append(base)
+        used, end = 0, 0
+        for match in re.finditer(r"\S+", line):
+            start, word = match.start(), match.group()
+            if used and used + cell_len(line[end:start]) + cell_len(word) <= width:
+                used += cell_len(line[end:start]) + cell_len(word)
+                end = match.end()
+                continue
+            if used:
+                offsets.append(base + start)
+                used = 0
+            pieces = _PIECE_RE.finditer(word) if cell_len(word) > width else [match]
+            for piece in pieces:
+                at = base + start + piece.start() if piece is not match else base + start
+                size = cell_len(piece.group())
+                if used and used + size <= width:
+                    used += size
+                    continue
+                if used:
+                    offsets.append(at)
+                while size > width:           # nothing else left: a piece wider than the column
+                    at += width
+                    offsets.append(at)
+                    size -= width
+                used = size
+            end = match.end()
+        base += len(line) + 1
+    return offsets
+
+
+def wrap_cell(console, cell, width):
+    """``cell`` (a str as rich reads it, or a Text) as a Text wrapped by ``wrap_offsets``, styles kept."""
+    from rich.text import Text
+
+    text = console.render_str(cell) if isinstance(cell, str) else cell.copy() if isinstance(cell, Text) else cell
+    if not isinstance(text, Text):
+        return text
+    offsets = [o for o in wrap_offsets(text.plain, width) if 0 < o < len(text.plain)]
+    lines = list(text.divide(offsets))
+    for line in lines:
+        line.rstrip()                   # the spaces (or the newline) where the line was broken
+    return Text("\n").join(lines)
 
 
 def fit_widths(ranges, available):

@@ -1,7 +1,7 @@
 """``memory-router route``: explain how one prompt is scored and what the hook would inject."""
 
 from harness import options
-from harness.context import context_for, route_json
+from harness.context import as_typed, context_for, route_json, typed_words
 
 
 def cmd_route(args):
@@ -13,18 +13,22 @@ def cmd_route(args):
         print_json(route_json(ctx, decision))
         return 0
     out = console()
+    # the router matches stems (``galax``); the reader typed words (``galaxy``): show both
+    typed = typed_words(args.prompt)
     rows = [
-        (d["cluster_id"], d["score"], ", ".join(d["tag_hits"]) or "-", ", ".join(d["member_hits"]) or "-",
-         "routed" if d["cluster_id"] in decision["routed"] else "")
+        (d["cluster_id"], d["score"], ", ".join(as_typed(d["tag_hits"], typed)) or "-",
+         ", ".join(as_typed(d["member_hits"], typed)) or "-", "yes" if d["cluster_id"] in decision["routed"] else "")
         for d in decision["scores"]
     ]
     out.print(table(f"Scores by the {decision['provider']} provider ({floor_text(decision)}; {len(ctx.index)} "
                     f"clusters, {len(decision['scores'])} scored above 0)",
-                    ["cluster", "score", "tag hits", "member hits", ""], rows, no_wrap=("cluster", "score")))
+                    ["cluster", "score", "tag hits", "member hits", "routed"], rows,
+                    no_wrap=("cluster", "score")))
     out.print(f"clusters: {ctx.cluster_path}", markup=False, soft_wrap=True)
     out.print(f"provider: {decision['provider']}; confidence {decision['confidence']:.2f}; "
               f"{decision['explanation']}", markup=False)
-    out.print(f"prompt tokens: {', '.join(decision['prompt_tokens']) or '(none)'}")
+    out.print(f"prompt words (as typed; in brackets the stem matched, where it differs): "
+              f"{', '.join(as_typed(decision['prompt_tokens'], typed)) or '(none)'}", markup=False)
     out.print(f"top {decision['top_score']}, second {decision['second_score']}, "
               f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")
     if decision["additional_context"] is None:

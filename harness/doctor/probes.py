@@ -3,6 +3,8 @@ probe (does the installed hook inject what ``memory-router route`` says?) and th
 (does the SessionStart command make the router send again?). ``check`` is the shape of every
 doctor finding."""
 
+import re
+
 from harness.install import settings as inst
 from harness.install.trialrun import probe_payload, run_hook_command
 
@@ -31,18 +33,48 @@ def routing_probe(command, project_dir, timeout, probe, cluster_path):
 
 
 def probe_prompt(index, table, config):
-    """``(prompt, decision)``: a prompt made of one cluster's tags that fires, with what a fresh
-    session is sent for it (the routing decision after the session stage), or ``None``."""
+    """``(prompt, decision)``: a prompt that fires, with what a fresh session is sent for it (the
+    routing decision after the session stage), or ``None``. First a request made from a memory's
+    hook line (``request_from_hook``) that routes to that memory's own cluster, as a user would
+    type it (init suggests it to try); else, as before, one cluster's tags."""
     from router import config as config_mod
     from router.hooks.session import route_fresh
 
     settings = config_mod.settings_of(config)
+    for cluster in sorted(index.clusters, key=lambda c: -len(c.members)):
+        for member in cluster.members:
+            prompt = request_from_hook(member.hook)
+            if prompt is None:
+                continue
+            decision = route_fresh(prompt, table, settings, log_as="doctor")
+            if decision["additional_context"] is not None and decision["routed"][:1] == [cluster.cluster_id]:
+                return prompt, decision
     for cluster in sorted(index.clusters, key=lambda c: -len(c.tags)):
         prompt = " ".join(cluster.tags)
         decision = route_fresh(prompt, table, settings, log_as="doctor")
         if decision["additional_context"] is not None:
             return prompt, decision
     return None
+
+
+# Where a hook line's first clause ends: the rest is the detail ("...; measure on a warmed-up device").
+_CLAUSE_END = re.compile(r"\s*(?:[;:(\[]|\s[-\u2014=]\s|,\s)")
+REQUEST_WORDS = 10
+
+
+def request_from_hook(hook, max_words=REQUEST_WORDS):
+    """A request a user might type about the memory whose hook line is ``hook``: its first clause,
+    at most ``max_words`` words, asked about (``what do we know about the Galaxy A54 throttles
+    after about 12 minutes?``); ``None`` for a clause under three words."""
+    from router.tokens import STOPWORDS
+
+    clause = _CLAUSE_END.split(hook or "", maxsplit=1)[0].strip().rstrip(".!?").replace('"', "")
+    words = clause.split()[:max_words]
+    while words and words[-1].lower() in STOPWORDS:      # a cut clause ends on a content word
+        words.pop()
+    if len(words) < 3:
+        return None
+    return f"what do we know about {' '.join(words)}?"
 
 
 def session_probe(command, session_command, project_dir, timeout, probe):

@@ -24,6 +24,11 @@ class _Say:
             print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
 
+PLACEHOLDER_NAMES = ("cluster names: placeholders, two of each cluster's own words (layer1_<word>_<word>), with no "
+                     "label; to have your model label and tag each cluster, run memory-router clusters build --engine "
+                     "claude (the ids stay: suites and learned terms refer to them)")
+
+
 def _engine_stage(args, plan, say):
     if not args.engine:
         return None
@@ -101,7 +106,11 @@ def cmd_init(args):
             f"reach their own cluster from their own hook ({seconds:.1f} s)")
         report["cluster_file"] = {"path": plan["cluster_path"], "action": "dry-run" if args.dry_run else "built",
                                   "clusters": len(summary["clusters"]), "memories": summary["memories"],
-                                  "self_routing": check["share"], "enrich": summary.get("enrich")}
+                                  "self_routing": check["share"], "enrich": summary.get("enrich"),
+                                  "names": "engine" if stage is not None else "placeholders"}
+        if stage is None:
+            # the agent reads these names in the slim index: say what they are and how to better them
+            say(PLACEHOLDER_NAMES)
         index = setup.planned_index(plan, args.dry_run)
 
     hot, hot_action = plan["hot_strip"], "kept"

@@ -214,7 +214,8 @@ def doctor_summary(project):
 
 def next_commands(checks):
     """The three commands to run next: what a prompt gets, slimming the always-loaded index, and
-    what that saves. The prompt is doctor's routing probe (a cluster's tags), else a plain one."""
+    what that saves. The prompt is doctor's routing probe (a request made from a memory's hook line
+    that routes to its cluster; else a cluster's tags), else a plain one."""
     from harness.install.hookcommand import quote_for_shell
 
     probe = next((c.get("prompt") for c in checks if c["name"] == "hook routes" and c.get("prompt")), None)

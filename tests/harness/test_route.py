@@ -100,3 +100,30 @@ def test_route_prints_the_additional_context_raw_when_piped(run_cli, example_clu
     assert max(len(line) for line in exact.splitlines()) > 80  # the text has lines a wrap would break
     out = run_cli("route", "--clusters", example_cluster_file, prompt, env={"COLUMNS": columns}).stdout.decode()
     assert out.endswith(exact + "\n")
+
+
+def test_route_shows_the_words_as_typed_beside_the_stems_and_heads_every_column(capsys, example_cluster_file,
+                                                                              monkeypatch, tmp_path):
+    # issue 29 item 9: the table showed stems (window, sedg, archiv) and its last column had no name
+    config = tmp_path / "memory-router.toml"
+    config.write_text('provider = "weighted"\nutterances = false\n')
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["route", "my pnpm install is slow on Windows", "--clusters", str(example_cluster_file),
+                 "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == [
+        "cluster", "score", "tag hits", "member hits", "routed"]
+    assert "Windows (window)" in out
+    assert "│ yes    │" in out
+    assert "prompt words (as typed; in brackets the stem matched, where it differs): " \
+           "install, pnpm, slow, Windows (window)" in out
+
+
+def test_as_typed_keeps_an_unchanged_word_and_a_fuzzy_match_alone():
+    from harness.context import as_typed, typed_words
+
+    typed = typed_words("Archived the sedge files; pnpm_store moved")
+    assert typed["archiv"] == ["Archived"] and typed["pnpm_store"] == ["pnpm_store"] and typed["pnpm"] == ["pnpm_store"]
+    assert as_typed(["archiv", "pnpm_store", "sedg", "zzz"], typed) == [
+        "Archived (archiv)", "pnpm_store", "sedge (sedg)", "zzz"]
