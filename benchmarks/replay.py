@@ -174,9 +174,11 @@ def measure_scale(directory, sessions, prompts):
     size = sum(os.path.getsize(f) for f in files)
     command = [sys.executable, "-m", "harness", "replay", directory, "--json", "--clusters",
                os.path.join(EXAMPLE_STORE, "memory-layer1-clusters.md"), "--memory-dir", EXAMPLE_STORE]
-    env = dict(os.environ, HOME=tempfile.mkdtemp(prefix="replay-home-"))
+    home = os.path.join(directory, os.pardir, "home")   # an empty HOME inside the work directory
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ, HOME=os.path.abspath(home))
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=tempfile.gettempdir(), env=env)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=home, env=env)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"replay failed ({done.returncode}): {done.stderr.strip()}")
