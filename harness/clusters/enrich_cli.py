@@ -212,6 +212,8 @@ def cmd_clusters_enrich(args):
                 say(f"archived the previous file to {result.archived}")
             say(f"wrote {writer.path} ({len(result.rows)} rows)")
         if failures:
-            print(f"{len(failures)} of {len(result.outcomes)} cluster(s) failed; their memories keep the rows they "
-                  "had and are asked again next run", file=sys.stderr)
+            not_asked = sum(1 for o in failures if o.attempts == 0)     # after a stop (StopPolicy)
+            print(f"{len(failures) - not_asked} of {len(result.outcomes)} cluster(s) failed"
+                  + (f" and {not_asked} were not asked" if not_asked else "")
+                  + "; their memories keep the rows they had and are asked again next run", file=sys.stderr)
     return 1 if failures else 0

@@ -181,6 +181,23 @@ def test_an_interrupted_console_run_keeps_what_finished_and_the_next_run_asks_th
     assert len(log.read_text().splitlines()) - asked_first == len(report["clusters"])
 
 
+def test_a_refused_key_stops_the_run_with_one_line_and_the_summary_counts_the_rest_not_asked(store, capsys, tmp_path):
+    program = tmp_path / "refused.sh"
+    program.write_text("#!/bin/sh\ncat > /dev/null\necho 'invalid x-api-key' >&2\nexit 77\n")
+    program.chmod(0o755)
+    path, memory = store
+    argv = ["clusters", "enrich", "--clusters", str(path), "--memory-dir", str(memory), "--engine", "command",
+            "--command", str(program), "--yes"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    stopped = [line for line in text.splitlines() if line.startswith("stopped: ")]
+    assert stopped == ["stopped: the program was refused its credentials (exit 77): invalid x-api-key (fix: fix the "
+                       "program's key or login, then run the command again); 26 cluster(s) not asked"]
+    assert len([line for line in text.splitlines() if ": FAILED, nothing written" in line]) == 1
+    assert "1 of 27 cluster(s) failed and 26 were not asked; their memories keep the rows" in text
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as handle:
