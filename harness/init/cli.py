@@ -153,7 +153,8 @@ def cmd_init(args):
         store = next((c["store"] for c in checks if c["name"] == "store"), None)
         report["store"] = store
         report["doctor"] = {"ok": ok, "checks": len(checks), "failed": failed, "warned": warned}
-        say(f"doctor: {len(checks)} checks, " + (f"{len(failed)} failed" if failed else "all passed")
+        counted = sum(c["status"] != "info" for c in checks)  # as doctor counts them
+        say(f"doctor: {counted} checks, " + (f"{len(failed)} failed" if failed else "all passed")
             + (f", {len(warned)} warning(s)" if warned else "") + f" ({seconds:.1f} s)")
         for item in failed + warned:
             say(f"  {item['status'].upper()} {item['name']}: {item['message']}"

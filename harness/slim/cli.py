@@ -128,8 +128,9 @@ NO_ROUTER_FIX = ("install the router hook first (memory-router install, or memor
 
 
 def profile_warning(slugs):
-    return (f"{len(slugs)} user memor{'y' if len(slugs) == 1 else 'ies'} (who you are, how you want answers) "
-            "leave the always-loaded index and reach a prompt only when the router sends them: "
+    return (f"{len(slugs)} user memor{'y' if len(slugs) == 1 else 'ies'} (your profile: who you are, how you "
+            f"want answers, your team) {'leaves' if len(slugs) == 1 else 'leave'} the always-loaded index and "
+            "reach a prompt only when the router sends them: "
             + ", ".join(slugs) + "; keep one loaded with --hot SLUG or hot_strip in memory-router.toml")
 
 

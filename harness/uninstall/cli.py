@@ -52,8 +52,13 @@ def cmd_uninstall(args):
               f"routes reach no prompt until you run memory-router slim rollback --memory-dir {live['memory_dir']}")
 
     if args.all:
-        for scope in asked:
-            _print(hooks.uninstall_router(directory, scope, gate=args.gate, dry_run=args.dry_run))
+        lines = hooks.uninstall_router(directory, gate=args.gate, dry_run=args.dry_run)  # the project's two
+        if "user" in asked:
+            lines += hooks.uninstall_router(directory, "user", gate=args.gate, dry_run=args.dry_run)
+        # the project's backups go with its state folder below: a path to one would point at nothing
+        state = os.path.join(directory, ".claude", "")
+        _print([(stream, line) for stream, line in lines
+                if not (line.startswith("backup of the previous file: ") and state in line)])
         return _undo_init(directory, record, args.dry_run)
     _print(hooks.uninstall_router(args.project, args.scope, args.user, args.gate, args.dry_run))
     return 0

@@ -143,6 +143,7 @@ def test_dry_run_says_the_verdict_and_sizes_first_and_the_diff_only_with_v(store
     assert lines[0] == "slim render (dry run, nothing written): would write the slim index"
     assert lines[1].startswith(f"{store.live}: 18583 -> ") and "% cut)" in lines[1]
     assert "--- " not in captured.out and lines[-1] == "-v shows the diff" and len(lines) < 10
+    assert "4 user memories (your profile" in captured.err and "user_hardware" in captured.err
     assert store.render("--dry-run", "-v") == 0
     verbose = capsys.readouterr().out
     assert verbose.startswith(lines[0]) and "\n--- " in verbose and "+## Cluster router (routed on demand)\n" in verbose

@@ -43,6 +43,7 @@ def test_uninstall_all_leaves_git_status_as_before_init(capsys, project):
     assert "deleted " + str(project / "memory-router.toml") in out
     assert "deleted " + str(project / "brain" / "memory-layer1-clusters.md") in out
     assert "removed " + str(project / ".claude" / "memory-router") in out
+    assert "backup of the previous file" not in out  # it went with the state folder
     # nothing of ours left, not even ignored: the state folder, brain/ and .claude/ are gone
     assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
 
