@@ -105,23 +105,33 @@ def write(project, snapshot, scope):
     return record
 
 
-def plan_undo(record):
+def _inside(path, directory):
+    real, root = os.path.realpath(path), os.path.realpath(directory)
+    return real != root and real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def plan_undo(record, project=None):
     """``[(path, action, why)]`` for each recorded file: ``delete`` (init created it and nobody
     changed it), ``restore`` (init edited it, nobody changed it since, and its original is kept),
-    ``keep`` (changed since: the user's now), ``gone`` (already removed)."""
+    ``keep`` (changed since: the user's now; or, with ``project``, a path outside it, which init
+    never writes: an edited record must not make uninstall delete anything else), ``gone``
+    (already removed)."""
     out = []
     for entry in record.get("files") or []:
-        path = entry.get("path")
+        path = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(path, str):
             continue
         exists, now = file_state(path)
-        if not exists:
+        if project is not None and not _inside(path, project):
+            out.append((path, "keep", "outside the project, where init writes nothing"))
+        elif not exists:
             out.append((path, "gone", "no longer there"))
         elif now != entry.get("sha256"):
             out.append((path, "keep", "changed since init wrote it"))
         elif entry.get("created"):
             out.append((path, "delete", "init created it and nobody changed it"))
-        elif entry.get("original") and file_state(entry["original"])[1] == entry.get("original_sha256"):
+        elif entry.get("original") and (project is None or _inside(entry["original"], proj.project_state_dir(project))) \
+                and file_state(entry["original"])[1] == entry.get("original_sha256"):
             out.append((path, "restore", "init edited it and nobody changed it since"))
         else:
             out.append((path, "keep", "init edited it but its original is not kept"))

@@ -74,7 +74,7 @@ def _undo_init(directory, record, dry_run):
     for path, action, why in result["files"]:
         if action in verbs:
             print(f"{verbs[action][1 if dry_run else 0]} {path}: {why}")
-    kept = [path for path, action, _why in result["files"] if action == "keep"]
+    kept = [path for path, action, why in result["files"] if action == "keep" and why.startswith("changed")]
     if result["state_kept"]:
         print(f"kept {result['state_dir']}: it holds files memory-router did not write: "
               + ", ".join(result["state_kept"]))

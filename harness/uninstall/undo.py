@@ -91,7 +91,7 @@ def undo_files(project, record, dry_run=False):
     if record is None:
         return []
     done = []
-    for path, action, why in setuprecord.plan_undo(record):
+    for path, action, why in setuprecord.plan_undo(record, project):
         if not dry_run and action == "delete":
             Snapshot(path, "file").remove()  # under the lock, put back if it changed meanwhile
         elif not dry_run and action == "restore":

@@ -132,3 +132,19 @@ def test_the_init_record_names_what_init_wrote(capsys, project):
         "memory-router.toml", "memory-layer1-clusters.md", "memory-layer1-clusters.tsv"}
     assert all(e["created"] and len(e["sha256"]) == 64 for e in record["files"])
     assert record["scopes"] == ["project"] and str(project / "brain") in record["dirs"]
+
+
+def test_an_edited_record_cannot_make_uninstall_delete_a_file_outside_the_project(capsys, project, tmp_path):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    elsewhere = tmp_path / "precious.txt"
+    elsewhere.write_text("mine\n")
+    record_file = project / ".claude" / "memory-router" / "init.json"
+    record = json.loads(record_file.read_text())
+    from harness.fileops import sha256_bytes
+
+    record["files"].append({"path": str(elsewhere), "created": True, "sha256": sha256_bytes(elsewhere.read_bytes()),
+                            "original_sha256": None, "original": None})
+    record_file.write_text(json.dumps(record))
+    code, out, _err = cli(capsys, "uninstall", "--all")
+    assert code == 0 and f"kept {elsewhere}: outside the project" in out
+    assert elsewhere.read_text() == "mine\n"
