@@ -4,7 +4,8 @@ router reads: utterance rows, ``{slug: texts}``, or an utterances file beside a 
     python benchmarks/utterancefiles.py BLIND.tsv CLUSTER_FILE [--out FILE] [--engine blind] [--model fixture]
 
 writes the utterances file (``router.store.utterances`` format) for CLUSTER_FILE's members to FILE
-(default: beside CLUSTER_FILE, ``<stem>.utterances.tsv``). Each row's ``memory_hash`` is
+(default: beside CLUSTER_FILE, ``<stem>.utterances.tsv``); with ``--near-misses``, BLIND.tsv is a
+``cluster_id<TAB>near-miss`` file and the near-misses file (``<stem>.nearmisses.tsv``) is written. Each row's ``memory_hash`` is
 ``memory_text_hash`` of the memory's text: its hook line, and, when the store has a topic file
 for it (``--memory-dir``), a newline and that file's body.
 
@@ -21,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from router.store.clusterfile import load_cluster_file  # noqa: E402
-from router.config import utterances_path  # noqa: E402
+from router.config import nearmisses_path, utterances_path  # noqa: E402
+from router.store.nearmisses import NearMiss, cluster_text_hash, render_nearmisses  # noqa: E402
 from router.store.utterances import Utterance, clean_utterance, memory_text_hash, render_utterances  # noqa: E402
 
 ENRICHMENT = os.path.join(HERE, "enrichment")
@@ -92,6 +94,32 @@ def utterance_rows(blind, index, engine="blind", model="fixture", memory_dir=Non
     return rows
 
 
+def member_hash(member, memory_dir=None):
+    body = _body(memory_dir, member.slug)
+    return memory_text_hash(member.hook if body is None else member.hook + "\n" + body)
+
+
+def nearmiss_rows(near_misses, index, engine="blind", model="fixture", memory_dir=None):
+    """``router.store.nearmisses.NearMiss`` rows for the clusters of ``index`` that ``near_misses``
+    has (``{cluster id: texts}``), in cluster-file order."""
+    rows = []
+    for cluster in index.clusters:
+        digest = cluster_text_hash([f"{m.slug}:{member_hash(m, memory_dir)}" for m in cluster.members])
+        rows += [NearMiss(cluster.cluster_id, text, digest, engine, model, WRITTEN, 0)
+                 for text in near_misses.get(cluster.cluster_id, ())]
+    return rows
+
+
+def write_nearmisses_file(near_path, cluster_path, out=None, engine="blind", model="fixture", memory_dir=None):
+    """Write the near-misses file for ``cluster_path`` from a blind ``cluster_id<TAB>text`` file."""
+    index = load_cluster_file(cluster_path)
+    rows = nearmiss_rows(read_near_misses(near_path), index, engine, model, memory_dir)
+    out = out or nearmisses_path(cluster_path)
+    with open(out, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(render_nearmisses(rows))
+    return out
+
+
 def write_utterances_file(blind_path, cluster_path, out=None, engine="blind", model="fixture", memory_dir=None):
     """Write the utterances file for ``cluster_path`` from ``blind_path``; returns its path."""
     index = load_cluster_file(cluster_path)
@@ -102,12 +130,15 @@ def write_utterances_file(blind_path, cluster_path, out=None, engine="blind", mo
     return out
 
 
-def store_copy_with_utterances(cluster_path, blind_path, directory, memory_dir=None):
+def store_copy_with_utterances(cluster_path, blind_path, directory, memory_dir=None, near_path=None):
     """A copy of ``cluster_path`` in ``directory`` with its utterances file beside it (from
-    ``blind_path``); returns the copy's path. The original store is never written to."""
+    ``blind_path``) and, given ``near_path``, its near-misses file; returns the copy's path. The
+    original store is never written to."""
     target = os.path.join(directory, os.path.basename(cluster_path))
     shutil.copyfile(cluster_path, target)
     write_utterances_file(blind_path, target, memory_dir=memory_dir)
+    if near_path:
+        write_nearmisses_file(near_path, target, memory_dir=memory_dir)
     return target
 
 
@@ -119,8 +150,11 @@ def main(argv=None):
     parser.add_argument("--memory-dir", help="topic files, for the memory hash (default: none, hook line only)")
     parser.add_argument("--engine", default="blind")
     parser.add_argument("--model", default="fixture")
+    parser.add_argument("--near-misses", action="store_true",
+                        help="BLIND.tsv is a cluster_id<TAB>near-miss file: write the near-misses file instead")
     args = parser.parse_args(argv)
-    print(write_utterances_file(args.blind, args.cluster_file, args.out, args.engine, args.model, args.memory_dir))
+    write = write_nearmisses_file if args.near_misses else write_utterances_file
+    print(write(args.blind, args.cluster_file, args.out, args.engine, args.model, args.memory_dir))
     return 0
 
 

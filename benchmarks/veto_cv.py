@@ -34,7 +34,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
+from canaries.cases import Case  # noqa: E402
 from canaries.crossval import fold_of, per_kind  # noqa: E402
+from canaries.metrics import fact_recall  # noqa: E402
 from canaries.runner import run_cases  # noqa: E402
 from router.config import default_settings  # noqa: E402
 from router.routing.score import build_routing_table  # noqa: E402
@@ -45,19 +47,25 @@ from utterancefiles import ENRICHMENT, read_blind, read_near_misses  # noqa: E40
 
 NEAR_MISSES = os.path.join(ENRICHMENT, "nearmiss-example.tsv")
 MAX_NEAR_MISS_PRIMING = 0.08
+MAX_ENGINE_PRIMING = 0.08
 MAX_FALSE_PRIMING = 0.05
+ENGINE = "near-miss-engine"
+ENGINE_UTTERANCE = "utterance-engine"
 PLAIN_KINDS = ("direct", "inflection", "identifier", "member")
 EPSILON = 1e-9
-FLOORS = (8.0, 10.0, 12.0)
+FLOORS = (6.0, 8.0, 10.0, 12.0)
+VETO_FLOORS = (6.0, 8.0, 10.0)
 FAMILIES = {
     "landed": {"veto": (False,), "utterance_coverage": (0.55,), "utterance_floor": FLOORS},
     "recall": {"veto": (False,), "utterance_coverage": (0.0,), "utterance_floor": FLOORS},
-    "recall+veto": {"veto": (True,), "utterance_coverage": (0.0,), "utterance_floor": FLOORS,
-                    "veto_measure": ("coverage", "balanced"), "veto_k": (1, 3, 5), "veto_margin": (-0.1, 0.0, 0.1),
-                    "veto_strong": (0.0, 15.0, 20.0, 25.0)},
-    "gate+veto": {"veto": (True,), "utterance_coverage": (0.35, 0.45), "utterance_floor": FLOORS,
-                  "veto_measure": ("coverage", "balanced"), "veto_k": (1, 3, 5), "veto_margin": (-0.1, 0.0, 0.1),
-                  "veto_strong": (0.0, 15.0, 20.0, 25.0)},
+    "recall+veto": {"veto": (True,), "utterance_coverage": (0.0,), "utterance_floor": VETO_FLOORS,
+                    "veto_measure": ("coverage",), "veto_k": (1, 3, 5), "veto_margin": (-0.1, 0.0, 0.1),
+                    "veto_power": (1.0, 2.0), "veto_strong": (15.0,), "veto_floor": (0.0, 0.2),
+                    "veto_protect": (0.8, 0.95)},
+    "gate+veto": {"veto": (True,), "utterance_coverage": (0.35, 0.45), "utterance_floor": VETO_FLOORS,
+                  "veto_measure": ("coverage",), "veto_k": (1, 3, 5), "veto_margin": (-0.1, 0.0, 0.1),
+                  "veto_power": (1.0, 2.0), "veto_strong": (15.0,), "veto_floor": (0.0, 0.2),
+                  "veto_protect": (0.8, 0.95)},
 }
 
 
@@ -70,15 +78,43 @@ def plain_floor(results, plain):
 
 def objective(fig, below, order):
     excess = (max(0.0, fig["near_miss_people_priming"] - MAX_NEAR_MISS_PRIMING)
+              + max(0.0, fig["engine_priming"] - MAX_ENGINE_PRIMING)
               + max(0.0, fig["other_false_priming"] - MAX_FALSE_PRIMING) + sum(below.values()))
-    return (excess <= EPSILON, -round(excess, 9), round(fig["fact_recall"] or 0.0, 9),
+    recall = ((fig["fact_recall"] or 0.0) + fig["utterance_recall"]) / 2
+    return (excess <= EPSILON, -round(excess, 9), round(recall, 9),
             round(fig.get("paraphrase_recall") or 0.0, 9), -round(fig["routed_chars"], 6), -order)
 
 
+def _engine(case):
+    return ENGINE in case.tags or ENGINE_UTTERANCE in case.tags
+
+
 def judged(results, plain):
-    fig = figures(results)
-    fig["paraphrase_recall"] = per_kind(results).get("paraphrase", {}).get("fact_recall")
-    return fig, plain_floor(results, plain)
+    engine = [r for r in results if ENGINE in r.case.tags]
+    said = [r for r in results if ENGINE_UTTERANCE in r.case.tags]
+    rest = [r for r in results if not _engine(r.case)]
+    fig = figures(rest)
+    fig["engine_priming"] = sum(1 for r in engine if r.routed) / len(engine) if engine else 0.0
+    fig["utterance_recall"] = fact_recall(said)["recall"] if said else 0.0
+    fig["paraphrase_recall"] = per_kind(rest).get("paraphrase", {}).get("fact_recall")
+    return fig, plain_floor(rest, [r for r in plain if not _engine(r.case)])
+
+
+def utterance_cases(blind, index):
+    """Each engine-written utterance as a case that must inject its member, its fold its own: on
+    its fold it is routed against a table built from the member's other utterances (the engine's
+    paraphrases judged as a paraphrase the user types, never matched against itself)."""
+    members = {m.slug for c in index.clusters for m in c.members}
+    return [Case(id=f"utterance-{slug}-{j}", prompt=text, injects=(slug,), tags=(ENGINE_UTTERANCE,))
+            for slug, texts in sorted(blind.items()) if slug in members for j, text in enumerate(texts)]
+
+
+def engine_cases(near_misses):
+    """Each engine-written near-miss as a silent case, its fold its cluster's: on its fold it is
+    routed against a table holding none of that fold's clusters' near-misses, so a near-miss
+    never vetoes itself (the precision side judged on the engine's own kind of data)."""
+    return [Case(id=f"engine-{cluster_id}-{number}", prompt=text, silent=True, tags=(ENGINE,))
+            for cluster_id, texts in sorted(near_misses.items()) for number, text in enumerate(texts)]
 
 
 def points(families):
@@ -91,15 +127,36 @@ def points(families):
 
 
 def run(k, top):
-    cases, index, names = fitting_cases()
+    suite_cases, index, names = fitting_cases()
     blind = read_blind(BLIND)
-    table = extend_table(build_routing_table(index), index, utterances=blind, near_misses=read_near_misses(NEAR_MISSES),
-                         generics=extend_table.__defaults__[-1])
+    near_misses = read_near_misses(NEAR_MISSES)
+    table = extend_table(build_routing_table(index), index, utterances=blind, near_misses=near_misses)
+    engine = engine_cases(near_misses)
+    cluster_of = {f"engine-{c}-{n}": c for c, texts in near_misses.items() for n in range(len(texts))}
+    fold = {case.id: fold_of(case.id, k) for case in suite_cases} | {cid: fold_of(c, k) for cid, c in cluster_of.items()}
+    said = utterance_cases(blind, index)
+    fold |= {case.id: fold_of(case.id, k) for case in said}
+    fold_tables = [extend_table(build_routing_table(index), index,
+                                utterances={slug: tuple(t for j, t in enumerate(texts)
+                                                        if fold_of(f"utterance-{slug}-{j}", k) != f)
+                                            for slug, texts in blind.items()},
+                                near_misses={c: t for c, t in near_misses.items() if fold_of(c, k) != f})
+                   for f in range(k)]
+    by_fold = [[case for case in engine + said if fold[case.id] == f] for f in range(k)]
+    cases = suite_cases + [case for group in by_fold for case in group]
     plain_table = extend_table(build_routing_table(index), index, utterances=None)
     base = dict(default_settings(), provider="weighted")
     plain = run_cases(cases, plain_table, base)
     grid = points(FAMILIES)
-    results = [run_cases(cases, table, dict(base, **over)) for _family, over in grid]
+
+    def route_all(over):
+        settings = dict(base, **over)
+        out = run_cases(suite_cases, table, settings)
+        for f in range(k):
+            out += run_cases(by_fold[f], fold_tables[f], settings)
+        return out
+
+    results = [route_all(over) for _family, over in grid]
 
     def score(i, subset):
         picked = [results[i][j] for j in subset]
@@ -109,9 +166,9 @@ def run(k, top):
     def cross_validate(members):
         held = [None] * len(cases)
         chosen = []
-        for fold in range(k):
-            train = [i for i, case in enumerate(cases) if fold_of(case.id, k) != fold]
-            test = [i for i, case in enumerate(cases) if fold_of(case.id, k) == fold]
+        for f in range(k):
+            train = [i for i, case in enumerate(cases) if fold[case.id] != f]
+            test = [i for i, case in enumerate(cases) if fold[case.id] == f]
             best = max(members, key=lambda m: score(m, train))
             chosen.append(grid[best][1] | {"family": grid[best][0]})
             for i in test:
@@ -141,8 +198,8 @@ def run(k, top):
 
 def line(name, fig):
     para = fig.get("paraphrase_recall")
-    return (f"{name:28} facts {fig['fact_recall']:.3f} para {para if para is None else round(para, 2)} "
-            f"people {fig['near_miss_people_priming']:.2f} other {fig['other_false_priming']:.2f} "
+    return (f"{name:28} facts {fig['fact_recall']:.3f} utt {fig['utterance_recall']:.3f} para {para if para is None else round(para, 2)} "
+            f"people {fig['near_miss_people_priming']:.2f} engine {fig['engine_priming']:.2f} other {fig['other_false_priming']:.2f} "
             f"ch/rt {fig['routed_chars']:.0f}")
 
 

@@ -52,6 +52,19 @@ class RouterContext:
                            log_as="route")
 
 
+def compile_hook_table(cluster_path, config=None):
+    """Compile the hook's routing table for ``cluster_path`` now (after a command wrote the
+    store): with learning on in ``config``, its learned-terms file joins it as the hook's does.
+    ``{"entry", "seconds"}`` (``router.hooks.compiled.compile_store``); the bundled store is
+    compiled too (its table lives in the user's cache, never in the package)."""
+    from router.hooks.compiled import compile_store
+
+    learned_file = None
+    if config and config.get("learning"):
+        learned_file = config_mod.learned_path(os.path.abspath(cluster_path))
+    return compile_store(cluster_path, learned_file)
+
+
 def context_for(clusters=None, config_path=None, quiet=False):
     """The ``RouterContext`` of ``--clusters``/``--config`` (either may be ``None``)."""
     config = load_config(config_path)
@@ -63,11 +76,52 @@ def route_json(ctx, decision):
     """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
     the exact hook output. The MCP ``route`` tool returns the same object."""
     result = dict(decision)
+    if decision.get("veto"):
+        result["veto"] = explain_veto(ctx, decision["veto"])
     result["cluster_file"] = os.path.abspath(ctx.cluster_path)
     result["settings"] = ctx.settings
     text = decision["additional_context"]
     result["hook_output"] = hook_output(text) if text is not None else None
     return result
+
+
+def explain_veto(ctx, veto):
+    """The veto's verdict with its exemplars named: the nearest near-miss (or generic request) and
+    the routed members' best exemplar, each with its text and similarity (the table holds codes,
+    never text; the texts are read here, for the person asking, from the files beside the store)."""
+    from router.routing.veto import describe_code
+    from router.store.nearmisses import nearmisses_by_cluster, read_generic_negatives, read_nearmisses
+    from router.store.utterances import read_utterances, utterances_by_slug
+
+    clusters = ctx.index.clusters
+
+    def exemplar(entry):
+        if not entry:
+            return None
+        code, similarity = entry
+        kind, *where = describe_code(code)
+        out = {"kind": kind, "similarity": similarity}
+        try:
+            if kind == "member":
+                member = clusters[where[0]].members[where[1]]
+                texts = utterances_by_slug(read_utterances(config_mod.utterances_path(ctx.cluster_path)))
+                out["slug"] = member.slug
+                out["text"] = member.hook if where[2] == 0 else texts[member.slug][where[2] - 1]
+            elif kind == "near_miss":
+                cluster_id = clusters[where[0]].cluster_id
+                near = nearmisses_by_cluster(read_nearmisses(config_mod.nearmisses_path(ctx.cluster_path)))
+                out["cluster_id"] = cluster_id
+                out["text"] = near[cluster_id][where[1]]
+            else:
+                out["text"] = read_generic_negatives()[where[0]]
+        except (LookupError, OSError, ValueError):
+            out["text"] = None   # the file changed since the table was built
+        return out
+
+    shown = {key: value for key, value in veto.items() if key not in ("best_member", "nearest_negative", "negatives")}
+    shown["nearest_negative"] = exemplar(veto.get("nearest_negative"))
+    shown["best_member_exemplar"] = exemplar(veto.get("best_member"))
+    return shown
 
 
 def typed_words(prompt):

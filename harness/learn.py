@@ -148,6 +148,10 @@ def cmd_learn(args):
         result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn")
         if (result["before"], result["after"], result["written"]) != (plan["before"], plan["after"], True):
             output = report.render(result, result["written"])   # another writer came between
+        if result["written"]:
+            from harness.context import compile_hook_table
+
+            compile_hook_table(cluster_path, config)
     sys.stdout.write(output)
     return 0
 

@@ -31,6 +31,16 @@ def cmd_route(args):
               f"{', '.join(as_typed(decision['prompt_tokens'], typed)) or '(none)'}", markup=False)
     out.print(f"top {decision['top_score']}, second {decision['second_score']}, "
               f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")
+    veto = decision.get("veto")
+    if veto and veto["vetoed"]:
+        from harness.context import explain_veto
+
+        named = explain_veto(ctx, veto)
+        nearest, best = named["nearest_negative"], named["best_member_exemplar"]
+        out.print("vetoed: " + (f"nearest {nearest['kind'].replace('_', '-')} {nearest['text']!r} "
+                                f"({nearest['similarity']:.2f})" if nearest else "no routed member's exemplar is near")
+                  + (f"; the routed members' best {best.get('slug')} ({best['similarity']:.2f})" if best else ""),
+                  markup=False)
     if decision["additional_context"] is None:
         out.print("routed: nothing (the hook would print nothing)")
     else:

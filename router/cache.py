@@ -35,7 +35,7 @@ import time
 import zlib
 
 from router import __version__
-from router.config import utterances_path
+from router.config import nearmisses_path, utterances_path
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
@@ -334,7 +334,7 @@ def _open_table(entry, key):
     return table
 
 
-def load_routing_table(path, build, companions=()):
+def load_routing_table(path, build, companions=(), fallback=None, beside=True):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
     current, else ``build(path)`` (whose result is then cached). Both answer the same lookups.
     ``companions``: other files ``build`` reads (a changed one means a rebuild); a table built
@@ -342,10 +342,16 @@ def load_routing_table(path, build, companions=()):
     is always one of them (``_companions``).
 
     A shard is checked only when a lookup first reads it, so a lookup on a cached table can
-    raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding."""
+    raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding.
+
+    ``fallback(path)``, when given, is asked first on a miss: a table it returns is used instead
+    of building (the hook routes on the cluster file alone rather than build a table it could not
+    finish in its budget; ``router.hooks.compiled``), ``None`` means build. ``beside=False``: the
+    files beside the cluster file (utterances, near-misses) are not part of the key (a table
+    built on the cluster file alone)."""
     path = os.path.abspath(path)
-    kind = _table_kind(companions)
-    key, st = _stat_key(path, kind, _companions(path, companions))
+    kind = _table_kind(companions, beside)
+    key, st = _stat_key(path, kind, _companions(path, companions, beside))
     if _caching_off():
         return build(path)
     entry = _entry_path(path, kind)
@@ -353,7 +359,46 @@ def load_routing_table(path, build, companions=()):
         return _open_table(entry, key)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         pass
+    if fallback is not None:
+        table = fallback(path)
+        if table is not None:
+            return table
     return _build_and_store(path, build, key, st, entry)
+
+
+def compile_routing_table(path, build, companions=()):
+    """Build the routing table of the cluster file at ``path`` now and store it where
+    ``load_routing_table`` looks, settled or not: for a command that has just written the store
+    (the files are ours, replaced by rename, so a later write cannot keep their key short of a
+    same-size in-place edit within one clock tick). Returns the entry's path, or ``None`` when
+    caching is off or the entry could not be written."""
+    path = os.path.abspath(path)
+    if _caching_off():
+        return None
+    kind = _table_kind(companions, True)
+    key, _st = _stat_key(path, kind, _companions(path, companions, True))
+    entry = _entry_path(path, kind)
+    table = build(path)
+    _store(entry, serialise_table(table, key))
+    try:
+        return entry if _open_table(entry, key) is not None else None
+    except (OSError, EOFError, ValueError, TypeError, struct.error):
+        return None
+
+
+def table_is_current(path, companions=()):
+    """Whether the stored routing table of ``path`` (with the files beside it) is current."""
+    path = os.path.abspath(path)
+    if _caching_off():
+        return False
+    kind = _table_kind(companions, True)
+    key, _st = _stat_key(path, kind, _companions(path, companions, True))
+    try:
+        table = _open_table(_entry_path(path, kind), key)
+    except (OSError, EOFError, ValueError, TypeError, struct.error):
+        return False
+    os.close(table["clusters"].reader.fd)
+    return True
 
 
 def _build_and_store(path, build, key, st, entry):
@@ -366,22 +411,26 @@ def _build_and_store(path, build, key, st, entry):
     return table
 
 
-def _table_kind(companions):
-    return "table-companions" if companions else "table"
+def _table_kind(companions, beside=True):
+    kind = "table-companions" if companions else "table"
+    return kind if beside else kind + "-alone"
 
 
-def _companions(path, companions):
+def _companions(path, companions, beside=True):
     """What a table of the cluster file at ``path`` is built from besides it: the caller's
-    ``companions`` and, always, the utterances file beside it (``router.routing.weightedtable`` reads it
-    whenever it builds a table), so writing, editing or deleting that file means a rebuild."""
-    return tuple(companions) + (utterances_path(path),)
+    ``companions`` and the utterances and near-misses files beside it (``router.routing.weightedtable``
+    reads them whenever it builds a table), so writing, editing or deleting one means a rebuild;
+    ``beside=False``: the caller's alone."""
+    if not beside:
+        return tuple(companions)
+    return tuple(companions) + (utterances_path(path), nearmisses_path(path))
 
 
-def use_routing_table(path, build, use, companions=()):
+def use_routing_table(path, build, use, companions=(), fallback=None):
     """``use(table)`` for the cluster file at ``path``. When a shard read on the way fails its
     checksum, the table is rebuilt from the file, the entry rewritten, and ``use`` called again
     on the fresh table: a damaged cache costs one rebuild, never a wrong or missing answer."""
-    table = load_routing_table(path, build, companions)
+    table = load_routing_table(path, build, companions, fallback)
     try:
         return use(table)
     except CorruptCacheError:

@@ -37,16 +37,19 @@ DEFAULTS = {
     "word_prior_knee": 3.5,
     "utterances": True,
     "utterance_weight": 0.0,
-    "utterance_floor": 10.0,
-    "utterance_coverage": 0.55,
+    "utterance_floor": 8.0,
+    "utterance_coverage": 0.45,
     "utterance_strong": 15.0,
     "utterance_line_share": 0.5,
     "utterance_line_limit": 0,
-    "veto": False,
-    "veto_k": 1,
+    "veto": True,
+    "veto_k": 5,
     "veto_margin": -0.1,
+    "veto_power": 1.0,
     "veto_measure": "coverage",
-    "veto_strong": 0.0,
+    "veto_strong": 15.0,
+    "veto_floor": 0.2,
+    "veto_protect": 0.8,
 }
 
 # Claude Code replaces hook output over this many characters with a preview and a file path.
@@ -97,8 +100,14 @@ DOCS = {
     "veto_k": "weighted provider, utterances (veto): how many nearest exemplars vote",
     "veto_margin": "weighted provider, utterances (veto): the negatives must beat the routed members by more than "
                    "this summed similarity (negative: vetoes more)",
+    "veto_floor": "weighted provider, utterances (veto): a decision none of whose routed members has an exemplar "
+                  "this near the prompt is dropped (0: off)",
+    "veto_protect": "weighted provider, utterances (veto): a decision whose top cluster explains this share of the "
+                    "prompt's known words (utterance_coverage's measure) is never vetoed (0: any can be)",
     "veto_strong": "weighted provider, utterances (veto): a best member this strong (idf units) is never vetoed "
                    "(0: any can be)",
+    "veto_power": "weighted provider, utterances (veto): each of the k nearest votes its similarity to this power "
+                  "(2: the nearest count most)",
     "veto_measure": "weighted provider, utterances (veto): how a prompt's nearness to an exemplar is measured: "
                     "cosine, balanced or coverage (router.routing.veto)",
 }
@@ -285,6 +294,9 @@ RANGES = {
     "veto_k": (1, 50, "it is a count of exemplars"),
     "veto_margin": (-1.0, 1.0, "it is a difference of summed cosine similarities"),
     "veto_strong": (0.0, None, "a weight in IDF units (0: never)"),
+    "veto_floor": (0.0, 1.0, "it is a similarity between 0 and 1"),
+    "veto_power": (0.5, 4.0, "it is an exponent of a similarity"),
+    "veto_protect": (0.0, 1.0, "it is a share of the prompt's known words"),
 }
 
 

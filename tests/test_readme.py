@@ -159,6 +159,8 @@ def config_rows():
     for key, value in config.DEFAULTS.items():
         if isinstance(value, bool):
             allowed = "true/false"
+        elif key in config.CHOICES:
+            allowed = "one of " + ", ".join(config.CHOICES[key])
         elif isinstance(value, (int, float)):
             low, high, _why = config.RANGES[key]
             allowed = f"≥ {_number(low)}" if high is None else f"{_number(low)} to {_number(high)}"

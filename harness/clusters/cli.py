@@ -108,10 +108,37 @@ def register(subparsers):
     convert.add_argument("--out", metavar="FILE",
                          help="output path (default: FILE with the new extension; - for stdout)")
     convert.set_defaults(handler=cmd_clusters_convert)
+    compile_ = sub.add_parser(
+        "compile", help="compile the hook's routing table now (utterances and near-misses included)",
+        description="Builds the routing table the hook reads for the cluster file (with its utterances, "
+                    "near-misses and, with learning on, learned terms) and stores it in the cache, so no "
+                    "prompt pays the build. enrich, build, init, learn and the MCP record_feedback do this "
+                    "after every write; run it after editing those files by hand.")
+    options.clusters_and_config(compile_)
+    options.json_output(compile_)
+    compile_.set_defaults(handler=cmd_clusters_compile)
     register_build(sub)
     from harness.clusters.enrich_cli import register_enrich
 
     register_enrich(sub)
+
+
+def cmd_clusters_compile(args):
+    from harness.context import compile_hook_table, resolve_cli_clusters
+    from harness.output import print_json
+    from router.configfile import load_config
+
+    config = load_config(args.config)
+    path = resolve_cli_clusters(args.clusters, config)
+    result = dict(compile_hook_table(path, config), cluster_file=os.path.abspath(path))
+    if args.json:
+        print_json(result)
+    elif result["entry"] is None:
+        print(f"{path}: caching is off (MEMORY_ROUTER_NO_CACHE, or no cache directory): the hook builds the "
+              "table on each prompt")
+    else:
+        print(f"compiled the hook's routing table for {path} in {result['seconds']:.2f} s")
+    return 0
 
 
 def cmd_clusters_build(args):
@@ -130,6 +157,11 @@ def cmd_clusters_build(args):
                     args.keep_clusters, args.dry_run, args.config, namer=stage)
     if stage is not None:
         summary["enrich"] = stage.enrich(summary["out"]["md"])
+    if not args.dry_run and summary.get("written"):
+        from harness.context import compile_hook_table
+        from router.configfile import load_config
+
+        summary["compiled"] = compile_hook_table(summary["out"]["md"], load_config(args.config))
     if args.json:
         print_json(summary)
     else:

@@ -15,16 +15,19 @@ from collections import namedtuple
 
 from harness.clusters.engine_process import StopPolicy
 from harness.clusters.engines import EngineError, answer_tokens
-from harness.clusters.enrich_plan import merge_rows, new_rows
+from harness.clusters.enrich_plan import merge_near_rows, merge_rows, new_rows
 from harness.clusters.enrich_protocol import (
+    DEFAULT_NEAR_MISSES,
     SYSTEM_PROMPT,
     asked_slugs,
     check_enrich_answer,
+    check_near_misses,
     enrich_request,
     prompt_text,
     request_problems,
 )
 from router.store.learned import utc_stamp
+from router.store.nearmisses import NearMiss, render_nearmisses
 from router.store.utterances import render_utterances
 
 RETRIES = 3                    # a transient failure is tried again this many times
@@ -32,9 +35,10 @@ BACKOFF_SECONDS = 2.0          # then 4, 8: exponential, capped
 MAX_BACKOFF_SECONDS = 60.0
 
 Estimate = namedtuple("Estimate", "requests input_tokens output_tokens")
-Outcome = namedtuple("Outcome", "cluster_id slugs written notes error attempts")
+Outcome = namedtuple("Outcome", "cluster_id slugs written notes error attempts near_misses", defaults=(0,))
 Outcome.__doc__ = ("One cluster's result: the slugs asked, how many rows were written, notes on what was "
-                   "dropped and why, the error (None when it succeeded) and the attempts made.")
+                   "dropped and why, the error (None when it succeeded), the attempts made, and how many "
+                   "near-misses were written.")
 Event = namedtuple("Event", "kind index total cluster_id detail")
 Event.__doc__ = ("Progress: kind is start, retry, done or stopped; detail is the Outcome (done), the error (retry), "
                  "or why the run stopped, with the fix and how many clusters were not asked (stopped).")
@@ -55,10 +59,10 @@ def estimate(requests, engine):
 
 
 def job_requests(jobs, per_memory):
-    """One ``memory-router.enrich/1`` request per job, checked against the protocol before sending."""
+    """One ``memory-router.enrich/2`` request per job, checked against the protocol before sending."""
     requests = []
     for job in jobs:
-        request = enrich_request(job.cluster, job.memories, per_memory, job.neighbours)
+        request = enrich_request(job.cluster, job.memories, per_memory, job.neighbours, job.near_misses)
         problems = request_problems(request)
         if problems:  # a bug here, not the user's input: never send a request that breaks the protocol
             raise AssertionError(f"enrich request for {job.cluster.cluster_id} breaks the protocol: {problems}")
@@ -87,17 +91,23 @@ def ask_with_retries(engine, request, retries=RETRIES, backoff=BACKOFF_SECONDS, 
 
 
 class UtterancesWriter:
-    """The utterances file, rewritten whole and atomically (temp file, fsync, rename) after each
-    finished cluster. The file as it was when the run began is archived beside it before the
-    first overwrite; a file changed by someone else meanwhile is never overwritten (the run stops
-    with a ``RefusedError``). ``dry_run`` keeps the text in memory and writes nothing."""
+    """The utterances file (or, with ``render`` and ``what``, the near-misses file), rewritten
+    whole and atomically (temp file, fsync, rename) after each finished cluster. The file as it
+    was when the run began is archived beside it before the first overwrite; a file changed by
+    someone else meanwhile is never overwritten (the run stops with a ``RefusedError``).
+    ``dry_run`` keeps the text in memory and writes nothing. ``near``: the near-misses file's
+    writer, beside the utterances file's (``prepare`` sets it)."""
 
-    def __init__(self, path, dry_run=False):
+    near = None
+
+    def __init__(self, path, dry_run=False, render=render_utterances, what="utterances file"):
         from harness.fileops import Snapshot
 
         self.path = os.fspath(path)
         self.dry_run = dry_run
-        self.snapshot = Snapshot(self.path, "utterances file")
+        self.render = render
+        self.what = what
+        self.snapshot = Snapshot(self.path, what)
         self.original = self.snapshot.data
         self.existed = self.snapshot.exists
         self.text = self.original.decode("utf-8", "replace")
@@ -105,7 +115,7 @@ class UtterancesWriter:
         self.writes = 0
 
     def write(self, rows):
-        text = render_utterances(rows)
+        text = self.render(rows)
         if text == self.text:
             return False
         self.text = text
@@ -123,7 +133,7 @@ class UtterancesWriter:
             self.archived = write_archive(directory, stem + ".archive", ".tsv", self.original)
         self.snapshot.replace(data, note=f"; the archive {self.archived} is kept" if self.archived else "")
         self.writes += 1
-        self.snapshot = Snapshot(self.path, "utterances file")
+        self.snapshot = Snapshot(self.path, self.what)
         return True
 
     def diff(self):
@@ -169,14 +179,16 @@ def read_bodies(directory):
     return bodies
 
 
-def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=None):
+def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=None, near_misses=DEFAULT_NEAR_MISSES):
     """``(plan, writer)`` for the cluster file at ``cluster_path`` (or ``index``, its content when
-    the caller has it) and its utterances file: a damaged utterances file is an
-    ``UtterancesFileError`` (exit 2) and is never rewritten."""
+    the caller has it), its utterances file and (``writer.near``) its near-misses file, with
+    ``near_misses`` asked per cluster (0: none): a damaged utterances or near-misses file is an
+    ``InputError`` (exit 2) and is never rewritten."""
     from harness.clusters.enrich_plan import plan_enrich
-    from router.store.clusterfile import load_cluster_file
-    from router.config import utterances_path
+    from router.config import nearmisses_path, utterances_path
     from router.errors import decode_utf8
+    from router.store.clusterfile import load_cluster_file
+    from router.store.nearmisses import NearMissesFileError, parse_nearmisses_text
     from router.store.utterances import UtterancesFileError, parse_utterances_text
 
     index = index if index is not None else load_cluster_file(cluster_path)
@@ -187,7 +199,15 @@ def prepare(cluster_path, memory_dir=None, force=False, dry_run=False, index=Non
         text = decode_utf8(writer.original, path, "utterances file", UtterancesFileError,
                            fix="save it as UTF-8, or delete it and run memory-router clusters enrich")
         rows = parse_utterances_text(text, path)
-    return plan_enrich(index, read_bodies(memory_dir), rows, force), writer
+    near_path = nearmisses_path(cluster_path)
+    writer.near = UtterancesWriter(near_path, dry_run, render_nearmisses, "near-misses file")
+    near_rows = []
+    if writer.near.existed:
+        text = decode_utf8(writer.near.original, near_path, "near-misses file", NearMissesFileError,
+                           fix="save it as UTF-8, or delete it and run memory-router clusters enrich")
+        near_rows = parse_nearmisses_text(text, near_path)
+    return plan_enrich(index, read_bodies(memory_dir), rows, force, near_rows, near_misses,
+                       writer.near.existed), writer
 
 
 def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sleep, now=time.time,
@@ -203,7 +223,10 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
     emit = on_event or (lambda event: None)
     requests = job_requests(plan.jobs, per_memory)
     rows = list(plan.rows)
+    near_rows = list(plan.near_rows)
     order = list(plan.store)
+    cluster_order = list(plan.cluster_hashes)
+    told_no_near = False
     outcomes, policy, stopped_after = [], StopPolicy(), None
     total = len(plan.jobs)
     for index, (job, request) in enumerate(zip(plan.jobs, requests)):
@@ -234,8 +257,23 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
                                 for slug, texts in check.utterances.items()}
                 rows = merge_rows(rows, replacements, order)
                 writer.write(rows)
-                outcome = Outcome(cluster_id, slugs, sum(len(r) for r in replacements.values()), check.notes,
-                                  None, attempts)
+                notes, near_written = list(check.notes), 0
+                if job.near_misses:
+                    near = check_near_misses(answer, job.near_misses)
+                    notes += near.notes
+                    if not near.answered and not told_no_near:
+                        told_no_near = True   # said once a run: an enrich/1 engine never writes them
+                        notes.append("the engine answers without near_misses (a memory-router.enrich/1 engine): "
+                                     "its clusters get none, and the veto uses the generic requests alone")
+                    elif near.texts:
+                        fresh = [NearMiss(cluster_id, text, plan.cluster_hashes[cluster_id], engine.name,
+                                          engine.model or "-", stamp, 0) for text in near.texts]
+                        near_rows = merge_near_rows(near_rows, cluster_id, fresh, cluster_order)
+                        near_written = len(fresh)
+                        if writer.near is not None:
+                            writer.near.write(near_rows)
+                outcome = Outcome(cluster_id, slugs, sum(len(r) for r in replacements.values()), notes,
+                                  None, attempts, near_written)
         outcomes.append(outcome)
         emit(Event("done", index, total, cluster_id, outcome))
         if policy.reason is not None and stopped_after is None:
@@ -245,7 +283,12 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
     if not plan.jobs and plan.dropped:
         rows = merge_rows(rows, {}, order)
         writer.write(rows)
-    return EnrichResult(outcomes, rows, writer.writes > 0, writer.archived)
+    if writer.near is not None and not writer.near.writes and (
+            near_rows != list(plan.near_rows)                     # rows of clusters that left the store
+            or (not writer.near.existed and any(job.near_misses for job in plan.jobs))):
+        writer.near.write(near_rows)  # asked once: even empty, the file says so (not asked again each run)
+    written = writer.writes > 0 or (writer.near is not None and writer.near.writes > 0)
+    return EnrichResult(outcomes, rows, written, writer.archived)
 
 
 def stopped_line(reason, not_asked):
@@ -263,6 +306,8 @@ def summary_line(outcome):
         text = f"{outcome.cluster_id}: FAILED, nothing written for {len(outcome.slugs)} memories: {outcome.error}"
     else:
         text = f"{outcome.cluster_id}: {outcome.written} utterances for {len(outcome.slugs)} memories"
+        if outcome.near_misses:
+            text += f", {outcome.near_misses} near-misses"
     if outcome.notes:
         text += "; " + "; ".join(outcome.notes)
     if outcome.attempts > 1:

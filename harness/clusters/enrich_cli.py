@@ -7,11 +7,13 @@ The engine options (``--engine --command --model --timeout --per-memory --yes``)
 import os
 import sys
 
+from router import config as config_mod
+
 DEFAULT_ENGINE = "claude"
 
 
 def add_engine_options(parser, engine_help=None):
-    from harness.clusters.enrich_protocol import DEFAULT_PER_MEMORY, MAX_PER_MEMORY
+    from harness.clusters.enrich_protocol import DEFAULT_NEAR_MISSES, DEFAULT_PER_MEMORY, MAX_NEAR_MISSES, MAX_PER_MEMORY
 
     parser.add_argument("--engine", metavar="NAME",
                         help=engine_help or f"who writes the utterances: claude (your Claude Code CLI, headless), "
@@ -27,6 +29,10 @@ def add_engine_options(parser, engine_help=None):
                              "one: haiku for claude, claude-haiku-5-5 for anthropic)")
     parser.add_argument("--per-memory", metavar="N", type=int, default=DEFAULT_PER_MEMORY,
                         help=f"utterances asked per memory, 1 to {MAX_PER_MEMORY} (default: {DEFAULT_PER_MEMORY})")
+    parser.add_argument("--near-misses", metavar="K", type=int, default=DEFAULT_NEAR_MISSES,
+                        help=f"near-misses asked per cluster, 0 to {MAX_NEAR_MISSES}: requests that graze its words "
+                             f"but need no memory, which keep the router quiet on them (0: none; default: "
+                             f"{DEFAULT_NEAR_MISSES})")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=None,
                         help="per request (default: fitted to each request's answer, 30 s plus 1 s per 20 "
                              "answer tokens for claude, 20 s plus that for anthropic, 60 s plus 1 s per 5 for "
@@ -42,7 +48,10 @@ def register_enrich(clusters_subparsers):
         description="Writes <cluster file stem>.utterances.tsv beside the cluster file: for each memory, "
                     "short things a user might type when it is the one they need, written by the engine you "
                     "choose, one request per cluster (its members together), from the hook lines and the "
-                    "topic files of the memory directory. Only memories without rows or whose text changed "
+                    "topic files of the memory directory; and <stem>.nearmisses.tsv: per cluster, requests "
+                    "that graze its words but need no memory (--near-misses). After writing, every "
+                    "utterance is routed with the veto on: a near-miss that silences a member's own "
+                    "utterances is dropped and named; self-routing before and after is printed. Only memories without rows or whose text changed "
                     "are asked; rows of memories that left are dropped; rows you wrote (memory_hash -) stay. "
                     "Shows an estimate first and asks before sending (--yes: don't ask). The file is written "
                     "after every finished cluster: an interrupted run keeps them and the next one resumes. "
@@ -71,6 +80,10 @@ def engine_from(args, config):
     config = config or {}
     if not 1 <= args.per_memory <= MAX_PER_MEMORY:
         raise InputError(f"--per-memory {args.per_memory} is out of range", fix=f"pass 1 to {MAX_PER_MEMORY}")
+    from harness.clusters.enrich_protocol import MAX_NEAR_MISSES
+
+    if not 0 <= getattr(args, "near_misses", 0) <= MAX_NEAR_MISSES:
+        raise InputError(f"--near-misses {args.near_misses} is out of range", fix=f"pass 0 to {MAX_NEAR_MISSES}")
     if args.timeout is not None and not args.timeout > 0:
         raise InputError(f"--timeout {args.timeout} is not a positive number of seconds", fix="pass --timeout 300")
     name = args.engine or config.get("enrich_engine") or DEFAULT_ENGINE
@@ -136,6 +149,49 @@ def run_with_progress(run, total, quiet, label="enrich", lines=True):
         return run(on_event)
 
 
+def plan_index(cluster_path):
+    from router.store.clusterfile import load_cluster_file
+
+    return load_cluster_file(cluster_path)
+
+
+def check_written_store(cluster_path, writer, settings, before, build, route):
+    """After a run that wrote: the veto's self-check (near-misses that silence a member's own
+    utterances are dropped from the file and named) and self-routing before and after."""
+    from harness.clusters import selfcheck
+
+    index = plan_index(cluster_path)
+    utterances, near_misses, near_rows = selfcheck.read_store_files(cluster_path)
+    kept, dropped = selfcheck.veto_self_check(index, utterances, near_misses, settings, build, route)
+    if dropped and writer.near is not None:
+        gone = {(cluster_id, text) for cluster_id, texts in dropped.items() for text in texts}
+        writer.near.write([row for row in near_rows if (row.key, row.text) not in gone])
+    after = selfcheck.self_routing(index, build(utterances, kept), settings, utterances, route)
+    return {"dropped_near_misses": dropped, "before": before, "after": after,
+            "lost": selfcheck.lost_families(before, after)}
+
+
+def self_check_lines(check):
+    """``[(line, to stderr)]`` of the self-check: one per cluster that lost near-misses, the
+    self-routing before and after, a warning per family that routes less than before."""
+    from harness.clusters.enrich_protocol import show
+
+    lines = []
+    for cluster_id, texts in sorted(check["dropped_near_misses"].items()):
+        lines.append((f"{cluster_id}: dropped {len(texts)} near-miss(es) that silenced the cluster's own "
+                      "utterances: " + ", ".join(show(t, 50) for t in texts[:3]) + (", ..." if len(texts) > 3 else ""),
+                      False))
+    parts = []
+    for family, now in check["after"].items():
+        then = check["before"].get(family, {"hit": 0, "total": 0})
+        parts.append(f"{family} {now['hit']}/{now['total']} (before {then['hit']}/{then['total']})")
+    lines.append(("self-routing: " + "; ".join(parts), False))
+    for family in check["lost"]:
+        lines.append((f"memory-router: warning: fewer {family} route to their own memory than before this run "
+                      "(memory-router route PROMPT shows why; edit or delete the rows that took them)", True))
+    return lines
+
+
 def cmd_clusters_enrich(args):
     from harness.clusters import enrich
     from harness.context import is_bundled, resolve_cli_clusters
@@ -153,7 +209,8 @@ def cmd_clusters_enrich(args):
     if memory_dir and not os.path.isdir(memory_dir) and not args.memory_dir:
         memory_dir = None            # a guessed location that does not exist: hook lines only
     engine = engine_from(args, config)
-    plan, writer = enrich.prepare(cluster_path, memory_dir, force=args.force, dry_run=args.dry_run)
+    plan, writer = enrich.prepare(cluster_path, memory_dir, force=args.force, dry_run=args.dry_run,
+                                  near_misses=args.near_misses)
     requests = enrich.job_requests(plan.jobs, args.per_memory)
     figure = enrich.estimate(requests, engine)
     say = (lambda text: None) if args.json else (lambda text: print(text, flush=True))
@@ -172,6 +229,15 @@ def cmd_clusters_enrich(args):
     else:
         say("nothing to ask: every memory's utterances are current (--force asks again)")
     done = []
+    checking = not args.dry_run and bool(requests or plan.dropped)
+    if checking:
+        from harness.clusters import selfcheck
+
+        settings = config_mod.settings_of(config)
+        build, route = selfcheck.store_tables(plan_index(cluster_path))
+        utterances_then, near_then, _rows = selfcheck.read_store_files(cluster_path)
+        before = selfcheck.self_routing(plan_index(cluster_path), build(utterances_then, near_then), settings,
+                                        utterances_then, route)
 
     def run(on_event):
         def tracked(event):
@@ -201,6 +267,12 @@ def cmd_clusters_enrich(args):
     }
     if args.dry_run:
         report["diff"] = writer.diff()
+    elif result.written:
+        report["self_check"] = check_written_store(cluster_path, writer, settings, before, build, route)
+        # The hook reads a compiled table: build it now, not inside the next prompt.
+        from harness.context import compile_hook_table
+
+        report["compiled"] = compile_hook_table(cluster_path, config)
     if args.json:
         print_json(report)
     else:
@@ -211,6 +283,13 @@ def cmd_clusters_enrich(args):
             if result.archived:
                 say(f"archived the previous file to {result.archived}")
             say(f"wrote {writer.path} ({len(result.rows)} rows)")
+            for line, to_stderr in self_check_lines(report["self_check"]):
+                if to_stderr:
+                    print(line, file=sys.stderr)
+                else:
+                    say(line)
+            if report.get("compiled", {}).get("entry"):
+                say(f"compiled the hook's routing table ({report['compiled']['seconds']:.2f} s)")
         if failures:
             not_asked = sum(1 for o in failures if o.attempts == 0)     # after a stop (StopPolicy)
             print(f"{len(failures) - not_asked} of {len(result.outcomes)} cluster(s) failed"

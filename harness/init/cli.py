@@ -147,6 +147,11 @@ def cmd_init(args):
 
     ok = True
     if not args.dry_run:
+        # The hook's table, compiled now: the first prompt pays no build (router.hooks.compiled).
+        from harness.context import compile_hook_table
+        from harness.project import project_config
+
+        report["compiled"] = compile_hook_table(plan["cluster_path"], project_config(directory))
         checks, failed, warned, seconds = setup.doctor_summary(directory)
         ok = not failed
         report["seconds"]["doctor"] = round(seconds, 3)

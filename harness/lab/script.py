@@ -168,7 +168,7 @@ TYPE_WORDS = ("env", "feedback", "project", "reference", "user")
 
 def enrich_reply(body):
     """The reply to the memory-router request in ``body``'s latest prompt (``{}`` when it holds
-    none): for ``memory-router.enrich/1`` ``per_memory`` utterances per memory, made of its slug's
+    none): for ``memory-router.enrich/2`` ``per_memory`` utterances per memory, made of its slug's
     words; for ``memory-router.label/1`` an id, label and tags from its first member's slug."""
     text = last_user_text(body)
     at = text.find(REQUEST_MARKER)

@@ -278,8 +278,14 @@ class MemoryStore:
                              fix="pass a slug from the route or search_memory results")
         ctx = self.context()
         hand_tags = self._load()["hand_tags"]
-        return add_feedback(self.learned_path(), prompt, slug, useful, index=ctx.index,
-                            cap=self.config["learned_cap"], source="mcp", hand_tags=hand_tags)
+        result = add_feedback(self.learned_path(), prompt, slug, useful, index=ctx.index,
+                              cap=self.config["learned_cap"], source="mcp", hand_tags=hand_tags)
+        if result.get("written"):
+            # The hook reads a compiled table: the feedback takes effect on the next prompt at no cost.
+            from harness.context import compile_hook_table
+
+            compile_hook_table(self.cluster_path, self.config)
+        return result
 
     def cluster_index(self):
         """The cluster index as Markdown: one line per cluster (id, size, tags, label)."""

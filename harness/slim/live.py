@@ -161,12 +161,17 @@ def resolve_archive(explicit, memory_dir, live_path):
             raise InputError("the archive named is the live MEMORY.md itself", path=path,
                              fix="pass an archive file")
         return path
-    from harness.archives import list_archives
+    from harness.archives import scan_archives
 
     # Regular files only, named exactly (harness.archives): a directory or a symlink named like
     # the newest archive is nothing a render wrote.
-    names = list_archives(memory_dir, slim.ARCHIVE_STEM, ".md")
+    names, strays = scan_archives(memory_dir, slim.ARCHIVE_STEM, ".md")
     name = names[-1] if names else None
+    if name is None and strays:
+        stray, kind = strays[-1]
+        kind = "a named pipe (FIFO)" if kind == "a FIFO" else kind
+        raise InputError(f"{stray} is {kind}, not an archive a render wrote; nothing was written",
+                         path=os.path.join(memory_dir, stray), fix="pass --archive FILE with a real archive")
     if name is None:
         raise RefusedError(f"no {slim.ARCHIVE_STEM}-<UTC stamp>.md archive in {memory_dir}; nothing was written",
                            fix="pass --archive FILE")

@@ -13,30 +13,17 @@ import time
 from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import use_routing_table
-from router.errors import InputError
-from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
+from router.hookconfig import hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
-from router.providers.provider import build_table, route
+from router.hooks.compiled import build_table_of, companions_of, fallback_for
+from router.providers.provider import route
 from router.hooks.session import after_compaction, hook_stage, reset_session
 from router.hooks.sessionrecord import read_trusted_record, record_path, write_record
 from router.store.transcriptscan import transcript_size
 
 
 def _build_table(path, learned_file=None):
-    # Imported here: with a current cache the hook never parses the cluster file.
-    from router.store.clusterfile import load_cluster_file
-
-    check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
-    terms = None
-    if learned_file is not None:
-        from router.store.learned import read_learned, terms_by_slug
-
-        try:
-            terms = terms_by_slug(read_learned(learned_file))
-        except InputError as err:
-            # A damaged learned file must not silence the router: route on the hand-made words.
-            log_diagnostic("hook", f"{err}; routing without learned terms until it is fixed")
-    return build_table(load_cluster_file(path), learned_terms=terms)
+    return build_table_of(path, learned_file, log=lambda message: log_diagnostic("hook", message))
 
 
 def _hook_args(argv):
@@ -64,10 +51,13 @@ def decide(payload, options):
     # With learning on, the learned-terms file is read with the cluster file and its stat joins
     # the cache key, so a `learn` run or a feedback takes effect on the next prompt.
     learned_file = config_mod.learned_path(os.path.abspath(path)) if config and config.get("learning") else None
+    # A table the hook could not build within its budget is never built here: it routes on the
+    # cluster file alone and a rebuild starts outside the prompt (router.hooks.compiled).
     decision = use_routing_table(
         path, lambda p: _build_table(p, learned_file),
         lambda table: route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path),
-        companions=(learned_file,) if learned_file else ())
+        companions=companions_of(learned_file),
+        fallback=fallback_for(learned_file, lambda message: log_diagnostic("hook", message)))
     if decision["additional_context"] is None:
         return None
     # Which clusters is the router's call; which of their lines this session still needs is

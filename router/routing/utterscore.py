@@ -235,8 +235,10 @@ def route_with_utterances(prompt, table, settings):
             chosen = []
     veto = None
     strong_veto = settings["veto_strong"]
+    protect = settings["veto_protect"]
     if (chosen and settings["veto"] and "exemplar_postings" in table
-            and not (strong_veto > 0 and member_part(parts, chosen[0], best) >= strong_veto)):
+            and not (strong_veto > 0 and member_part(parts, chosen[0], best) >= strong_veto)
+            and not (protect > 0 and share is not None and share >= protect)):
         from router.routing.veto import judge
 
         veto = judge(text, table, chosen, settings)

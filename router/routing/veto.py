@@ -10,8 +10,10 @@ needed": the near-misses the engine wrote for every cluster and the shipped gene
 Similarity is TF-IDF cosine over stemmed unigrams and adjacent bigrams (``exemplar_terms``;
 binary term frequency, idf over all exemplars, each exemplar's vector of unit length). Among the
 ``veto_k`` exemplars nearest the prompt, counting only the routed members' and the negatives,
-the decision is dropped (the prompt gets nothing) when the negatives' summed similarity exceeds the
-routed members' plus ``veto_margin`` (a negative margin vetoes more). ``veto_k``,
+each neighbour votes its similarity raised to ``veto_power`` (2: the nearest count most), and
+the decision is dropped (the prompt gets nothing) when the negatives' summed vote exceeds the
+routed members' plus ``veto_margin`` (a negative margin vetoes more), or when no routed member's
+exemplar reaches ``veto_floor``. ``veto_k``,
 ``veto_margin`` and whether the coverage gate still applies are what benchmarks/veto_cv.py chose
 by cross-validation on the example store's fitting data (docs/providers.md).
 
@@ -131,10 +133,14 @@ def judge(text, table, chosen, settings):
     ranked.sort(key=lambda item: (-item[0], item[1]))
     k = max(1, int(settings["veto_k"]))
     nearest = ranked[:k]
-    positive = sum(s for s, code in nearest if code >= 0)
-    negative = sum(s for s, code in nearest if code < 0)
+    power = settings["veto_power"]
+    positive = sum(s ** power for s, code in nearest if code >= 0)
+    negative = sum(s ** power for s, code in nearest if code < 0)
     best_member = next(((code, round(s, 4)) for s, code in ranked if code >= 0), None)
     nearest_negative = next(((code, round(s, 4)) for s, code in ranked if code < 0), None)
-    return {"vetoed": negative > 0 and negative > positive + settings["veto_margin"],
+    floor = settings["veto_floor"]
+    weak = floor > 0 and (best_member is None or best_member[1] < floor)
+    return {"vetoed": weak or (negative > 0 and negative > positive + settings["veto_margin"]),
             "positive": round(positive, 4), "negative": round(negative, 4),
-            "best_member": best_member, "nearest_negative": nearest_negative, "k": k}
+            "best_member": best_member, "nearest_negative": nearest_negative, "k": k,
+            "negatives": [code for _s, code in nearest if code < 0]}

@@ -51,11 +51,12 @@ class NearMissesFileError(InputError):
     """A near-misses file that cannot be read back (exit 2; the hook routes without it)."""
 
 
-def cluster_text_hash(member_texts):
-    """16 hex digits of the SHA-256 of a cluster's member texts (slug, hook line, body), in order."""
+def cluster_text_hash(member_hashes):
+    """16 hex digits of the SHA-256 of a cluster's members, in file order: each member's slug and
+    ``memory_text_hash`` (``slug:hash``). A member added, removed or edited changes it."""
     digest = hashlib.sha256()
-    for text in member_texts:
-        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    for item in member_hashes:
+        digest.update(item.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()[:16]
 
 

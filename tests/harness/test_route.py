@@ -26,7 +26,7 @@ def test_route_table_for_people(capsys, example_cluster_file):
 
 @pytest.mark.parametrize("settings, provider, floor", [
     ('provider = "weighted"\nutterances = false\n', "weighted", "floor 8.0 = weighted_floor"),
-    ('provider = "weighted"\n', "weighted", "floor 10.0 = utterance_floor"),   # the shipped utterances file
+    ('provider = "weighted"\n', "weighted", "floor 8.0 = utterance_floor"),   # the shipped utterances file
     ('provider = "spec"\n', "spec", "floor 3 = score_floor"),
 ])
 def test_route_names_the_provider_and_the_setting_its_floor_comes_from(capsys, example_cluster_file, tmp_path,
@@ -127,3 +127,16 @@ def test_as_typed_keeps_an_unchanged_word_and_a_fuzzy_match_alone():
     assert typed["archiv"] == ["Archived"] and typed["pnpm_store"] == ["pnpm_store"] and typed["pnpm"] == ["pnpm_store"]
     assert as_typed(["archiv", "pnpm_store", "sedg", "zzz"], typed) == [
         "Archived (archiv)", "pnpm_store", "sedge (sedg)", "zzz"]
+
+
+def test_route_says_when_the_veto_silenced_a_prompt_and_names_the_exemplars(capsys, example_cluster_file):
+    prompt = "write me a tiny python LRU cache decorator with a TTL per entry"
+    assert main(["route", prompt, "--clusters", str(example_cluster_file), "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    veto = decision["veto"]
+    assert veto["vetoed"] and decision["routed"] == []
+    assert veto["nearest_negative"]["text"] and veto["nearest_negative"]["similarity"] > 0
+    assert veto["best_member_exemplar"]["slug"]
+    assert main(["route", prompt, "--clusters", str(example_cluster_file)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"vetoed: nearest {veto['nearest_negative']['kind'].replace('_', '-')}" in out

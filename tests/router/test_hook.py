@@ -199,7 +199,7 @@ def test_output_is_the_same_bytes_on_any_stdout_encoding(run_cli, example_cluste
 
 
 def test_oversized_cluster_file_is_refused_not_parsed(monkeypatch, example_cluster_file, tmp_path):
-    import router.hooks.hook as hook
+    import router.hooks.compiled as hook
 
     out = io.StringIO()
     run_hook(["--clusters", str(example_cluster_file)], io.BytesIO(payload(SETX_PHRASINGS[0])), out)

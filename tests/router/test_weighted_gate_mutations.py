@@ -22,7 +22,7 @@ from router.providers.provider import build_table
 
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
 # Where a mutation's anchor lives when it is not router/routing/weightedscore.py (the scoring parts).
-MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore",
+MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore", "veto off": "utterscore",
              "utterance words are not their member's words": "utterscore",
              "intent gate off (utterances)": "utterscore"}
 # Modules that bind names of another router module when imported: forgotten around a mutant, so
@@ -42,6 +42,7 @@ MUTATIONS = [
     ("return (-member_weight.get((row[1], row[2]), 0.0), row[0], row[2])", "return (row[0], row[2])",
      "line cap keeps file order instead of prompt weight"),
     ("share < settings[\"utterance_coverage\"]", "share < 0", "near-miss gate off"),
+    ("        if veto[\"vetoed\"]:", "        if False:", "veto off"),
     ("view = member_view(table)", "view = table", "utterance words are not their member's words"),
     # No mutation of select_by_evidence's order or share: with the shipped utterance_line_limit = 0
     # (line_cap) the session stage (lines_per_injection, line_evidence_share) chooses the lines

@@ -2,7 +2,8 @@
 answers as the mode in argv says (docs/enrich.md, the command engine's protocol). Not a test
 module: the tests run it as a program, ``python fake_engine.py MODE [--log FILE] ...``.
 
-Modes: good, crash, notjson, fenced, wrongshape, lie, hostile, flood, tempfail (exit 75 until
+Modes: good (utterances, and the near-misses a memory-router.enrich/2 request asks for), good1 (a
+memory-router.enrich/1 engine: utterances only), crash, notjson, fenced, wrongshape, lie, hostile, flood, tempfail (exit 75 until
 --state FILE exists, then good), silent (exit 0, nothing printed), inject (words meant for the
 agent as the utterances of --target, plain ones for the rest), hang (good the first time, when
 --state FILE does not exist yet; afterwards it starts a child that sleeps, writes "PID CHILD_PID"
@@ -20,6 +21,11 @@ def utterances_for(request, per_memory=None):
     n = per_memory or request["per_memory"]
     return {m["slug"]: [f"how do i deal with {m['slug'].replace('_', ' ')} number {k}" for k in range(n)]
             for m in request["memories"]}
+
+
+def near_misses_for(request):
+    words = request["cluster"]["id"].replace("layer1_", "").replace("_", " ")
+    return [f"write a brand new {words} feature from scratch, version {k}" for k in range(request.get("near_misses", 0))]
 
 
 def label_for(request):
@@ -72,6 +78,11 @@ def main():
         print(json.dumps(label_for(request)))
         return 0
     if mode == "good":
+        answer = {"utterances": utterances_for(request)}
+        if request.get("near_misses"):
+            answer["near_misses"] = near_misses_for(request)
+        print(json.dumps(answer))
+    elif mode == "good1":
         print(json.dumps({"utterances": utterances_for(request)}))
     elif mode == "crash":
         print("Traceback (most recent call last):\nRuntimeError: engine exploded", file=sys.stderr)

@@ -34,7 +34,7 @@ def test_build_with_an_engine_names_the_clusters_and_enriches_them(out, capsys, 
     asked = [json.loads(line) for line in log.read_text().splitlines()]
     kinds = [a["protocol"] for a in asked]
     clusters = len(summary["clusters"])
-    assert kinds == ["memory-router.label/1"] * clusters + ["memory-router.enrich/1"] * clusters
+    assert kinds == ["memory-router.label/1"] * clusters + ["memory-router.enrich/2"] * clusters
     index = load_cluster_file(out)
     # the fake engine names a cluster after its first member's slug words and adds the tag "working"
     renamed = summary["naming"]["renamed"]

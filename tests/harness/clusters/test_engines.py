@@ -340,7 +340,7 @@ def test_the_anthropic_engine_forces_the_answer_tool_and_reads_its_input(stand_i
     assert [t["name"] for t in body["tools"]] == ["record_answer"]
     assert body["tools"][0]["input_schema"]["properties"]["utterances"]["required"] == [
         "env_pnpm_store", "feedback_bun_scripts"]
-    assert "memory-router.enrich/1" in body["messages"][0]["content"]
+    assert "memory-router.enrich/2" in body["messages"][0]["content"]
 
 
 def test_the_anthropic_engine_reads_a_text_answer_when_the_model_skips_the_tool(stand_in):

@@ -107,7 +107,7 @@ def ask(claude, user_setup, request, answer, tmp_path, monkeypatch, without=()):
     monkeypatch.setattr(engines, "CLAUDE_FLAGS", tuple(flags))
     log = tmp_path / f"requests-{'-'.join(f.strip('-') for f in without) or 'all'}.jsonl"
     reply = {"text": answer if isinstance(answer, str) else json.dumps(answer)}
-    script = Script([{"when": {"prompt_contains": "memory-router.enrich/1"}, "reply": reply, "times": 0}])
+    script = Script([{"when": {"prompt_contains": "memory-router.enrich/2"}, "reply": reply, "times": 0}])
     with LabServer(script, log) as server:
         engine = engines.create_engine("claude", command=claude, env={**env, "ANTHROPIC_BASE_URL": server.url},
                                        timeout=120)
@@ -135,7 +135,7 @@ def test_the_claude_engine_sends_no_tools_fires_no_hook_and_keeps_no_session(
     assert body["model"] == "claude-haiku-5-5"                          # --model haiku, the default
     assert any(block.get("text") == SYSTEM_PROMPT for block in body["system"])
     text = json.dumps(body)
-    assert "memory-router.enrich/1" in text and request["memories"][0]["hook"] in text
+    assert "memory-router.enrich/2" in text and request["memories"][0]["hook"] in text
     assert HOOK_CONTEXT not in text and CLAUDE_MD_MARKER not in text and "mcp__" not in text
     assert markers == []                                                 # no hook ran, ours above all
     home = user_setup[0]
@@ -198,7 +198,7 @@ def test_clusters_enrich_through_the_real_client_end_to_end(claude, user_setup, 
     small.write_text(render_markdown(ClusterIndex([index.cluster(c) for c in ("layer1_16", "layer1_17", "layer1_18")])))
     home, markers, env = user_setup
     log = tmp_path / "requests.jsonl"
-    script = Script([{"when": {"prompt_contains": "memory-router.enrich/1"}, "reply": {"enrich_answer": True},
+    script = Script([{"when": {"prompt_contains": "memory-router.enrich/2"}, "reply": {"enrich_answer": True},
                       "times": 0}])
     with LabServer(script, log) as server:
         for name, value in {**env, "ANTHROPIC_BASE_URL": server.url}.items():

@@ -89,7 +89,8 @@ def test_a_first_run_writes_every_memorys_utterances_from_the_topic_files(store,
     winget = [r for r in rows if r.slug == "env_winget_path_refresh"][0]
     assert winget.memory_hash == memory_text_hash("winget installs are missing from PATH in open shells")
     assert [e.kind for e in events] == ["start", "done"] * 3
-    assert [enrich.summary_line(o) for o in result.outcomes][0] == "layer1_pnpm: 6 utterances for 2 memories"
+    assert [enrich.summary_line(o) for o in result.outcomes][0] == ("layer1_pnpm: 6 utterances for 2 memories, "
+                                                                    "12 near-misses")
 
 
 def test_the_request_carries_the_topic_file_body(store, tmp_path):
@@ -170,7 +171,10 @@ def test_an_interrupted_run_keeps_what_finished_and_resumes(store, tmp_path):
     log = tmp_path / "asked.jsonl"
     engine = engines.create_engine("command", command=command("good", "--log", log))
     _plan, _writer, result, _events = run(store, engine)
-    assert [r["cluster"] for r in asked(log)] == ["layer1_postgres", "layer1_windows"]
+    # utterances resume where the run stopped; the near-misses, which the interrupted engine never
+    # wrote, are asked of every cluster (pnpm's with no memory to re-ask)
+    assert [r["cluster"] for r in asked(log) if r["slugs"]] == ["layer1_postgres", "layer1_windows"]
+    assert [r["cluster"] for r in asked(log) if not r["slugs"]] == ["layer1_pnpm"]
     rows = read_utterances(utterances_path(store[0]))
     assert [r.text for r in rows if r.slug == "env_pnpm_store_on_d"] == ["first run words"]
     assert len(rows) == 2 + 4 * 3
@@ -416,3 +420,127 @@ def test_read_bodies_agrees_with_the_memory_directory_reader(store, tmp_path):
 
     with pytest.raises(InputError, match="memory directory does not exist"):
         enrich.read_bodies(tmp_path / "nowhere")
+
+
+# --------------------------------------------------------------------------- near-misses (enrich/2)
+# Protocol memory-router.enrich/2: near-misses asked per cluster, stored beside the utterances,
+# re-asked when the cluster's members change, a /1 engine accepted; the veto's self-check and
+# self-routing before and after (harness/clusters/selfcheck.py).
+
+from harness.clusters import selfcheck  # noqa: E402
+from harness.clusters.enrich_protocol import check_near_misses, enrich_request, request_problems  # noqa: E402
+from router.config import default_settings, nearmisses_path  # noqa: E402
+from router.store.clusterfile import load_cluster_file  # noqa: E402
+from router.store.nearmisses import read_nearmisses  # noqa: E402
+
+
+def run_near(store, engine, near_misses=12, force=False):
+    cluster_path, memory = store
+    plan, writer = enrich.prepare(cluster_path, memory, force=force, near_misses=near_misses)
+    result = enrich.run_enrich(plan, engine, 3, writer, sleep=lambda s: None, now=lambda: NOW)
+    return plan, writer, result
+
+
+def test_the_request_asks_for_near_misses_and_says_what_they_are():
+    from router.store.clusterfile import Cluster, Member
+
+    cluster = Cluster("layer1_x", 1, False, ("deploy",), "deploys", (Member("env_a", "env", "hook", 0),), 0)
+    from harness.clusters.enrich_plan import MemoryText
+
+    memory = MemoryText("env_a", "env", "hook", "", "0" * 16)
+    request = enrich_request(cluster, [memory], 10, near_misses=12)
+    assert request["protocol"] == "memory-router.enrich/2" and request["near_misses"] == 12
+    assert "near_misses" in request["instructions"] and request_problems(request) == []
+    only = enrich_request(cluster, [], 10, (memory,), near_misses=12)
+    assert request_problems(only) == [] and "near_misses" in only["instructions"]
+    assert request_problems(enrich_request(cluster, [], 10, (memory,), near_misses=0))
+
+
+@pytest.mark.parametrize("answer, kept, answered", [
+    ({"utterances": {}}, [], False),
+    ({"utterances": {}, "near_misses": ["a", "a", "b", 7, "x" * 300, "c\x1b[2J"]}, ["a", "b"], True),
+    ({"utterances": {}, "near_misses": "not a list"}, [], True),
+    ({"utterances": {}, "near_misses": ["one", "two", "three"]}, ["one", "two"], True),
+])
+def test_an_answers_near_misses_are_untrusted_input(answer, kept, answered):
+    check = check_near_misses(answer, 2)
+    assert check.texts == kept and check.answered is answered
+
+
+def test_a_run_writes_the_near_misses_file_and_a_second_run_asks_nothing(store, tmp_path):
+    log = tmp_path / "asked.jsonl"
+    engine = engines.create_engine("command", command=command("good", "--log", log))
+    _plan, _writer, result = run_near(store, engine)
+    rows = read_nearmisses(nearmisses_path(store[0]))
+    assert {r.key for r in rows} == {"layer1_pnpm", "layer1_postgres", "layer1_windows"}
+    assert all(len([r for r in rows if r.key == key]) == 12 for key in {r.key for r in rows})
+    assert all(o.near_misses == 12 for o in result.outcomes)
+    _plan, _writer, result = run_near(store, engines.create_engine("command", command=command("good", "--log", log)))
+    assert result.outcomes == [] and len(asked(log)) == 3
+
+
+def test_a_changed_member_re_asks_its_clusters_near_misses(store, tmp_path):
+    run_near(store, engines.create_engine("command", command=command("good")))
+    memory = store[1] / "env_pg_dump_custom_format.md"
+    memory.write_text(memory.read_text() + "\nAnd now restores run in parallel.\n")
+    log = tmp_path / "asked.jsonl"
+    plan, _writer, _result = run_near(store, engines.create_engine("command", command=command("good", "--log", log)))
+    assert plan.near_reasons == {"layer1_postgres": "changed"}
+    assert [r["cluster"] for r in asked(log)] == ["layer1_postgres"]
+
+
+def test_a_v1_engine_is_accepted_said_once_and_not_asked_again(store, tmp_path):
+    _plan, _writer, result = run_near(store, engines.create_engine("command", command=command("good1")))
+    notes = [note for o in result.outcomes for note in o.notes if "near_misses" in note]
+    assert len(notes) == 1 and "memory-router.enrich/1" in notes[0]
+    assert read_nearmisses(nearmisses_path(store[0])) == []           # the file says they were asked
+    log = tmp_path / "asked.jsonl"
+    run_near(store, engines.create_engine("command", command=command("good1", "--log", log)))
+    assert asked(log) == []
+
+
+def test_near_misses_zero_asks_for_none(store, tmp_path):
+    log = tmp_path / "asked.jsonl"
+    run_near(store, engines.create_engine("command", command=command("good", "--log", log)), near_misses=0)
+    assert {r["cluster"] for r in asked(log)} == {"layer1_pnpm", "layer1_postgres", "layer1_windows"}
+    assert not pathlib.Path(nearmisses_path(store[0])).exists()
+
+
+def test_the_self_check_drops_a_near_miss_that_silences_a_members_own_utterances(store):
+    index = load_cluster_file(store[0])
+    utterances = {"env_pg_dump_custom_format": ("how do i get last night's database dump back",
+                                                "restore the postgres backup in parallel")}
+    hostile = {"layer1_postgres": ["restore the postgres backup in parallel", "write a sql join tutorial"]}
+    settings = dict(default_settings(), veto_strong=0.0, veto_protect=0.0)
+    build, route = selfcheck.store_tables(index)
+    before = route("restore the postgres backup in parallel", build(utterances, hostile), settings)
+    assert before.get("veto", {}).get("vetoed")
+    kept, dropped = selfcheck.veto_self_check(index, utterances, hostile, settings, build, route)
+    assert dropped == {"layer1_postgres": ["restore the postgres backup in parallel"]}
+    assert kept == {"layer1_postgres": ["write a sql join tutorial"]}
+    after = route("restore the postgres backup in parallel", build(utterances, kept), settings)
+    assert any(line["slug"] == "env_pg_dump_custom_format" for line in after["lines"])
+
+
+def test_self_routing_counts_each_family_and_names_what_it_lost(store):
+    index = load_cluster_file(store[0])
+    build, route = selfcheck.store_tables(index)
+    utterances = {"env_pg_dump_custom_format": ("pg_restore with four jobs from the pg_dump backup",)}
+    settings = default_settings()
+    found = selfcheck.self_routing(index, build(utterances, {}), settings, utterances, route)
+    assert found["hook lines"]["total"] == 6 and found["utterances"] == {"hit": 1, "total": 1, "missed": []}
+    worse = dict(found, utterances={"hit": 0, "total": 1, "missed": ["env_pg_dump_custom_format"]})
+    assert selfcheck.lost_families(found, worse) == ["utterances"]
+    assert selfcheck.lost_families(found, found) == []
+
+
+def test_the_face_prints_self_routing_and_writes_the_near_misses(store, tmp_path, capsys):
+    from harness.cli import main
+
+    cluster_path, memory = store
+    code = main(["clusters", "enrich", "--clusters", str(cluster_path), "--memory-dir", str(memory),
+                 "--engine", "command", "--command", command("good"), "--yes", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["self_check"]["after"]["utterances"]["total"] > 0
+    assert report["compiled"]["entry"]
+    assert read_nearmisses(nearmisses_path(cluster_path))

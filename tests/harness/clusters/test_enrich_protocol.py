@@ -35,7 +35,7 @@ def test_the_schema_file_is_a_valid_draft_2020_12_schema_and_ships_as_package_da
 
 def test_an_enrich_request_keeps_the_protocol_by_schema_and_by_hand():
     request = protocol.enrich_request(CLUSTER, MEMORIES[:1], 10, neighbours=MEMORIES[1:])
-    assert request["protocol"] == "memory-router.enrich/1" and request["per_memory"] == 10
+    assert request["protocol"] == "memory-router.enrich/2" and request["per_memory"] == 10
     assert request["cluster"] == {"id": "layer1_tools", "label": "package tools", "tags": ["pnpm", "lockfile"]}
     assert request["memories"] == [{"slug": "env_pnpm_store", "type": "env", "hook": "pnpm store on D:",
                                     "body": "The store lives on D:."}]
@@ -64,7 +64,7 @@ def _broken(change):
 
 
 BROKEN_REQUESTS = [
-    ("wrong protocol", lambda r: r.update(protocol="memory-router.enrich/2")),
+    ("wrong protocol", lambda r: r.update(protocol="memory-router.enrich/1")),
     ("per_memory zero", lambda r: r.update(per_memory=0)),
     ("per_memory too many", lambda r: r.update(per_memory=51)),
     ("per_memory a bool", lambda r: r.update(per_memory=True)),

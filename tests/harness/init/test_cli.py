@@ -163,7 +163,7 @@ def test_init_with_an_engine_names_and_enriches_the_store(capsys, heldout2_proje
     code, out, err = cli(capsys, "init", "--yes", "--engine", "command", "--command", command)
     assert code == 0, out + err
     kinds = [json.loads(line)["protocol"] for line in log.read_text().splitlines()]
-    assert "memory-router.label/1" in kinds and "memory-router.enrich/1" in kinds
+    assert "memory-router.label/1" in kinds and "memory-router.enrich/2" in kinds
     assert os.path.isfile(utterances_path(str(heldout2_project / "brain" / "memory-layer1-clusters.md")))
     log.unlink()
     code, out, _ = cli(capsys, "init", "--yes", "--engine", "command", "--command", command)

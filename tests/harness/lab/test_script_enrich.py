@@ -54,7 +54,7 @@ def test_a_prompt_without_a_request_gets_nothing_from_it(prompt):
 
 
 def test_a_script_rule_with_enrich_answer_replies_from_the_request():
-    script = Script.from_data([{"when": {"prompt_contains": "memory-router.enrich/1"},
+    script = Script.from_data([{"when": {"prompt_contains": "memory-router.enrich/2"},
                                 "reply": {"enrich_answer": True}, "times": 0}])
     reply = script.reply_for(body(enrich_request(CLUSTER, MEMORIES, 2)))
     assert "enrich_answer" not in reply and reply["rule"] == 0

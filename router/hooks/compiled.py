@@ -1,0 +1,173 @@
+"""The hook's routing table, compiled when the store is written, never built inside a prompt it
+could not finish.
+
+A table with utterances and near-misses takes time to build (a 100,000-row utterances file took
+over a minute), and Claude Code kills a hook at its timeout: a table built inside the prompt would
+never be saved, and every prompt would wait and get nothing. So:
+
+- every command that writes the store (``clusters enrich|build|compile``, ``init``, ``learn``, the
+  MCP ``record_feedback``) calls ``compile_store``, which builds the table and stores it where the
+  hook reads it (``router.cache``), atomically;
+- on a prompt whose table is missing or stale, the hook builds it inline only when the files
+  beside the cluster file are small (``INLINE_BUILD_BYTES``: a build well inside the budget).
+  Otherwise it routes on the cluster file alone (a table of its own, cached), logs one line, and
+  starts ``python -m router.hooks.compiled`` detached to rebuild the whole table outside the
+  prompt; at most one such rebuild runs per store (a marker file in the cache).
+
+Standard library and ``router.*`` only; ``subprocess`` is imported only to start a rebuild.
+"""
+
+import os
+import sys
+import time
+
+from router import cache
+from router.config import nearmisses_path, utterances_path
+from router.errors import InputError
+from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size
+
+# About 2,000 utterance rows: the example store's 1,260 rows with its near-misses build in ~0.1 s.
+INLINE_BUILD_BYTES = 256 * 1024
+# A rebuild marker older than this belongs to a rebuild that died: another may start.
+REBUILD_MARKER_TTL_S = 15 * 60
+
+
+def build_table_of(path, learned_file=None, beside=True, log=None):
+    """The table the hook routes on for the cluster file at ``path`` (with learned terms from
+    ``learned_file`` when learning is on; ``beside=False``: the cluster file alone)."""
+    from router.providers.provider import build_table
+    from router.routing.weightedtable import BESIDE
+    from router.store.clusterfile import load_cluster_file
+
+    check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
+    terms = None
+    if learned_file is not None:
+        from router.store.learned import read_learned, terms_by_slug
+
+        try:
+            terms = terms_by_slug(read_learned(learned_file))
+        except InputError as err:
+            # A damaged learned file must not silence the router: route on the hand-made words.
+            if log is not None:
+                log(f"{err}; routing without learned terms until it is fixed")
+    index = load_cluster_file(path)
+    if beside:
+        return build_table(index, learned_terms=terms)
+    from router.routing.score import build_routing_table
+    from router.routing.weightedtable import extend_table
+
+    return extend_table(build_routing_table(index), index, terms, utterances=None, near_misses=BESIDE)
+
+
+def beside_bytes(path):
+    """Bytes of the files beside the cluster file that a full table is built from."""
+    total = 0
+    for other in (utterances_path(path), nearmisses_path(path)):
+        try:
+            total += os.stat(other).st_size
+        except OSError:
+            pass
+    return total
+
+
+def companions_of(learned_file):
+    return (learned_file,) if learned_file else ()
+
+
+def fallback_for(learned_file, log, spawn=None):
+    """The hook's ``fallback`` for ``router.cache.use_routing_table``: ``None`` (build inline)
+    when the files beside the cluster file are small, else the cluster file's own table, after
+    logging one line and starting a detached rebuild."""
+    spawn = spawn or start_rebuild
+
+    def fallback(path):
+        size = beside_bytes(path)
+        if size <= INLINE_BUILD_BYTES:
+            return None
+        started = spawn(path, learned_file)
+        log(f"the routing table of {path} is missing or stale and its utterances and near-misses "
+            f"({size:,} bytes) are too large to compile inside a prompt: routing on the cluster file "
+            f"alone; {'a rebuild has started' if started else 'a rebuild is already running'} "
+            "(or run: memory-router clusters compile)")
+        return cache.load_routing_table(path, lambda p: build_table_of(p, learned_file, beside=False, log=log),
+                                        companions_of(learned_file), beside=False)
+    return fallback
+
+
+def _marker(path):
+    directory = cache.cache_dir()
+    if directory is None:
+        return None
+    import zlib
+
+    digest = zlib.crc32(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+    return os.path.join(directory, f"rebuild-{digest:08x}.marker")
+
+
+def start_rebuild(path, learned_file=None):
+    """Start ``python -m router.hooks.compiled PATH`` detached (its own session, no terminal, no
+    inherited descriptors) unless a rebuild of this store is already running. True if started."""
+    marker = _marker(path)
+    if marker is None:
+        return False
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        try:
+            if time.time() - os.stat(marker).st_mtime < REBUILD_MARKER_TTL_S:
+                return False
+            os.unlink(marker)
+        except FileNotFoundError:
+            pass
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except OSError:
+        return False
+    import subprocess
+
+    command = [sys.executable, "-P", "-m", "router.hooks.compiled", os.path.abspath(path)]
+    if learned_file:
+        command += ["--learned", os.path.abspath(learned_file)]
+    try:
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         close_fds=True, start_new_session=True, cwd=os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        try:
+            os.unlink(marker)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def compile_store(path, learned_file=None, log=None):
+    """Compile and store the hook's table for the cluster file at ``path`` now. Returns
+    ``{"entry": path or None, "seconds": float}`` (``entry`` None: caching is off or unwritable)."""
+    start = time.perf_counter()
+    entry = cache.compile_routing_table(path, lambda p: build_table_of(p, learned_file, log=log),
+                                        companions_of(learned_file))
+    return {"entry": entry, "seconds": round(time.perf_counter() - start, 3)}
+
+
+def main(argv=None):
+    """The detached rebuild: ``python -P -m router.hooks.compiled PATH [--learned FILE]``. Waits for
+    the files to settle (a same-size rewrite within a clock tick), compiles, removes the marker."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    path = argv[0]
+    learned_file = argv[argv.index("--learned") + 1] if "--learned" in argv else None
+    try:
+        time.sleep(cache.RACY_WINDOW_NS / 1e9)
+        compile_store(path, learned_file)
+        return 0
+    except Exception:  # noqa: BLE001 - detached, nobody to tell; the next prompt falls back again
+        return 1
+    finally:
+        marker = _marker(path)
+        if marker:
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
