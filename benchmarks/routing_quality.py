@@ -63,6 +63,9 @@ from utterancefiles import ENRICHMENT, read_blind, read_near_misses, store_copy_
 
 BM25 = "bm25_provider:make"
 UTTERANCES = "weighted + utterances"
+# What shipped before the veto (issue 21's re-fit): the coverage gate alone, no near-misses used.
+LANDED = "utterances, landed"
+LANDED_SETTINGS = {"veto": False, "utterance_coverage": 0.55, "utterance_floor": 10.0}
 # The blind utterances written for each held-out store (by a model given only its cluster file).
 BLIND = {
     os.path.join(HERE, "heldout", "clusters.md"): os.path.join(ENRICHMENT, "heldout-gullwing.tsv"),
@@ -77,8 +80,10 @@ NEAR_MISSES = {
 }
 BM25_GRID = {"bm25_threshold": (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)}
 TARGETS = {"fact_recall": 0.85, "paraphrase_recall": 0.5, "false_priming": 0.10}
-UTTERANCE_TARGETS = {"fact_recall": 0.90, "paraphrase_recall": 0.65, "false_priming": 0.05,
-                     "near_miss_people_priming": 0.10, "routed_chars": 200}
+# Issue 28's targets (held-out stores, with utterances and near-misses): false priming counted over
+# every silent case, the near-misses people write included.
+UTTERANCE_TARGETS = {"fact_recall": 0.80, "paraphrase_recall": 0.45, "all_silent_priming": 0.08,
+                     "routed_chars": 250}
 
 
 def blind_file(cluster_path, explicit=None):
@@ -166,6 +171,7 @@ def overall(results):
         "fact_recall": fact_recall(results)["recall"],
         "false_priming": sum(1 for r in other if r.routed) / len(other) if other else None,
         "near_miss_people_priming": sum(1 for r in people if r.routed) / len(people) if people else None,
+        "all_silent_priming": sum(1 for r in silent if r.routed) / len(silent) if silent else None,
         "mean_chars": sum(r.chars for r in results) / len(results) if results else None,
         "routed_chars": sum(r.chars for r in sent) / len(sent) if sent else None,
     }
@@ -193,7 +199,7 @@ def fit_bm25(settings):
 
 def providers(base):
     out = {"spec": dict(base, provider="spec"), "weighted": dict(base, provider="weighted"),
-           UTTERANCES: dict(base, provider="weighted")}
+           LANDED: dict(base, provider="weighted", **LANDED_SETTINGS), UTTERANCES: dict(base, provider="weighted")}
     try:
         import rank_bm25  # noqa: F401
     except ImportError:
@@ -223,12 +229,15 @@ def measure_latency(cluster_file, prompt, names, runs, blind=None):
         rich = cluster_file
         if blind:
             os.makedirs(os.path.join(tmp, "store"))
-            rich = store_copy_with_utterances(cluster_file, blind, os.path.join(tmp, "store"))
+            rich = store_copy_with_utterances(cluster_file, blind, os.path.join(tmp, "store"),
+                                              near_path=NEAR_MISSES.get(os.path.abspath(cluster_file)))
         for name, provider in names.items():
             config = os.path.join(tmp, f"{name.replace(' ', '_').replace('+', 'and')}.toml")
             with open(config, "w", encoding="utf-8") as handle:
-                handle.write(f'provider = "{provider}"\n' + ("utterances = false\n" if name == "weighted" else ""))
-            store = rich if name == UTTERANCES else cluster_file
+                handle.write(f'provider = "{provider}"\n' + ("utterances = false\n" if name == "weighted" else "")
+                             + ("".join(f"{k} = {str(v).lower()}\n" for k, v in LANDED_SETTINGS.items())
+                                if name == LANDED else ""))
+            store = rich if name in (UTTERANCES, LANDED) else cluster_file
             commands[name] = [exe, "hook", "--clusters", store, "--config", config]
         for cmd in commands.values():  # build the caches
             subprocess.run(cmd, input=payload, capture_output=True, env=env)
@@ -253,6 +262,7 @@ def targets(figures, wanted=TARGETS):
     checks = {"fact_recall": (all_["fact_recall"], ">="), "paraphrase_recall": (para, ">="),
               "false_priming": (all_["false_priming"], "<="),
               "near_miss_people_priming": (all_.get("near_miss_people_priming"), "<="),
+              "all_silent_priming": (all_.get("all_silent_priming"), "<="),
               "routed_chars": (all_.get("routed_chars"), "<=")}
     out = {}
     for key, (value, op) in checks.items():
@@ -281,7 +291,7 @@ def print_report(report):
                                                              for k, v in report["utterances"].items()))
     metrics = (("cluster_hit", "hit"), ("fact_recall", "facts"), ("false_priming", "f.prime"),
                ("routed_chars", "ch/rt"))
-    short = {"spec": "spec", "weighted": "wtd", UTTERANCES: "w+ut", "bm25": "bm25"}
+    short = {"spec": "spec", "weighted": "wtd", LANDED: "land", UTTERANCES: "w+ut", "bm25": "bm25"}
     head = f"{'kind':22} {'n':>4} " + " ".join(f"{label + ' ' + short.get(n, n[:4]):>13}" for _k, label in metrics
                                                for n in names)
     print(head)
@@ -321,9 +331,9 @@ def main(argv=None):
     settings = providers(default_settings())
     report = {"suites": [os.path.relpath(p) for p in paths], "settings": {}, "providers": {}, "utterances": sources}
     for name, provider_settings in settings.items():
-        results = run_provider(suites, rich if name == UTTERANCES else tables, provider_settings)
+        results = run_provider(suites, rich if name in (UTTERANCES, LANDED) else tables, provider_settings)
         figures = {"all": overall(results), "by_kind": per_kind(results)}
-        figures["targets"] = targets(figures, UTTERANCE_TARGETS if name == UTTERANCES else TARGETS)
+        figures["targets"] = targets(figures, UTTERANCE_TARGETS if name in (UTTERANCES, LANDED) else TARGETS)
         report["providers"][name] = figures
         report["settings"][name] = {k: v for k, v in provider_settings.items()
                                     if k in ("provider", "bm25_threshold") or k.startswith(("weighted_", "score_"))}

@@ -19,6 +19,14 @@ memory bytes of each. Targets (exit 1 when missed): slim + router's cumulative t
 at the end of the session, and its last call no heavier than flat's.
 
     python benchmarks/session_bytes.py [--prompts 60] [--claude PATH] [--keep DIR] [--json]
+    python benchmarks/session_bytes.py --store heldout2 [--prompts 60]
+
+``--store heldout`` or ``heldout2`` runs a bundled held-out store instead (issue 28): its own
+``session-60.txt`` prompts, its flat MEMORY.md against its slim MEMORY.md plus the router with
+the blind utterances and near-misses written for it beside a copy of its cluster file (the lab
+copies them in as a user's hook would find them), and ``none``. Targets there: slim + router at
+most ``HELDOUT_RATIO`` (0.40) of flat's cumulative memory bytes, and every call lighter than the
+same call of the flat session.
 """
 
 import argparse
@@ -33,6 +41,11 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 CHECKPOINTS = (10, 20, 60)
+HELDOUT_RATIO = 0.40
+HELDOUT_STORES = {
+    "heldout": ("heldout-gullwing.tsv", "nearmiss-gullwing.tsv"),
+    "heldout2": ("heldout2-thistledown.tsv", "nearmiss-thistledown.tsv"),
+}
 MODES = (("flat", False), ("slim", True), ("none", False))
 UTTERANCE_MODE = "slim+utterances"
 
@@ -94,6 +107,57 @@ def run_all(run_dir, prompts, claude):
         analyses[mode] = measure.analyze_requests(measure.read_log(result.request_log))
         seconds[mode] = round(time.time() - started, 1)
     return analyses, seconds
+
+
+def heldout_setup(name, tmp):
+    """``run_session`` keywords and prompts for a bundled held-out store: a copy of its cluster file
+    with the blind utterances and near-misses beside it, its MEMORY.md, a config holding only its
+    hot strip (the store's own config names its cluster file relative to itself)."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    from utterancefiles import ENRICHMENT, store_copy_with_utterances
+    from router.configfile import load_config
+
+    base = os.path.join(REPO, "benchmarks", name)
+    blind, near = HELDOUT_STORES[name]
+    os.makedirs(os.path.join(tmp, "store"), exist_ok=True)
+    clusters = store_copy_with_utterances(os.path.join(base, "clusters.md"), os.path.join(ENRICHMENT, blind),
+                                          os.path.join(tmp, "store"), memory_dir=os.path.join(base, "memory"),
+                                          near_path=os.path.join(ENRICHMENT, near))
+    hot = load_config(os.path.join(base, "memory-router.toml"))["hot_strip"]
+    config = os.path.join(tmp, "store", "memory-router.toml")
+    with open(config, "w", encoding="utf-8") as handle:
+        handle.write("hot_strip = [" + ", ".join(json.dumps(slug) for slug in hot) + "]\n")
+    with open(os.path.join(base, "session-60.txt"), encoding="utf-8") as handle:
+        prompts = [line.rstrip("\n") for line in handle if line.strip()]
+    return {"clusters": clusters, "flat_index": os.path.join(base, "memory", "MEMORY.md"), "config": config}, prompts
+
+
+def run_heldout(run_dir, name, count, claude):
+    """(analyses, seconds, prompts) of flat, slim + router with utterances and near-misses, none."""
+    from harness.lab import measure
+    from harness.lab.runner import run_session
+
+    store, prompts = heldout_setup(name, os.path.join(run_dir, "setup"))
+    prompts = prompts[:count]
+    analyses, seconds = {}, {}
+    for mode, memory, hook in (("flat", "flat", False), ("slim", "slim", True), ("none", "none", False)):
+        started = time.time()
+        result = run_session(os.path.join(run_dir, mode), prompts, memory, claude=claude, hook=hook,
+                             store_files=(mode == "slim"), **store)
+        failed = [o.index for o in result.outcomes if o.exit_code != 0]
+        if failed:
+            raise SystemExit(f"{mode}: the client failed on prompts {failed}; see {result.run_dir}/run.json")
+        analyses[mode] = measure.analyze_requests(measure.read_log(result.request_log))
+        seconds[mode] = round(time.time() - started, 1)
+    return analyses, seconds, prompts
+
+
+def heavier_calls(analyses):
+    """The main-thread calls of the slim session that carry more memory bytes than the same call
+    (by order) of the flat session."""
+    flat = [c for c in analyses["flat"]["calls"] if c.get("thread") == "main"]
+    slim = [c for c in analyses["slim"]["calls"] if c.get("thread") == "main"]
+    return [i for i, (f, s) in enumerate(zip(flat, slim)) if s["memory_bytes"] >= f["memory_bytes"]]
 
 
 def figures_of(analyses, prompts, checkpoints=CHECKPOINTS):
@@ -163,11 +227,35 @@ def main(argv=None):
     parser.add_argument("--claude", metavar="PATH", help="the claude executable (default: harness.lab discovery)")
     parser.add_argument("--keep", metavar="DIR", help="run in DIR (new) and keep it (default: a temp dir, removed)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--store", choices=("example",) + tuple(HELDOUT_STORES), default="example",
+                        help="the bundled store to run (default: the example store)")
     args = parser.parse_args(argv)
 
     from harness.lab.client import find_claude
 
     claude = find_claude(args.claude)[0]
+    if args.store != "example":
+        with tempfile.TemporaryDirectory(prefix="session-bytes-") as tmp:
+            analyses, seconds, prompts = run_heldout(args.keep or tmp, args.store, args.prompts, claude)
+        flat = analyses["flat"]["totals"]["main_memory_bytes"]
+        slim = analyses["slim"]["totals"]["main_memory_bytes"]
+        heavier = heavier_calls(analyses)
+        ratio = slim / flat if flat else None
+        report = {"store": args.store, "prompts": len(prompts), "flat_memory_bytes": flat, "slim_memory_bytes": slim,
+                  "ratio": ratio, "heavier_calls": heavier, "routed_contexts": analyses["slim"]["totals"]["contexts"],
+                  "seconds": seconds, "target_ratio": HELDOUT_RATIO}
+        missed = ([f"ratio {ratio:.3f} (target <= {HELDOUT_RATIO})"] if ratio is None or ratio > HELDOUT_RATIO else []) + \
+                 ([f"{len(heavier)} call(s) no lighter than flat's: {heavier[:10]}"] if heavier else [])
+        report["missed_targets"] = missed
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            print(f"{args.store}: {len(prompts)} prompts, memory bytes flat {flat:,}, slim + router with utterances "
+                  f"and near-misses {slim:,}: {ratio:.3f}x (target <= {HELDOUT_RATIO}); calls no lighter than "
+                  f"flat's: {len(heavier)}; routed contexts {report['routed_contexts']}")
+            for miss in missed:
+                print(f"  MISSED: {miss}")
+        return 1 if missed else 0
     prompts = suite_prompts(args.prompts)
     if args.keep:
         analyses, seconds = run_all(os.path.abspath(args.keep), prompts, claude)

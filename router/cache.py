@@ -39,7 +39,7 @@ from router.config import nearmisses_path, utterances_path
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 _MAGIC = b"MRTABLE5"
 # magic, header length, CRC-32 of the header.
 _HEAD = struct.Struct("<8sQI")
@@ -47,6 +47,7 @@ _ENTRY_MAGIC = b"MRENTRY1"
 # magic, CRC-32 of the marshal body that follows.
 _ENTRY_HEAD = struct.Struct("<8sI")
 TOKENS_PER_SHARD = 64
+SEPARATE_TOKENS_PER_SHARD = 128
 CLUSTERS_PER_SHARD = 16
 RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
@@ -55,7 +56,8 @@ CODE_FILES = tuple(os.path.join(_HERE, *name.split("/")) for name in (
     "cache.py", "config.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
     "store/clusterfile.py", "store/learned.py", "store/utterances.py", "providers/provider.py",
     "routing/score.py", "routing/weighted.py", "routing/weightedscore.py", "routing/weightedtable.py",
-    "routing/uttertable.py", "routing/utterscore.py", "routing/priors.py", "data/stopwords.txt"))
+    "routing/uttertable.py", "routing/utterscore.py", "routing/priors.py", "routing/exemplars.py",
+    "store/nearmisses.py", "data/stopwords.txt", "data/stopstems.txt", "data/generic_negatives.txt"))
 
 
 def cache_dir():
@@ -203,16 +205,25 @@ def _shard_of(token, shards):
     return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards
 
 
+# Postings sharded on their own: the veto's exemplars (every stem and adjacent pair of a few
+# thousand short texts) are read only for a prompt that routes, so the scoring's shards must not
+# carry them (a shard is read whole).
+SEPARATE_KINDS = ("exemplar_postings",)
+
+
 def posting_kinds(table):
     """The token-keyed postings of a table (``tag_postings``, ``member_postings``, and what a
-    provider adds), in a fixed order; every other key but ``clusters`` is small metadata."""
-    return tuple(sorted(name for name in table if name.endswith("_postings")))
+    provider adds) sharded together, in a fixed order; every other key but ``clusters`` and the
+    ``SEPARATE_KINDS`` is small metadata."""
+    return tuple(sorted(name for name in table if name.endswith("_postings") and name not in SEPARATE_KINDS))
 
 
 def serialise_table(table, key):
     """The sharded cache bytes for a routing table (see ``router.providers.provider.build_table``)."""
     kinds = posting_kinds(table)
-    meta = {name: value for name, value in table.items() if name != "clusters" and name not in kinds}
+    separate = tuple(name for name in SEPARATE_KINDS if name in table)
+    meta = {name: value for name, value in table.items()
+            if name != "clusters" and name not in kinds and name not in separate}
     tokens = set()
     for name in kinds:
         tokens.update(table[name])
@@ -231,7 +242,28 @@ def serialise_table(table, key):
     for blob in blobs:
         spans.append((offset, len(blob), zlib.crc32(blob)))
         offset += len(blob)
-    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta))
+    # A separately sharded kind: its shards, then the index of their spans (one more span of the
+    # header's), so the header a prompt reads stays the size of the scoring's own shards.
+    groups = []
+    for name in separate:
+        own = table[name]
+        count = max(1, len(own) // SEPARATE_TOKENS_PER_SHARD)
+        shards = [{} for _ in range(count)]
+        for token, entry in own.items():
+            shards[_shard_of(token, count)][token] = entry
+        own_spans = []
+        for shard in shards:
+            blob = marshal.dumps(shard)
+            own_spans.append((offset, len(blob), zlib.crc32(blob)))
+            blobs.append(blob)
+            offset += len(blob)
+        index_blob = marshal.dumps(tuple(own_spans))
+        groups.append((name, len(spans), count))
+        spans.append((offset, len(index_blob), zlib.crc32(index_blob)))
+        blobs.append(index_blob)
+        offset += len(index_blob)
+    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta,
+                            tuple(groups)))
     return _HEAD.pack(_MAGIC, len(header), zlib.crc32(header)) + header + b"".join(blobs)
 
 
@@ -257,14 +289,16 @@ class _ShardReader:
         self.spans = spans
         self.loaded = {}
 
-    def shard(self, number):
-        shard = self.loaded.get(number)
+    def shard(self, number, spans=None, key=None):
+        """Shard ``number`` of the header's spans (or of ``spans``, a group's, cached as ``key``)."""
+        key = number if key is None else key
+        shard = self.loaded.get(key)
         if shard is None:
-            offset, length, crc = self.spans[number]
+            offset, length, crc = (spans or self.spans)[number]
             data = _pread(self.fd, length, self.base + offset)
             if len(data) != length or zlib.crc32(data) != crc:
-                raise CorruptCacheError(f"routing-table cache shard {number} fails its checksum")
-            shard = self.loaded[number] = marshal.loads(data)
+                raise CorruptCacheError(f"routing-table cache shard {key} fails its checksum")
+            shard = self.loaded[key] = marshal.loads(data)
         return shard
 
 
@@ -279,6 +313,26 @@ class _PostingView:
         reader = self.reader
         entry = reader.shard(_shard_of(token, reader.posting_shards)).get(token)
         return entry[self.which] if entry is not None else default
+
+
+class _SeparateView:
+    """A postings kind sharded on its own (``SEPARATE_KINDS``): ``get`` only. Its spans are read
+    from their index span on the first lookup."""
+
+    __slots__ = ("reader", "index", "count")
+
+    def __init__(self, reader, index, count):
+        self.reader, self.index, self.count = reader, index, count
+
+    def get(self, token, default=()):
+        reader = self.reader
+        spans = reader.shard(self.index)
+        number = _shard_of(token, self.count)
+        entry = reader.shard(number, spans, key=(self.index, number)).get(token)
+        return entry if entry is not None else default
+
+    def __contains__(self, token):
+        return self.get(token, None) is not None
 
     def __iter__(self):
         reader = self.reader
@@ -317,7 +371,7 @@ def _open_table(entry, key):
         header = _pread(fd, header_len, _HEAD.size)
         if zlib.crc32(header) != header_crc:
             raise CorruptCacheError("routing-table cache header fails its checksum")
-        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta = marshal.loads(header)
+        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta, groups = marshal.loads(header)
         if stored_key != key:
             raise ValueError("stale routing-table cache")
         end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
@@ -331,6 +385,8 @@ def _open_table(entry, key):
     for which, name in enumerate(kinds):
         table[name] = _PostingView(reader, which)
     table["clusters"] = _ClusterView(reader)
+    for name, index, shards in groups:
+        table[name] = _SeparateView(reader, index, shards)
     return table
 
 

@@ -230,7 +230,7 @@ class ClaudeEngine(Engine):
 
 
 class AnthropicEngine(Engine):
-    """The Anthropic Messages API through the official SDK (``pip install 'memory-router[enrich]'``)."""
+    """The Anthropic Messages API through the official SDK (memory-router's ``enrich`` extra)."""
 
     name = "anthropic"
     default_model = "claude-haiku-5-5"
@@ -246,8 +246,13 @@ class AnthropicEngine(Engine):
         try:
             import anthropic  # noqa: F401
         except ImportError:
+            import sys
+
+            from harness import installsource
+
             raise EngineUnavailable("the anthropic engine needs the Anthropic SDK",
-                                    fix="pip install 'memory-router[enrich]' (or pip install anthropic)") from None
+                                    fix=installsource.extra_hint("enrich", installsource.installed_source(),
+                                                                 sys.executable) + " (or pip install anthropic)") from None
         env = os.environ if self.env is None else self.env
         if not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
             raise EngineUnavailable("ANTHROPIC_API_KEY is not set",

@@ -15,7 +15,8 @@ ROUTER_MARK = "# memory-router install"
 SENTINEL_MARK = "# memory-router sentinel install"
 HOOK_TIMEOUT_SECONDS = INSTALLED_HOOK_TIMEOUT_S  # one definition, in router.providerbudget
 
-_ROUTER_EXE_RE = re.compile(r"(^|[\\/])memory-router(\.exe)?$", re.I)
+# \Z, not $: a program named "memory-router" plus a newline is not ours.
+_ROUTER_EXE_RE = re.compile(r"(^|[\\/])memory-router(\.exe)?\Z", re.I)
 
 
 def quote_for_shell(word, windows=None):

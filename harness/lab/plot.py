@@ -20,8 +20,12 @@ def plot_memory_per_call(series, path, title="Memory bytes per API call (measure
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        import sys
+
+        from harness import installsource
+
         raise InputError("--plot needs matplotlib, which is not installed",
-                         fix="pip install 'memory-router[lab]'") from None
+                         fix=installsource.extra_hint("lab", installsource.installed_source(), sys.executable)) from None
     figure, axes = plt.subplots(figsize=(9, 4.8), dpi=110)
     for label, values in series.items():
         axes.plot(range(1, len(values) + 1), [v / 1000 for v in values], label=label, linewidth=1.6)

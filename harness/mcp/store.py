@@ -34,7 +34,7 @@ SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
 MAX_PROMPT_CHARS = 100_000
 
-_SLUG_RE = re.compile(r"^[a-z0-9_]+$")
+_SLUG_RE = re.compile(r"^[a-z0-9_]+\Z")  # \Z: a slug with a trailing newline is not a slug
 
 
 def store_for(clusters=None, config_path=None, memory_dir=None, max_result_chars=DEFAULT_MAX_RESULT_CHARS):

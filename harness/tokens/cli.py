@@ -257,6 +257,6 @@ def register(subparsers):
     report.add_argument("--ctok-version", metavar="VERSION",
                         help="ctok model family for --tokenizer offline, e.g. 4.7 (default: ctok's own)")
     report.add_argument("--plot", metavar="FILE", help="also draw (c)'s session curve as FILE (.png or .svg; needs "
-                                                     "matplotlib: pip install 'memory-router[lab]')")
+                                                     "matplotlib: memory-router's lab extra)")
     options.json_output(report)
     report.set_defaults(handler=cmd_tokens_report)

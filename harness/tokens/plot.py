@@ -30,8 +30,12 @@ def import_pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        import sys
+
+        from harness import installsource
+
         raise InputError("--plot needs matplotlib, which is not installed",
-                         fix="pip install 'memory-router[lab]'") from None
+                         fix=installsource.extra_hint("lab", installsource.installed_source(), sys.executable)) from None
     return plt
 
 

@@ -273,7 +273,7 @@ def route_with_utterances(prompt, table, settings):
         decision["veto"] = veto
     chosen = finish_decision(decision, clusters, chosen, gate,
                              lambda picked: select_by_evidence(table, picked, line_weight, settings),
-                             lambda: learned_hits_by_line(tokenize(text), view), settings)
+                             lambda positions: learned_hits_by_line(tokenize(text), view, positions), settings)
     decision["utterance_hits"] = _hits_by_slug(table, rows, heard, forms)
     decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard,
                                        veto)

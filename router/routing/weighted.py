@@ -85,7 +85,7 @@ def route_weighted(prompt, table, settings):
     }
     chosen = finish_decision(decision, clusters, chosen, gate,
                              lambda picked: select_member_lines(table, picked, member_weight, settings["line_cap"]),
-                             lambda: learned_hits_by_line(tokenize(text), table), settings)
+                             lambda positions: learned_hits_by_line(tokenize(text), table, positions), settings)
     decision["explanation"] = _explain(rows, found, floor, chosen, rare, gate, clusters)
     return decision
 

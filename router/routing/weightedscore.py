@@ -20,11 +20,21 @@ FUZZY_FACTOR = 0.7
 FUZZY_MAX_WORDS = 40
 RARE_MIN_LENGTH = 4
 
-_GENERAL_FORM = re.compile(
+# The intent gate's patterns, compiled on first use: most prompts never reach the gate, and
+# compiling them cost a hook ~0.5 ms of start-up (python -X importtime).
+_GENERAL_FORM_PATTERN = (
     r"\b(explain|eli5|define|definition of|what\s+(?:is|are|was|were|does)|what's|whats|"
     r"difference between|differences between|history of|how\s+(?:does|do|did)\s+[^?.!]{0,60}\bwork|"
     r"tell me about|write\s+(?:me\s+)?(?:a|an|some)|compose|pros and cons)\b")
-_OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b")
+_OWNERSHIP_PATTERN = r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b"
+_COMPILED = {}
+
+
+def _pattern(source):
+    found = _COMPILED.get(source)
+    if found is None:
+        found = _COMPILED[source] = re.compile(source)
+    return found
 
 
 # --------------------------------------------------------------------------- build time
@@ -33,7 +43,24 @@ _OWNERSHIP = re.compile(r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we
 # Stemming can turn a word back into a stopword ("needed" -> "need"), or into a stopword's
 # stem ("becaus"); those go too. Short stems of stopwords ("real" of "really", "min" of
 # "mine") are real words of their own and stay.
-STOP_STEMS = STOPWORDS | frozenset(s for s in (stem(word) for word in STOPWORDS) if len(s) > 4)
+# Computed once and shipped (router/data/stopstems.txt, made by ``stop_stems_of``; a test checks
+# the file against the rule): stemming 219 stopwords cost every hook ~0.2 ms of start-up.
+def stop_stems_of(stopwords):
+    return frozenset(s for s in (stem(word) for word in stopwords) if len(s) > 4) - frozenset(stopwords)
+
+
+def _load_stop_stems():
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "stopstems.txt")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
+    except OSError:
+        return stop_stems_of(STOPWORDS)
+
+
+STOP_STEMS = STOPWORDS | _load_stop_stems()
 
 
 def stem_forms(tokens):
@@ -144,8 +171,8 @@ def general_request(prompt_text, matched_words):
     """The intent gate's reason to stay silent, or ``None``: a general-knowledge form with no
     ownership word and no store identifier among the matched words."""
     text = prompt_text.lower().replace("\u2019", "'")
-    form = _GENERAL_FORM.search(text)
-    if form is None or _OWNERSHIP.search(text):
+    form = _pattern(_GENERAL_FORM_PATTERN).search(text)
+    if form is None or _pattern(_OWNERSHIP_PATTERN).search(text):
         return None
     if any("_" in word for word in matched_words):
         return None
@@ -270,8 +297,10 @@ def select_member_lines(table, chosen, member_weight, line_cap):
     return [(row[1], row[2], row[3], row[4]) for row in candidates], total
 
 
-def learned_hits_by_line(prompt_tokens, table):
-    """{(position, member_index): sorted learned words of the prompt} (empty without learned terms)."""
+def learned_hits_by_line(prompt_tokens, table, positions=None):
+    """{(position, member_index): sorted learned words of the prompt} (empty without learned terms);
+    ``positions``: only the lines of these clusters (those sent: a common utterance word is on
+    thousands of lines of a big store)."""
     postings = table.get("learned_line_postings")
     if not postings:
         return {}
@@ -279,7 +308,8 @@ def learned_hits_by_line(prompt_tokens, table):
     for token in sorted(prompt_tokens):
         flat = postings.get(token, ())
         for pair in zip(flat[0::2], flat[1::2]):
-            hits.setdefault(pair, []).append(token)
+            if positions is None or pair[0] in positions:
+                hits.setdefault(pair, []).append(token)
     return hits
 
 
@@ -303,7 +333,8 @@ def finish_decision(decision, clusters, chosen, gate, select, taught_of, setting
     """Complete a weighted ``decision`` with what both weighted routes send (one place, so the
     two cannot drift): nothing when the intent ``gate`` silenced the prompt; else the lines
     ``select(chosen) -> (lines, total)`` picks, a cluster that got no line dropped from the header,
-    rendered within ``max_context_chars``; ``taught_of()`` gives the learned hits to show."""
+    rendered within ``max_context_chars``; ``taught_of(positions)`` gives the learned hits to show of
+    the lines of the clusters at ``positions``."""
     if gate is not None:
         chosen = []
     lines, total, context, size_capped = [], 0, None, 0
@@ -314,7 +345,7 @@ def finish_decision(decision, clusters, chosen, gate, select, taught_of, setting
         size_capped = len(lines) - kept
         lines = lines[:kept]
     routed = [clusters[p][0] for p in chosen]
-    taught = taught_of() if lines else {}
+    taught = taught_of(set(chosen)) if lines else {}
     decision.update({
         "routed": routed,
         "clusters": routed,

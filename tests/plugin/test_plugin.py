@@ -267,7 +267,7 @@ def test_without_memory_router_the_notice_says_how_to_install_it(shell, places):
     message = json.loads(done.stdout)
     assert list(message) == ["systemMessage"]           # shown to the user, never model context
     text = message["systemMessage"]
-    for phrase in ("memory-router is not installed", "pipx install memory-router", "uv tool install memory-router",
+    for phrase in ("memory-router is not installed", "pipx install CHECKOUT", "uv tool install CHECKOUT",
                    "MEMORY_ROUTER_BIN"):
         assert phrase in text
 

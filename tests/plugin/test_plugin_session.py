@@ -151,11 +151,11 @@ def test_plugin_without_memory_router_fails_open_and_says_so_once(tmp_path, clau
     notices = [a for a in attachments if a.get("type") == "hook_system_message"]
     # one message, at the session's start (the resumed second prompt does not repeat it)
     assert [a.get("hookName") for a in notices] == ["SessionStart:startup"]
-    assert "pipx install memory-router" in notices[0]["content"]
+    assert "pipx install CHECKOUT" in notices[0]["content"]
     assert f"MEMORY_ROUTER_BIN={tmp_path / 'nowhere'}" in notices[0]["content"]
     # shown to the user only: no request carries it
     for record in measure.read_log(result.request_log):
-        assert "pipx install memory-router" not in (record.get("body") or "")
+        assert "pipx install CHECKOUT" not in (record.get("body") or "")
     assert not [a for a in attachments if a.get("type") in ("hook_non_blocking_error", "hook_blocking_error")]
     assert LAUNCHER.is_file()
 

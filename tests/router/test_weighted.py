@@ -187,3 +187,12 @@ def test_routing_does_not_depend_on_the_hash_seed():
         digests.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True).stdout)
     assert len(digests) == 1
+
+
+def test_the_shipped_stop_stems_are_what_the_rule_gives():
+    """router/data/stopstems.txt is read instead of stemming every stopword in every hook."""
+    from router.routing.weightedscore import STOP_STEMS, _load_stop_stems, stop_stems_of
+    from router.tokens import STOPWORDS
+
+    assert _load_stop_stems() == stop_stems_of(STOPWORDS)
+    assert STOP_STEMS == STOPWORDS | stop_stems_of(STOPWORDS)

@@ -47,8 +47,12 @@ def test_without_matplotlib_plot_is_one_line_naming_the_extra(memory_dir, tmp_pa
     target = tmp_path / "session.png"
     code, captured = run(capsys, memory_dir, "--plot", target)
     assert code == 2 and not target.exists()
+    from harness import installsource
+
+    hint = installsource.extra_hint("lab", installsource.installed_source(), sys.executable)
+    assert "[lab]" in hint and "memory-router[lab]==" not in hint   # where it came from, not an index release
     assert captured.err == ("memory-router: error: --plot needs matplotlib, which is not installed "
-                            "(fix: pip install 'memory-router[lab]')\n")
+                            f"(fix: {hint})\n")
 
 
 @pytest.mark.parametrize("name, message", [
