@@ -11,7 +11,7 @@
 """
 
 import os
-import shutil
+import re
 
 from harness import project as proj
 from router.errors import MemoryRouterError, RefusedError
@@ -132,15 +132,41 @@ def remove_state_dir(project, dry_run=False):
         else:
             kept.append(name)
     for path in ours:
+        if os.path.isdir(path):
+            # Inside backups/, locks/ and init-originals/ only the regular files named as
+            # memory-router names them go; anything else (a user's file) stays and is named.
+            kept += [os.path.join(os.path.basename(path), name) for name in _ours_in(path, dry_run)]
+    for path in ours:
         if dry_run or (kept and os.path.basename(path) == ".gitignore"):
             continue  # a file kept there stays out of git status
         if os.path.isdir(path):
-            shutil.rmtree(path)
+            _remove_if_empty(path)
         else:
             os.unlink(path)
     if not dry_run and not kept:
         _remove_if_empty(state)
     return state, kept
+
+
+# What memory-router names the files of its state folders: settings backups <stem>-<stamp>.json,
+# locks <quoted path>.lock, init's originals <n>-<file name>.
+_STATE_FILE_NAMES = {"backups": re.compile(r"[^/]+-[0-9TZ:.-]+\.json\Z"), "locks": re.compile(r"[^/]+\.lock\Z"),
+                     "init-originals": re.compile(r"[0-9]+-[^/]+\Z")}
+
+
+def _ours_in(directory, dry_run):
+    """Delete (unless ``dry_run``) the regular files of a state folder named as memory-router names
+    them; return the names of everything else, which stays."""
+    pattern = _STATE_FILE_NAMES[os.path.basename(directory)]
+    others = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if pattern.fullmatch(name) and os.path.isfile(path) and not os.path.islink(path):
+            if not dry_run:
+                os.unlink(path)
+        else:
+            others.append(name)
+    return others
 
 
 def undo_init(project, record, dry_run=False):

@@ -48,6 +48,20 @@ def test_uninstall_all_leaves_git_status_as_before_init(capsys, project):
     assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
 
 
+def test_uninstall_all_never_deletes_a_file_it_did_not_write_in_its_state_folders(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    backups = project / ".claude" / "memory-router" / "backups"
+    backups.mkdir(parents=True, exist_ok=True)
+    mine = backups / "my-notes.txt"
+    mine.write_text("keep me\n")
+    ours = backups / "settings.local-2026-12-01T00-00-00-000Z.json"
+    ours.write_text("{}\n")
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert mine.read_text() == "keep me\n" and not ours.exists()
+    assert "my-notes.txt" in out + err
+
+
 def test_uninstall_all_keeps_and_names_a_file_changed_since_init(capsys, project):
     assert cli(capsys, "init", "--yes")[0] == 0
     tsv = project / "brain" / "memory-layer1-clusters.tsv"
