@@ -24,31 +24,10 @@ from harness.context import is_bundled, resolve_cli_clusters
 from harness.output import unified_diff
 from router import config as config_mod
 from router.configfile import load_config
+from transcripts.evidence import transcript_files
 from router.errors import InputError, RefusedError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def transcript_files(paths):
-    """TRANSCRIPT|DIR arguments -> session transcripts (a directory: every session under it;
-    subagent files are read with their session, never as sessions of their own)."""
-    from transcripts.evidence import session_transcripts
-
-    files = []
-    for arg in paths:
-        if os.path.isdir(arg):
-            found = session_transcripts(arg)
-            if not found:
-                raise InputError("no session transcript (*.jsonl) under this directory", path=arg,
-                                 fix="pass a Claude Code project directory (~/.claude/projects/<key>) or a .jsonl file")
-            files.extend(found)
-        elif os.path.exists(arg):
-            files.append(arg)
-        else:
-            raise InputError("no such transcript file or directory", path=arg,
-                             fix="check the path; `memory-router transcript locate` finds the newest session")
-    seen = set()
-    return [f for f in files if not (os.path.abspath(f) in seen or seen.add(os.path.abspath(f)))]
 
 
 def epoch_of(stamp):
@@ -117,7 +96,7 @@ def cmd_learn(args):
     config = load_config(args.config)
     learning = bool(config and config.get("learning"))
     cap = config["learned_cap"] if config else config_mod.LEARNING_DEFAULTS["learned_cap"]
-    files = transcript_files(args.paths)
+    files = transcript_files(args.paths)  # transcripts.evidence: what replay reads too
     cluster_path = resolve_cli_clusters(args.clusters, config, quiet=args.json)
     bundled = is_bundled(cluster_path)
     if not args.dry_run:

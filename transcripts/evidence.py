@@ -421,3 +421,27 @@ def session_transcripts(directory):
             if name.endswith(".jsonl") and not name.startswith("agent-"):
                 found.append(os.path.join(root, name))
     return sorted(found)
+
+
+def transcript_files(paths):
+    """TRANSCRIPT|DIR arguments -> session transcripts, each once (a directory: every session under
+    it; subagent files are read with their session, never as sessions of their own). What
+    ``learn`` and ``replay`` read; a path that is neither is an ``InputError`` naming the fix."""
+    from router.errors import InputError
+
+    files = []
+    for arg in paths:
+        if os.path.isdir(arg):
+            found = session_transcripts(arg)
+            if not found:
+                raise InputError("no session transcript (*.jsonl) under this directory", path=arg,
+                                 fix="pass a Claude Code project directory (~/.claude/projects/<key>) or a .jsonl file")
+            files.extend(found)
+        elif os.path.exists(arg):
+            files.append(arg)
+        else:
+            raise InputError("no such transcript file or directory", path=arg,
+                             fix="check the path; `memory-router transcript locate` finds this project's newest session")
+    seen = set()
+    return [f for f in files if not (os.path.abspath(f) in seen or seen.add(os.path.abspath(f)))]
+

@@ -96,22 +96,9 @@ def transcript_files(paths, project_dir=None, environ=None):
                              fix="pass a transcript file or directory (memory-router replay DIR), or run "
                                  "from the project directory Claude Code was started in")
         return session_transcripts(directory), [directory]
-    files = []
-    for arg in paths:
-        if os.path.isdir(arg):
-            found = session_transcripts(arg)
-            if not found:
-                raise InputError("no session transcript (*.jsonl) under this directory", path=arg,
-                                 fix="pass a Claude Code project directory (~/.claude/projects/<key>) or a .jsonl "
-                                     "file")
-            files.extend(found)
-        elif os.path.exists(arg):
-            files.append(arg)
-        else:
-            raise InputError("no such transcript file or directory", path=arg,
-                             fix="check the path; `memory-router transcript locate` finds this project's newest session")
-    seen = set()
-    unique = [f for f in files if not (os.path.abspath(f) in seen or seen.add(os.path.abspath(f)))]
+    from transcripts.evidence import transcript_files as expand
+
+    unique = expand(paths)
     return unique, list(paths)
 
 

@@ -30,7 +30,7 @@ import os
 
 from router.stem import stem
 from router.tokens import WORD_RE, slug_words, tokenize
-from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, deletes, idf
+from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, deletes, idf, word_stems
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25
@@ -46,21 +46,11 @@ MAX_UTTERANCES_FILE_BYTES = 32 * 1024 * 1024
 
 def stems_of_text(text, memo=None):
     """The routing stems of an utterance (the weighted provider's rule for memory words: the
-    stems of ``router.tokens.tokenize``'s tokens). ``memo``: {word: its stems}, kept across the
-    calls of one build (a store's utterances use the same everyday words thousands of times, and
-    ``tokenize`` treats each word on its own, so a word's stems never depend on its neighbours)."""
+    stems of ``router.tokens.tokenize``'s tokens); ``memo`` as ``weightedscore.word_stems``'."""
     memo = {} if memo is None else memo
     out = set()
     for word in set(WORD_RE.findall(text.lower())):
-        found = memo.get(word)
-        if found is None:
-            found = set()
-            for token in tokenize(word):
-                key = token if "_" in token else stem(token)
-                if key not in STOP_STEMS:
-                    found.add(key)
-            found = memo[word] = frozenset(found)
-        out |= found
+        out.update(word_stems(word, memo))
     return out
 
 

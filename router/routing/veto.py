@@ -27,9 +27,8 @@ Standard library and ``router.*`` only; no text of any exemplar is in the table.
 
 import math
 
-from router.stem import stem
-from router.tokens import WORD_RE, tokenize
-from router.routing.weightedscore import STOP_STEMS
+from router.tokens import WORD_RE
+from router.routing.weightedscore import word_stems
 
 # code layout: a member exemplar is (position << 32) | (member_index << 12) | its index (0: the
 # slug words and hook line; 1..: its utterances); near-misses and generics are negative.
@@ -68,15 +67,7 @@ def exemplar_terms(text, memo=None):
     memo = {} if memo is None else memo
     stems = []
     for word in WORD_RE.findall(text.lower()):
-        found = memo.get(word)
-        if found is None:
-            keys = set()
-            for token in tokenize(word):
-                key = token if "_" in token else stem(token)
-                if key not in STOP_STEMS:
-                    keys.add(key)
-            found = memo[word] = tuple(sorted(keys))
-        stems.extend(found)
+        stems.extend(word_stems(word, memo))
     terms = set(stems)
     terms.update(f"{a} {b}" for a, b in zip(stems, stems[1:]) if a != b)
     return terms

@@ -10,7 +10,7 @@ import re
 
 from router.routing.score import render_context
 from router.stem import stem
-from router.tokens import STOPWORDS
+from router.tokens import STOPWORDS, tokenize
 
 TAGS = -1
 LABEL = -2
@@ -72,6 +72,22 @@ def stem_forms(tokens):
         if key not in STOP_STEMS:
             forms.setdefault(key, []).append(token)
     return {key: sorted(found) for key, found in forms.items()}
+
+
+def word_stems(word, memo):
+    """The routing stems of one lowercase word (``tokenize``'s tokens of it, stemmed, stopword
+    stems dropped), sorted; ``memo`` ({word: stems}) is kept across the calls of one build (a
+    store's texts use the same everyday words thousands of times, and ``tokenize`` treats each
+    word on its own, so a word's stems never depend on its neighbours)."""
+    found = memo.get(word)
+    if found is None:
+        keys = set()
+        for token in tokenize(word):
+            key = stem(token) if "_" not in token else token   # as stem_forms keys a prompt token
+            if key not in STOP_STEMS:
+                keys.add(key)
+        found = memo[word] = tuple(sorted(keys))
+    return found
 
 
 def stem_set(tokens):
