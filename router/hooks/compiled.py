@@ -124,12 +124,18 @@ def start_rebuild(path, learned_file=None):
         return False
     import subprocess
 
-    command = [sys.executable, "-P", "-m", "router.hooks.compiled", os.path.abspath(path)]
+    command = [sys.executable, "-m", "router.hooks.compiled", os.path.abspath(path)]
     if learned_file:
         command += ["--learned", os.path.abspath(learned_file)]
+    # The rebuild must import this very router (its code's stamp is in the table's key), not
+    # whichever one the interpreter would find on its own.
+    import router
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(router.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")])))
     try:
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         close_fds=True, start_new_session=True, cwd=os.path.dirname(os.path.abspath(path)))
+                         close_fds=True, start_new_session=True, cwd=os.path.dirname(os.path.abspath(path)), env=env)
     except OSError:
         try:
             os.unlink(marker)
