@@ -135,9 +135,11 @@ def main(argv=None):
         print(f"memory-router: error: {where}{err.strerror or err} (fix: pass a readable regular file, in a "
               "writable directory for outputs)", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         print("memory-router: interrupted", file=sys.stderr)
-        return 130
+        # SIGTERM and SIGHUP during an engine run arrive as an interrupt carrying 128 + the signal
+        # (harness.clusters.engine_process); Ctrl-C is 130.
+        return getattr(interrupt, "exit_code", 130)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -122,3 +122,22 @@ def test_a_refused_key_while_naming_stops_the_run_and_enrich_asks_nothing(out, c
                                                     "are kept)")
     assert summary["enrich"]["failed"] == clusters and not summary["enrich"]["written"]
     assert {c["error"] for c in summary["enrich"]["clusters"]} == {"not asked: the run stopped while naming"}
+
+
+def test_a_term_signal_while_naming_exits_143_and_ends_the_engine(out, tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    from support.executables import memory_router_exe
+
+    pids = tmp_path / "pids"
+    argv = [memory_router_exe(), *build_argv(out, "hang", engine_args=("--state", tmp_path / "once", "--pids", pids))]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not pids.exists() and process.poll() is None:
+        time.sleep(0.05)
+    assert pids.exists(), process.communicate()[1]
+    process.send_signal(signal.SIGTERM)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM, err
