@@ -140,9 +140,10 @@ def _entry_bytes(key, value):
     return _ENTRY_HEAD.pack(_ENTRY_MAGIC, zlib.crc32(body)) + body
 
 
-def _entry_path(path, kind):
+def entry_path(path, kind, suffix=".marshal"):
+    """Where the cache keeps what it made of ``path`` as ``kind``: one name per path and kind."""
     digest = zlib.crc32(path.encode("utf-8", "surrogateescape"))
-    return os.path.join(cache_dir(), f"{kind}-{digest:08x}.marshal")
+    return os.path.join(cache_dir(), f"{kind}-{digest:08x}{suffix}")
 
 
 def cached(path, kind, build):
@@ -154,7 +155,7 @@ def cached(path, kind, build):
     key, st = _stat_key(path, kind)
     if _caching_off():
         return build(path)
-    entry = _entry_path(path, kind)
+    entry = entry_path(path, kind)
     try:
         stored_key, value = marshal.loads(_checked_body(read_regular_bytes(entry)))
         if stored_key == key:
@@ -331,9 +332,6 @@ class _SeparateView:
         entry = reader.shard(number, spans, key=(self.index, number)).get(token)
         return entry if entry is not None else default
 
-    def __contains__(self, token):
-        return self.get(token, None) is not None
-
     def __iter__(self):
         reader = self.reader
         for number in range(reader.posting_shards):
@@ -390,12 +388,20 @@ def _open_table(entry, key):
     return table
 
 
+def _table_place(path, companions, beside=True):
+    """``(key, stat result, entry path)`` of the routing table of the cluster file at ``path``
+    (absolute): the one place a table's kind, key and cache entry are worked out."""
+    kind = _table_kind(companions, beside)
+    key, st = _stat_key(path, kind, _companions(path, companions, beside))
+    return key, st, entry_path(path, kind)
+
+
 def load_routing_table(path, build, companions=(), fallback=None, beside=True):
     """A routing table for the cluster file at ``path``: from the sharded cache when it is
     current, else ``build(path)`` (whose result is then cached). Both answer the same lookups.
     ``companions``: other files ``build`` reads (a changed one means a rebuild); a table built
-    with companions is cached apart from one built without. The utterances file beside ``path``
-    is always one of them (``_companions``).
+    with companions is cached apart from one built without. The utterances and near-misses files
+    beside ``path`` are always among them (``_companions``).
 
     A shard is checked only when a lookup first reads it, so a lookup on a cached table can
     raise ``CorruptCacheError``; ``use_routing_table`` handles that by rebuilding.
@@ -403,14 +409,11 @@ def load_routing_table(path, build, companions=(), fallback=None, beside=True):
     ``fallback(path)``, when given, is asked first on a miss: a table it returns is used instead
     of building (the hook routes on the cluster file alone rather than build a table it could not
     finish in its budget; ``router.hooks.compiled``), ``None`` means build. ``beside=False``: the
-    files beside the cluster file (utterances, near-misses) are not part of the key (a table
-    built on the cluster file alone)."""
+    files beside the cluster file are not part of the key (a table built on the cluster file alone)."""
     path = os.path.abspath(path)
-    kind = _table_kind(companions, beside)
-    key, st = _stat_key(path, kind, _companions(path, companions, beside))
     if _caching_off():
         return build(path)
-    entry = _entry_path(path, kind)
+    key, st, entry = _table_place(path, companions, beside)
     try:
         return _open_table(entry, key)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
@@ -422,6 +425,16 @@ def load_routing_table(path, build, companions=(), fallback=None, beside=True):
     return _build_and_store(path, build, key, st, entry)
 
 
+def _current(entry, key):
+    """Whether ``entry`` holds a whole table for ``key`` (its header read and checked, then closed)."""
+    try:
+        table = _open_table(entry, key)
+    except (OSError, EOFError, ValueError, TypeError, struct.error):
+        return False
+    os.close(table["clusters"].reader.fd)
+    return True
+
+
 def compile_routing_table(path, build, companions=()):
     """Build the routing table of the cluster file at ``path`` now and store it where
     ``load_routing_table`` looks, settled or not: for a command that has just written the store
@@ -431,15 +444,9 @@ def compile_routing_table(path, build, companions=()):
     path = os.path.abspath(path)
     if _caching_off():
         return None
-    kind = _table_kind(companions, True)
-    key, _st = _stat_key(path, kind, _companions(path, companions, True))
-    entry = _entry_path(path, kind)
-    table = build(path)
-    _store(entry, serialise_table(table, key))
-    try:
-        return entry if _open_table(entry, key) is not None else None
-    except (OSError, EOFError, ValueError, TypeError, struct.error):
-        return None
+    key, _st, entry = _table_place(path, companions)
+    _store(entry, serialise_table(build(path), key))
+    return entry if _current(entry, key) else None
 
 
 def table_is_current(path, companions=()):
@@ -447,14 +454,8 @@ def table_is_current(path, companions=()):
     path = os.path.abspath(path)
     if _caching_off():
         return False
-    kind = _table_kind(companions, True)
-    key, _st = _stat_key(path, kind, _companions(path, companions, True))
-    try:
-        table = _open_table(_entry_path(path, kind), key)
-    except (OSError, EOFError, ValueError, TypeError, struct.error):
-        return False
-    os.close(table["clusters"].reader.fd)
-    return True
+    key, _st, entry = _table_place(path, companions)
+    return _current(entry, key)
 
 
 def _build_and_store(path, build, key, st, entry):
@@ -484,13 +485,17 @@ def _companions(path, companions, beside=True):
 
 def use_routing_table(path, build, use, companions=(), fallback=None):
     """``use(table)`` for the cluster file at ``path``. When a shard read on the way fails its
-    checksum, the table is rebuilt from the file, the entry rewritten, and ``use`` called again
-    on the fresh table: a damaged cache costs one rebuild, never a wrong or missing answer."""
+    checksum, the damaged entries are dropped and the table loaded again (so the rebuild follows
+    the same ``fallback`` policy as any miss), and ``use`` called again on it: a damaged cache
+    costs one rebuild, never a wrong or missing answer."""
     table = load_routing_table(path, build, companions, fallback)
     try:
         return use(table)
-    except CorruptCacheError:
+    except CorruptCacheError:  # only a cached table has shards to fail, so there is a cache
         path = os.path.abspath(path)
-        kind = _table_kind(companions)
-        key, st = _stat_key(path, kind, _companions(path, companions))
-        return use(_build_and_store(path, build, key, st, _entry_path(path, kind)))
+        for beside in (True, False):
+            try:
+                os.unlink(_table_place(path, companions, beside)[2])   # our own cache entries
+            except OSError:
+                pass
+        return use(load_routing_table(path, build, companions, fallback))

@@ -36,7 +36,6 @@ def build_table_of(path, learned_file=None, beside=True, log=None):
     """The table the hook routes on for the cluster file at ``path`` (with learned terms from
     ``learned_file`` when learning is on; ``beside=False``: the cluster file alone)."""
     from router.providers.provider import build_table
-    from router.routing.weightedtable import BESIDE
     from router.store.clusterfile import load_cluster_file
 
     check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
@@ -50,13 +49,7 @@ def build_table_of(path, learned_file=None, beside=True, log=None):
             # A damaged learned file must not silence the router: route on the hand-made words.
             if log is not None:
                 log(f"{err}; routing without learned terms until it is fixed")
-    index = load_cluster_file(path)
-    if beside:
-        return build_table(index, learned_terms=terms)
-    from router.routing.score import build_routing_table
-    from router.routing.weightedtable import extend_table
-
-    return extend_table(build_routing_table(index), index, terms, utterances=None, near_misses=BESIDE)
+    return build_table(load_cluster_file(path), learned_terms=terms, beside=beside)
 
 
 def beside_bytes(path):
@@ -74,34 +67,27 @@ def companions_of(learned_file):
     return (learned_file,) if learned_file else ()
 
 
-def fallback_for(learned_file, log, spawn=None):
-    """The hook's ``fallback`` for ``router.cache.use_routing_table``: ``None`` (build inline)
-    when the files beside the cluster file are small, else the cluster file's own table, after
-    logging one line and starting a detached rebuild."""
-    spawn = spawn or start_rebuild
-
-    def fallback(path):
-        size = beside_bytes(path)
-        if size <= INLINE_BUILD_BYTES:
-            return None
-        started = spawn(path, learned_file)
-        log(f"the routing table of {path} is missing or stale and its utterances and near-misses "
-            f"({size:,} bytes) are too large to compile inside a prompt: routing on the cluster file "
-            f"alone; {'a rebuild has started' if started else 'a rebuild is already running'} "
-            "(or run: memory-router clusters compile)")
-        return cache.load_routing_table(path, lambda p: build_table_of(p, learned_file, beside=False, log=log),
-                                        companions_of(learned_file), beside=False)
-    return fallback
+def hook_fallback(path, learned_file, log):
+    """The hook's ``fallback`` on a table miss (``router.cache.use_routing_table``): ``None``
+    (build inline) when the files beside the cluster file are small, else the cluster file's own
+    table, after logging one line and starting a detached rebuild."""
+    size = beside_bytes(path)
+    if size <= INLINE_BUILD_BYTES:
+        return None
+    started = start_rebuild(path, learned_file)
+    log(f"the routing table of {path} is missing or stale and its utterances and near-misses "
+        f"({size:,} bytes) are too large to compile inside a prompt: routing on the cluster file "
+        f"alone; {'a rebuild has started' if started else 'a rebuild is already running'} "
+        "(or run: memory-router clusters compile)")
+    return cache.load_routing_table(path, lambda p: build_table_of(p, learned_file, beside=False, log=log),
+                                    companions_of(learned_file), beside=False)
 
 
 def _marker(path):
-    directory = cache.cache_dir()
-    if directory is None:
+    """The file a running rebuild of this store holds, in the cache directory (``None``: no cache)."""
+    if cache.cache_dir() is None:
         return None
-    import zlib
-
-    digest = zlib.crc32(os.path.abspath(path).encode("utf-8", "surrogateescape"))
-    return os.path.join(directory, f"rebuild-{digest:08x}.marker")
+    return cache.entry_path(os.path.abspath(path), "rebuild", ".marker")
 
 
 def start_rebuild(path, learned_file=None):

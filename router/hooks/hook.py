@@ -15,7 +15,6 @@ from router.argv import parse_long_options
 from router.cache import use_routing_table
 from router.hookconfig import hook_config
 from router.hookio import hook_output, log_diagnostic, run_fail_open
-from router.hooks.compiled import build_table_of, companions_of, fallback_for
 from router.providers.provider import route
 from router.hooks.session import after_compaction, hook_stage, reset_session
 from router.hooks.sessionrecord import read_trusted_record, record_path, write_record
@@ -23,7 +22,18 @@ from router.store.transcriptscan import transcript_size
 
 
 def _build_table(path, learned_file=None):
+    # Imported on a table miss only: a prompt with a current table never loads the compiler.
+    from router.hooks.compiled import build_table_of
+
     return build_table_of(path, learned_file, log=lambda message: log_diagnostic("hook", message))
+
+
+def _fallback(learned_file):
+    def on_miss(path):
+        from router.hooks.compiled import hook_fallback
+
+        return hook_fallback(path, learned_file, lambda message: log_diagnostic("hook", message))
+    return on_miss
 
 
 def _hook_args(argv):
@@ -56,8 +66,7 @@ def decide(payload, options):
     decision = use_routing_table(
         path, lambda p: _build_table(p, learned_file),
         lambda table: route(prompt, table, settings, cwd=cwd, session_id=session_id, cluster_file=path),
-        companions=companions_of(learned_file),
-        fallback=fallback_for(learned_file, lambda message: log_diagnostic("hook", message)))
+        companions=(learned_file,) if learned_file else (), fallback=_fallback(learned_file))
     if decision["additional_context"] is None:
         return None
     # Which clusters is the router's call; which of their lines this session still needs is

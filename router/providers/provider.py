@@ -94,14 +94,16 @@ def _weighted_factory(settings):
 _BUILTIN_FACTORIES = {"null": _null_factory, "spec": _spec_factory, "weighted": _weighted_factory}
 
 
-def build_table(index, learned_terms=None, word_frequency=None):
+def build_table(index, learned_terms=None, word_frequency=None, beside=True):
     """The routing table every built-in reads: spec §10's postings plus the weighted provider's
     (``learned_terms``: {member slug: extra words}; ``word_frequency``: see ``router.routing.priors``;
-    both explained in ``router.routing.weightedtable.extend_table``)."""
+    both explained in ``router.routing.weightedtable.extend_table``). ``beside=False``: without
+    the utterances and near-misses files beside the index's cluster file (the cluster file alone)."""
     from router.routing.score import build_routing_table
-    from router.routing.weightedtable import extend_table
+    from router.routing.weightedtable import BESIDE, extend_table
 
-    return extend_table(build_routing_table(index), index, learned_terms, word_frequency)
+    return extend_table(build_routing_table(index), index, learned_terms, word_frequency,
+                        utterances=BESIDE if beside else None)
 
 
 # --------------------------------------------------------------------------- loading

@@ -247,7 +247,7 @@ def test_fifo_in_place_of_a_cache_entry_does_not_hang(tmp_path, example_cluster_
     config = tmp_path / "memory-router.toml"
     config.write_text(f'clusters = "{store.as_posix()}"\n', encoding="utf-8")
     target = str(store if kind == "table" else config)
-    entry = cache._entry_path(os.path.abspath(target), kind)
+    entry = cache.entry_path(os.path.abspath(target), kind)
     os.makedirs(os.path.dirname(entry), exist_ok=True)
     os.mkfifo(entry)
     code = ("import sys; from router.hooks.hook import run_hook; "
