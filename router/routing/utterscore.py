@@ -24,9 +24,13 @@ the utterances add is **evidence per member**:
   keeps its lines out. Without member evidence (a prompt that matched tags alone) the lines are
   chosen as before.
 
-The method and its constants are what benchmarks/utterance_cv.py chose by 5-fold
-cross-validation on the example store's suites and benchmarks/fitting/, with blind utterances
-(docs/providers.md has the table).
+- **The veto** (``router.routing.veto``): a decision whose prompt is nearer the near-misses and
+  the generic requests than the routed members' own exemplars is dropped, unless its best member
+  weighs ``veto_strong`` or its top cluster explains ``veto_protect`` of the prompt.
+
+The method and its constants are what benchmarks/veto_cv.py chose by 5-fold cross-validation on
+the example store's suites, benchmarks/fitting/ and the engine's own near-misses and utterances
+held out by fold (docs/providers.md has the tables).
 
 The decision also says, per member, which of the prompt's words matched its utterances
 (``utterance_hits``: {slug: [prompt words]}), for ``route --json`` and the session stage's line
