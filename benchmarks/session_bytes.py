@@ -160,6 +160,20 @@ def heavier_calls(analyses):
     return [i for i, (f, s) in enumerate(zip(flat, slim)) if s["memory_bytes"] >= f["memory_bytes"]]
 
 
+def heldout_report(analyses, store, prompts, seconds=None):
+    """The held-out run's figures and the targets they miss: slim + router's main-thread memory
+    bytes at most ``HELDOUT_RATIO`` of flat's, and no call as heavy as flat's."""
+    flat = analyses["flat"]["totals"]["main_memory_bytes"]
+    slim = analyses["slim"]["totals"]["main_memory_bytes"]
+    heavier = heavier_calls(analyses)
+    ratio = slim / flat if flat else None
+    missed = ([f"ratio {ratio} (target <= {HELDOUT_RATIO})"] if ratio is None or ratio > HELDOUT_RATIO else [])
+    missed += [f"{len(heavier)} call(s) no lighter than flat's: {heavier[:10]}"] if heavier else []
+    return {"store": store, "prompts": prompts, "flat_memory_bytes": flat, "slim_memory_bytes": slim, "ratio": ratio,
+            "heavier_calls": heavier, "routed_contexts": analyses["slim"]["totals"]["contexts"],
+            "seconds": seconds, "target_ratio": HELDOUT_RATIO, "missed_targets": missed}
+
+
 def figures_of(analyses, prompts, checkpoints=CHECKPOINTS):
     from harness.lab.comparison import compare_sessions
 
@@ -237,21 +251,15 @@ def main(argv=None):
     if args.store != "example":
         with tempfile.TemporaryDirectory(prefix="session-bytes-") as tmp:
             analyses, seconds, prompts = run_heldout(args.keep or tmp, args.store, args.prompts, claude)
-        flat = analyses["flat"]["totals"]["main_memory_bytes"]
-        slim = analyses["slim"]["totals"]["main_memory_bytes"]
-        heavier = heavier_calls(analyses)
-        ratio = slim / flat if flat else None
-        report = {"store": args.store, "prompts": len(prompts), "flat_memory_bytes": flat, "slim_memory_bytes": slim,
-                  "ratio": ratio, "heavier_calls": heavier, "routed_contexts": analyses["slim"]["totals"]["contexts"],
-                  "seconds": seconds, "target_ratio": HELDOUT_RATIO}
-        missed = ([f"ratio {ratio:.3f} (target <= {HELDOUT_RATIO})"] if ratio is None or ratio > HELDOUT_RATIO else []) + \
-                 ([f"{len(heavier)} call(s) no lighter than flat's: {heavier[:10]}"] if heavier else [])
-        report["missed_targets"] = missed
+        report = heldout_report(analyses, args.store, len(prompts), seconds)
+        ratio, heavier, missed = report["ratio"], report["heavier_calls"], report["missed_targets"]
+        flat, slim = report["flat_memory_bytes"], report["slim_memory_bytes"]
         if args.json:
             print(json.dumps(report, indent=2))
         else:
             print(f"{args.store}: {len(prompts)} prompts, memory bytes flat {flat:,}, slim + router with utterances "
-                  f"and near-misses {slim:,}: {ratio:.3f}x (target <= {HELDOUT_RATIO}); calls no lighter than "
+                  f"and near-misses {slim:,}: {ratio if ratio is None else round(ratio, 3)}x (target <= {HELDOUT_RATIO}); "
+                  f"calls no lighter than "
                   f"flat's: {len(heavier)}; routed contexts {report['routed_contexts']}")
             for miss in missed:
                 print(f"  MISSED: {miss}")

@@ -63,3 +63,21 @@ def test_only_the_utterances_session_gets_the_utterances_file(bench, tmp_path):
     assert not os.path.exists(utterances_path(paths.cluster_file))
     prepare(paths)
     assert os.path.isfile(utterances_path(paths.cluster_file))
+
+
+def heldout_analysis(calls):
+    return {"calls": [{"thread": "main", "memory_bytes": b} for b in calls],
+            "totals": {"main_memory_bytes": sum(calls), "contexts": 2}}
+
+
+@pytest.mark.parametrize("slim, missed", [
+    ([30] * 10, []),
+    ([30] * 9 + [100], ["call(s) no lighter"]),            # light overall, one call as heavy as flat's
+    ([100] * 10, ["ratio", "call(s) no lighter"]),        # as heavy as flat on every call
+    ([50] * 10, ["ratio"]),                                # 0.5x: over the 0.40 target, every call lighter
+])
+def test_heldout_targets(bench, slim, missed):
+    report = bench.heldout_report({"flat": heldout_analysis([100] * 10), "slim": heldout_analysis(slim)}, "heldout", 10)
+    assert len(report["missed_targets"]) == len(missed)
+    for text, fragment in zip(report["missed_targets"], missed):
+        assert fragment in text
