@@ -6,6 +6,7 @@ A package of router/ (hooks, gate, providers, routing, store) is one room, each 
 room; an arrow is a direct import from one room to another; floors are the longest chain of
 arrows. REV (a commit) is read from a temporary worktree, so two layouts can be compared:
 ``python benchmarks/router_rooms.py dbdb1f3`` against ``python benchmarks/router_rooms.py``.
+Needs grimp (import-linter's graph library, in the test extra: ``pip install '.[test]'``).
 """
 
 import functools
@@ -43,6 +44,10 @@ def rooms_of(graph):
 
 
 def measure(root):
+    try:
+        import grimp  # noqa: F401
+    except ImportError:
+        raise SystemExit("router_rooms.py needs grimp: pip install '.[test]' (import-linter brings it)") from None
     code = ("import sys, grimp; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); "
             "import router_rooms as r; print(*r.rooms_of(grimp.build_graph('router', cache_dir=None)))")
     out = subprocess.run([sys.executable, "-c", code, root, HERE], capture_output=True, text=True, check=True)
