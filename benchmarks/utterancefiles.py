@@ -88,8 +88,7 @@ def utterance_rows(blind, index, engine="blind", model="fixture", memory_dir=Non
             texts = blind.get(member.slug, ())
             if not texts:
                 continue
-            body = _body(memory_dir, member.slug)
-            digest = memory_text_hash(member.hook if body is None else member.hook + "\n" + body)
+            digest = member_hash(member, memory_dir)
             rows += [Utterance(member.slug, text, digest, engine, model, WRITTEN, 0) for text in texts]
     return rows
 
@@ -112,22 +111,26 @@ def nearmiss_rows(near_misses, index, engine="blind", model="fixture", memory_di
 
 def write_nearmisses_file(near_path, cluster_path, out=None, engine="blind", model="fixture", memory_dir=None):
     """Write the near-misses file for ``cluster_path`` from a blind ``cluster_id<TAB>text`` file."""
-    index = load_cluster_file(cluster_path)
-    rows = nearmiss_rows(read_near_misses(near_path), index, engine, model, memory_dir)
-    out = out or nearmisses_path(cluster_path)
-    with open(out, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(render_nearmisses(rows))
-    return out
+    rows = nearmiss_rows(read_near_misses(near_path), load_cluster_file(cluster_path), engine, model, memory_dir)
+    return _write(out or nearmisses_path(cluster_path), render_nearmisses(rows), out is None)
 
 
 def write_utterances_file(blind_path, cluster_path, out=None, engine="blind", model="fixture", memory_dir=None):
     """Write the utterances file for ``cluster_path`` from ``blind_path``; returns its path."""
-    index = load_cluster_file(cluster_path)
-    rows = utterance_rows(read_blind(blind_path), index, engine, model, memory_dir)
-    out = out or utterances_path(cluster_path)
-    with open(out, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(render_utterances(rows))
-    return out
+    rows = utterance_rows(read_blind(blind_path), load_cluster_file(cluster_path), engine, model, memory_dir)
+    return _write(out or utterances_path(cluster_path), render_utterances(rows), out is None)
+
+
+def _write(path, text, beside):
+    """Write ``text`` to ``path``; a file beside a store that holds something else is refused,
+    never overwritten (it may be one enrich wrote, or one a person edited): pass --out."""
+    if beside and os.path.exists(path):
+        with open(path, encoding="utf-8", newline="") as handle:
+            if handle.read() != text:
+                raise SystemExit(f"{path} exists and holds other rows; nothing was written (pass --out FILE)")
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+    return path
 
 
 def store_copy_with_utterances(cluster_path, blind_path, directory, memory_dir=None, near_path=None):

@@ -43,6 +43,7 @@ from router.tokens import tokenize
 from router.routing.weightedscore import (
     choose_clusters,
     finish_decision,
+    score_summary,
     learned_hits_by_line,
     lookup_stems,
     select_member_lines,
@@ -265,12 +266,7 @@ def route_with_utterances(prompt, table, settings):
                     "utterance_hits": sorted(per_cluster.get(p, ())),
                     "member_evidence": round(member_part(parts, p, best), 4)}
                    for (p, s, t, m) in rows[:MAX_SCORES]],
-        "floor": floor,
-        "top_score": top,
-        "second_score": second,
-        "margin_over_floor": round(top - floor, 4),
-        "lead_over_second": round(top - second, 4),
-        "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
+        **score_summary(top, second, floor),
         "coverage": None if share is None else round(share, 4),
     }
     if veto is not None:

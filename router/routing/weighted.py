@@ -47,6 +47,7 @@ from router.routing.weightedscore import (
     select_member_lines,
     stem_set,
     finish_decision,
+    score_summary,
     focus,
     general_request,
     score_weighted,
@@ -76,12 +77,7 @@ def route_weighted(prompt, table, settings):
         "prompt_tokens": sorted(words),
         "scores": [{"cluster_id": clusters[p][0], "score": s, "tag_hits": t, "member_hits": m}
                    for (p, s, t, m) in rows],
-        "floor": floor,
-        "top_score": top,
-        "second_score": second,
-        "margin_over_floor": round(top - floor, 4),
-        "lead_over_second": round(top - second, 4),
-        "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
+        **score_summary(top, second, floor),
     }
     chosen = finish_decision(decision, clusters, chosen, gate,
                              lambda picked: select_member_lines(table, picked, member_weight, settings["line_cap"]),

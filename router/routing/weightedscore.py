@@ -345,6 +345,18 @@ def idf(df, documents):
     return log(1 + (documents - df + 0.5) / (df + 0.5))
 
 
+def score_summary(top, second, floor):
+    """The figures both weighted routes report about their top two scores and the floor."""
+    return {
+        "floor": floor,
+        "top_score": top,
+        "second_score": second,
+        "margin_over_floor": round(top - floor, 4),
+        "lead_over_second": round(top - second, 4),
+        "confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else (1.0 if top > 0 else 0.0),
+    }
+
+
 def finish_decision(decision, clusters, chosen, gate, select, taught_of, settings):
     """Complete a weighted ``decision`` with what both weighted routes send (one place, so the
     two cannot drift): nothing when the intent ``gate`` silenced the prompt; else the lines

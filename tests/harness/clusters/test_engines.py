@@ -14,6 +14,7 @@ from harness.clusters import engines
 from harness.clusters.enrich_plan import MemoryText
 from harness.clusters.enrich_protocol import check_enrich_answer, enrich_request
 from router.store.clusterfile import Cluster, Member
+from support.processes import alive
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 CLUSTER = Cluster("layer1_tools", 2, False, ("pnpm",), "tools",
@@ -117,17 +118,9 @@ def test_a_slow_child_of_the_program_dies_with_it(tmp_path):
         engine.ask(REQUEST)
     grandchild = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(grandchild):
+    while time.monotonic() < deadline and alive(grandchild):
         time.sleep(0.05)
-    assert not _alive(grandchild)
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    assert not alive(grandchild)
 
 
 def test_exit_75_is_transient(tmp_path):

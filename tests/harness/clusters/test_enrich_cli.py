@@ -15,6 +15,7 @@ import pytest
 from harness.cli import main
 from router.config import utterances_path
 from router.store.utterances import read_utterances
+from support.processes import alive
 
 FAKE = pathlib.Path(__file__).with_name("fake_engine.py")
 HELDOUT = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "heldout"
@@ -198,14 +199,6 @@ def test_a_refused_key_stops_the_run_with_one_line_and_the_summary_counts_the_re
     assert "1 of 27 cluster(s) failed and 26 were not asked; their memories keep the rows" in text
 
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["TERM", "HUP", "INT"])
 def test_a_signal_ends_the_engines_whole_process_group_and_keeps_the_finished_cluster(store, tmp_path, signum):
     # the engine answers the first cluster, then on the second starts a child and never answers:
@@ -221,15 +214,15 @@ def test_a_signal_ends_the_engines_whole_process_group_and_keeps_the_finished_cl
         time.sleep(0.05)
     assert pids.exists(), process.communicate()[1]
     program, child = map(int, pids.read_text().split())
-    assert _alive(program) and _alive(child)
+    assert alive(program) and alive(child)
     process.send_signal(signum)
     _out, err = process.communicate(timeout=60)
     assert process.returncode == 128 + signum, err
     assert b"1 finished cluster(s) are kept in" in err
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (_alive(program) or _alive(child)):
+    while time.monotonic() < deadline and (alive(program) or alive(child)):
         time.sleep(0.05)
-    assert not _alive(program) and not _alive(child)
+    assert not alive(program) and not alive(child)
     assert len(read_utterances(path)) > 0                   # the first cluster's rows, written before the signal
 
 
