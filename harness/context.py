@@ -59,10 +59,7 @@ def compile_hook_table(cluster_path, config=None):
     compiled too (its table lives in the user's cache, never in the package)."""
     from router.hooks.compiled import compile_store
 
-    learned_file = None
-    if config and config.get("learning"):
-        learned_file = config_mod.learned_path(os.path.abspath(cluster_path))
-    return compile_store(cluster_path, learned_file)
+    return compile_store(cluster_path, config_mod.hook_learned_file(cluster_path, config))
 
 
 def context_for(clusters=None, config_path=None, quiet=False):

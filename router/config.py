@@ -127,10 +127,14 @@ def learned_path(cluster_path):
     """The learned-terms file of a cluster file: ``brain/x.md`` -> ``brain/x.learned.tsv``. Here,
     not in ``router.store.learned``, because the hook needs the path on every prompt while learning is
     on, and the reader (with its regular expressions and record type) only on a cache miss."""
-    base, ext = os.path.splitext(os.fspath(cluster_path))
-    if ext.lower() not in (".md", ".markdown", ".tsv"):
-        base = os.fspath(cluster_path)
-    return base + LEARNED_SUFFIX
+    return _beside(cluster_path, LEARNED_SUFFIX)
+
+
+def hook_learned_file(cluster_path, config):
+    """The learned-terms file the hook's table is built with (and keyed on): the one beside
+    ``cluster_path`` when ``config`` turns learning on, else ``None``. The hook and every command
+    that compiles its table ask here, so they build the same table."""
+    return learned_path(os.path.abspath(cluster_path)) if config and config.get("learning") else None
 
 
 def nearmisses_path(cluster_path):

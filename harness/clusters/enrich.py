@@ -284,7 +284,7 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
         rows = merge_rows(rows, {}, order)
         writer.write(rows)
     if writer.near is not None and not writer.near.writes and (
-            near_rows != list(plan.near_rows)                     # rows of clusters that left the store
+            plan.near_dropped                                     # rows of clusters that left the store
             or (not writer.near.existed and any(job.near_misses for job in plan.jobs))):
         writer.near.write(near_rows)  # asked once: even empty, the file says so (not asked again each run)
     written = writer.writes > 0 or (writer.near is not None and writer.near.writes > 0)

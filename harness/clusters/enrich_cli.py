@@ -229,15 +229,16 @@ def cmd_clusters_enrich(args):
     else:
         say("nothing to ask: every memory's utterances are current (--force asks again)")
     done = []
-    checking = not args.dry_run and bool(requests or plan.dropped)
-    if checking:
+    if not args.dry_run and (requests or plan.dropped or plan.near_dropped):
+        # self-routing as the store is now, to compare with after the run (selfcheck)
         from harness.clusters import selfcheck
 
         settings = config_mod.settings_of(config)
-        build, route = selfcheck.store_tables(plan_index(cluster_path))
+        index_now = plan_index(cluster_path)
+        build, route = selfcheck.store_tables(index_now)
         utterances_then, near_then, _rows = selfcheck.read_store_files(cluster_path)
-        before = selfcheck.self_routing(plan_index(cluster_path), build(utterances_then, near_then), settings,
-                                        utterances_then, route)
+        before = selfcheck.self_routing(index_now, build(utterances_then, near_then), settings, utterances_then,
+                                        route)
 
     def run(on_event):
         def tracked(event):

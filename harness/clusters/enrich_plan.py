@@ -23,13 +23,14 @@ ClusterJob = namedtuple("ClusterJob", "cluster memories neighbours near_misses",
 ClusterJob.__doc__ = ("One request: the ``Cluster``, the ``MemoryText`` s to write utterances for, its "
                       "other members (``MemoryText``) as neighbours, and how many near-misses to ask (0: none).")
 
-Plan = namedtuple("Plan", "jobs store rows dropped reasons near_rows near_reasons cluster_hashes",
-                  defaults=((), {}, {}))
+Plan = namedtuple("Plan", "jobs store rows dropped reasons near_rows near_reasons cluster_hashes near_dropped",
+                  defaults=((), {}, {}, ()))
 Plan.__doc__ = ("``jobs`` (ClusterJob, cluster-file order); ``store`` ({slug: MemoryText}, cluster-file order); "
                 "``rows`` (the rows kept as they are: every row but those dropped); ``dropped`` (slugs whose "
                 "rows leave because the memory left the store); ``reasons`` ({slug: why it is asked}); "
                 "``near_rows`` (the near-miss rows kept), ``near_reasons`` ({cluster id: why its near-misses "
-                "are asked}), ``cluster_hashes`` ({cluster id: the hash its near-misses are written from})")
+                "are asked}), ``cluster_hashes`` ({cluster id: the hash its near-misses are written from}), "
+                "``near_dropped`` (clusters whose near-miss rows leave because the cluster left the store)")
 
 
 def memory_text(hook, body):
@@ -126,7 +127,8 @@ def plan_enrich(index, bodies, rows, force=False, near_rows=(), near_misses=0, n
             jobs.append(ClusterJob(cluster, tuple(asked), tuple(neighbours), wants))
     dropped = sorted({row.slug for row in rows if row.slug not in store and not is_hand_row(row)})
     kept = [row for row in rows if row.slug in store or is_hand_row(row)]
-    return Plan(tuple(jobs), store, kept, dropped, reasons, near_kept, near_reasons, hashes)
+    near_dropped = tuple(sorted({row.key for row in near_rows} - {row.key for row in near_kept}))
+    return Plan(tuple(jobs), store, kept, dropped, reasons, near_kept, near_reasons, hashes, near_dropped)
 
 
 def new_rows(memory, texts, engine, model, written):

@@ -7,7 +7,6 @@ diagnostic line goes to the file named by ``$MEMORY_ROUTER_LOG``, and only there
 """
 
 import json
-import os
 import time
 
 from router import config as config_mod
@@ -60,7 +59,7 @@ def decide(payload, options):
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     # With learning on, the learned-terms file is read with the cluster file and its stat joins
     # the cache key, so a `learn` run or a feedback takes effect on the next prompt.
-    learned_file = config_mod.learned_path(os.path.abspath(path)) if config and config.get("learning") else None
+    learned_file = config_mod.hook_learned_file(path, config)
     # A table the hook could not build within its budget is never built here: it routes on the
     # cluster file alone and a rebuild starts outside the prompt (router.hooks.compiled).
     decision = use_routing_table(

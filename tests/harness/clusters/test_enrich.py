@@ -544,3 +544,14 @@ def test_the_face_prints_self_routing_and_writes_the_near_misses(store, tmp_path
     assert code == 0 and report["self_check"]["after"]["utterances"]["total"] > 0
     assert report["compiled"]["entry"]
     assert read_nearmisses(nearmisses_path(cluster_path))
+
+
+def test_near_misses_of_a_cluster_that_left_go_even_when_nothing_is_asked(store, tmp_path):
+    run_near(store, engines.create_engine("command", command=command("good")))
+    path = pathlib.Path(nearmisses_path(store[0]))
+    path.write_text(path.read_text() + "layer1_gone\tan old request\t0123456789abcdef\tclaude\thaiku\t"
+                    "2026-12-01T21:00:00Z\n", encoding="utf-8")
+    log = tmp_path / "asked.jsonl"
+    plan, _writer, result = run_near(store, engines.create_engine("command", command=command("good", "--log", log)))
+    assert plan.near_dropped == ("layer1_gone",) and asked(log) == []
+    assert result.written and "layer1_gone" not in {r.key for r in read_nearmisses(str(path))}
