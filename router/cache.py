@@ -1,6 +1,6 @@
-"""Caches that keep the hook within a few milliseconds of Python's own start-up.
+"""Where and when the hook's caches are kept: their directory, their keys, complete writes.
 
-Two kinds, both keyed on the source file's path, device, inode, size, mtime and ctime (plus
+The caches keep the hook within a few milliseconds of Python's own start-up. Two kinds, both keyed on the source file's path, device, inode, size, mtime and ctime (plus
 the size and mtime of the router's own code and stopword list, so an upgrade that keeps the
 version number cannot serve a table built by the old rules), both stored in
 ``$MEMORY_ROUTER_CACHE_DIR``, else ``$XDG_CACHE_HOME/memory-router``, else
@@ -15,10 +15,9 @@ be read or written is ignored, never fatal):
   split into shards by ``crc32(token)`` and clusters by position, and only the shards a prompt
   touches are read (``os.pread`` + ``marshal.loads``).
 
-Every entry carries a CRC-32 of exactly the bytes it is read as (the small blob's body; the
-table's header and each of its shards), checked before ``marshal.loads`` sees them: a damaged
-entry is rebuilt from the source and rewritten, never used. An entry reaches its name only
-complete (temp file, fsync, rename).
+What an entry is as bytes is ``router.cacheformat``'s: every entry carries a CRC-32 of exactly
+the bytes it is read as, so a damaged entry is rebuilt from the source and rewritten, never
+used. An entry reaches its name only complete (temp file, fsync, rename).
 
 Limits, stated honestly: a file rewritten in place with the same size within one tick of the
 file system's clock (up to 2 s on FAT, a jiffy on ext4) keeps its key. So a result is stored
@@ -28,32 +27,23 @@ ahead of this machine's (a network share) can still defeat that guard; set
 ``MEMORY_ROUTER_NO_CACHE=1`` there.
 """
 
-import marshal
 import os
 import struct
 import time
 import zlib
 
 from router import __version__
+from router.cacheformat import (CACHE_FORMAT, CorruptCacheError, close_table, entry_bytes, entry_value, read_table,
+                                serialise_table)
 from router.config import nearmisses_path, utterances_path
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
-CACHE_FORMAT = 7
-_MAGIC = b"MRTABLE5"
-# magic, header length, CRC-32 of the header.
-_HEAD = struct.Struct("<8sQI")
-_ENTRY_MAGIC = b"MRENTRY1"
-# magic, CRC-32 of the marshal body that follows.
-_ENTRY_HEAD = struct.Struct("<8sI")
-TOKENS_PER_SHARD = 64
-SEPARATE_TOKENS_PER_SHARD = 128
-CLUSTERS_PER_SHARD = 16
 RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, *name.split("/")) for name in (
-    "cache.py", "config.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
+    "cache.py", "cacheformat.py", "config.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
     "store/clusterfile.py", "store/learned.py", "store/utterances.py", "providers/provider.py",
     "routing/score.py", "routing/weighted.py", "routing/weightedscore.py", "routing/weightedtable.py",
     "routing/uttertable.py", "routing/utterscore.py", "routing/priors.py", "routing/exemplars.py",
@@ -120,26 +110,6 @@ def _settled(st):
     return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_WINDOW_NS
 
 
-class CorruptCacheError(ValueError):
-    """A cache entry whose bytes fail their checksum: rebuild it, never use it."""
-
-
-def _checked_body(data):
-    """The marshal body of a small entry, after its magic and CRC-32 have been checked."""
-    if len(data) < _ENTRY_HEAD.size:
-        raise CorruptCacheError("short cache entry")
-    magic, crc = _ENTRY_HEAD.unpack_from(data)
-    body = data[_ENTRY_HEAD.size:]
-    if magic != _ENTRY_MAGIC or zlib.crc32(body) != crc:
-        raise CorruptCacheError("cache entry fails its checksum")
-    return body
-
-
-def _entry_bytes(key, value):
-    body = marshal.dumps((key, value))
-    return _ENTRY_HEAD.pack(_ENTRY_MAGIC, zlib.crc32(body)) + body
-
-
 def entry_path(path, kind, suffix=".marshal"):
     """Where the cache keeps what it made of ``path`` as ``kind``: one name per path and kind."""
     digest = zlib.crc32(path.encode("utf-8", "surrogateescape"))
@@ -157,7 +127,7 @@ def cached(path, kind, build):
         return build(path)
     entry = entry_path(path, kind)
     try:
-        stored_key, value = marshal.loads(_checked_body(read_regular_bytes(entry)))
+        stored_key, value = entry_value(read_regular_bytes(entry))
         if stored_key == key:
             return value
     except (OSError, EOFError, ValueError, TypeError):
@@ -165,7 +135,7 @@ def cached(path, kind, build):
     value = build(path)
     if _settled(st):
         try:
-            _store(entry, _entry_bytes(key, value))
+            _store(entry, entry_bytes(key, value))
         except ValueError:  # not marshal-safe: serve it uncached
             pass
     return value
@@ -199,193 +169,13 @@ def _store(entry, data):
                 pass
 
 
-# --------------------------------------------------------------------------- sharded table
-
-
-def _shard_of(token, shards):
-    return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards
-
-
-# Postings sharded on their own: the veto's exemplars (every stem and adjacent pair of a few
-# thousand short texts) are read only for a prompt that routes, so the scoring's shards must not
-# carry them (a shard is read whole).
-SEPARATE_KINDS = ("exemplar_postings",)
-
-
-def posting_kinds(table):
-    """The token-keyed postings of a table (``tag_postings``, ``member_postings``, and what a
-    provider adds) sharded together, in a fixed order; every other key but ``clusters`` and the
-    ``SEPARATE_KINDS`` is small metadata."""
-    return tuple(sorted(name for name in table if name.endswith("_postings") and name not in SEPARATE_KINDS))
-
-
-def serialise_table(table, key):
-    """The sharded cache bytes for a routing table (see ``router.providers.provider.build_table``)."""
-    kinds = posting_kinds(table)
-    separate = tuple(name for name in SEPARATE_KINDS if name in table)
-    meta = {name: value for name, value in table.items()
-            if name != "clusters" and name not in kinds and name not in separate}
-    tokens = set()
-    for name in kinds:
-        tokens.update(table[name])
-    posting_shards = max(1, len(tokens) // TOKENS_PER_SHARD)
-    clusters = table["clusters"]
-    cluster_shards = max(1, len(clusters) // CLUSTERS_PER_SHARD)
-    postings = [{} for _ in range(posting_shards)]
-    for token in tokens:
-        postings[_shard_of(token, posting_shards)][token] = tuple(table[name].get(token, ()) for name in kinds)
-    grouped = [{} for _ in range(cluster_shards)]
-    for position, cluster in enumerate(clusters):
-        grouped[position % cluster_shards][position] = cluster
-    blobs = [marshal.dumps(shard) for shard in postings] + [marshal.dumps(shard) for shard in grouped]
-    spans = []
-    offset = 0
-    for blob in blobs:
-        spans.append((offset, len(blob), zlib.crc32(blob)))
-        offset += len(blob)
-    # A separately sharded kind: its shards, then the index of their spans (one more span of the
-    # header's), so the header a prompt reads stays the size of the scoring's own shards.
-    groups = []
-    for name in separate:
-        own = table[name]
-        count = max(1, len(own) // SEPARATE_TOKENS_PER_SHARD)
-        shards = [{} for _ in range(count)]
-        for token, entry in own.items():
-            shards[_shard_of(token, count)][token] = entry
-        own_spans = []
-        for shard in shards:
-            blob = marshal.dumps(shard)
-            own_spans.append((offset, len(blob), zlib.crc32(blob)))
-            blobs.append(blob)
-            offset += len(blob)
-        index_blob = marshal.dumps(tuple(own_spans))
-        groups.append((name, len(spans), count))
-        spans.append((offset, len(index_blob), zlib.crc32(index_blob)))
-        blobs.append(index_blob)
-        offset += len(index_blob)
-    header = marshal.dumps((key, posting_shards, cluster_shards, len(clusters), tuple(spans), kinds, meta,
-                            tuple(groups)))
-    return _HEAD.pack(_MAGIC, len(header), zlib.crc32(header)) + header + b"".join(blobs)
-
-
-def _pread(fd, length, offset):
-    if _HAS_PREAD:
-        return os.pread(fd, length, offset)
-    os.lseek(fd, offset, os.SEEK_SET)  # Windows has no os.pread; the descriptor is ours alone
-    return os.read(fd, length)
-
-
-_HAS_PREAD = hasattr(os, "pread")
-
-
-class _ShardReader:
-    __slots__ = ("fd", "base", "posting_shards", "cluster_shards", "count", "spans", "loaded")
-
-    def __init__(self, fd, base, posting_shards, cluster_shards, count, spans):
-        self.fd = fd
-        self.base = base
-        self.posting_shards = posting_shards
-        self.cluster_shards = cluster_shards
-        self.count = count
-        self.spans = spans
-        self.loaded = {}
-
-    def shard(self, number, spans=None, key=None):
-        """Shard ``number`` of the header's spans (or of ``spans``, a group's, cached as ``key``)."""
-        key = number if key is None else key
-        shard = self.loaded.get(key)
-        if shard is None:
-            offset, length, crc = (spans or self.spans)[number]
-            data = _pread(self.fd, length, self.base + offset)
-            if len(data) != length or zlib.crc32(data) != crc:
-                raise CorruptCacheError(f"routing-table cache shard {key} fails its checksum")
-            shard = self.loaded[key] = marshal.loads(data)
-        return shard
-
-
-class _PostingView:
-    __slots__ = ("reader", "which")
-
-    def __init__(self, reader, which):
-        self.reader = reader
-        self.which = which
-
-    def get(self, token, default=()):
-        reader = self.reader
-        entry = reader.shard(_shard_of(token, reader.posting_shards)).get(token)
-        return entry[self.which] if entry is not None else default
-
-
-class _SeparateView:
-    """A postings kind sharded on its own (``SEPARATE_KINDS``): ``get`` only. Its spans are read
-    from their index span on the first lookup."""
-
-    __slots__ = ("reader", "index", "count")
-
-    def __init__(self, reader, index, count):
-        self.reader, self.index, self.count = reader, index, count
-
-    def get(self, token, default=()):
-        reader = self.reader
-        spans = reader.shard(self.index)
-        number = _shard_of(token, self.count)
-        entry = reader.shard(number, spans, key=(self.index, number)).get(token)
-        return entry if entry is not None else default
-
-    def __iter__(self):
-        reader = self.reader
-        for number in range(reader.posting_shards):
-            for token, entry in reader.shard(number).items():
-                if entry[self.which]:
-                    yield token
-
-
-class _ClusterView:
-    __slots__ = ("reader",)
-
-    def __init__(self, reader):
-        self.reader = reader
-
-    def __getitem__(self, position):
-        reader = self.reader
-        if not 0 <= position < reader.count:
-            raise IndexError(position)
-        return reader.shard(reader.posting_shards + position % reader.cluster_shards)[position]
-
-    def __len__(self):
-        return self.reader.count
-
-
 def _open_table(entry, key):
     fd = open_regular_fd(entry)
     try:
-        size = os.fstat(fd).st_size
-        head = _pread(fd, _HEAD.size, 0)
-        magic, header_len, header_crc = _HEAD.unpack(head)
-        if magic != _MAGIC:
-            raise ValueError("not a routing-table cache")
-        if header_len > size - _HEAD.size:
-            raise CorruptCacheError("routing-table cache header runs past the end of the file")
-        header = _pread(fd, header_len, _HEAD.size)
-        if zlib.crc32(header) != header_crc:
-            raise CorruptCacheError("routing-table cache header fails its checksum")
-        stored_key, posting_shards, cluster_shards, count, spans, kinds, meta, groups = marshal.loads(header)
-        if stored_key != key:
-            raise ValueError("stale routing-table cache")
-        end = _HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)
-        if size != end:
-            raise ValueError("truncated routing-table cache")
+        return read_table(fd, key)
     except BaseException:
         os.close(fd)
         raise
-    reader = _ShardReader(fd, _HEAD.size + header_len, posting_shards, cluster_shards, count, spans)
-    table = dict(meta)
-    for which, name in enumerate(kinds):
-        table[name] = _PostingView(reader, which)
-    table["clusters"] = _ClusterView(reader)
-    for name, index, shards in groups:
-        table[name] = _SeparateView(reader, index, shards)
-    return table
 
 
 def _table_place(path, companions, beside=True):
@@ -431,7 +221,7 @@ def _current(entry, key):
         table = _open_table(entry, key)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         return False
-    os.close(table["clusters"].reader.fd)
+    close_table(table)
     return True
 
 

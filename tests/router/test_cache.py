@@ -9,7 +9,9 @@ import time
 import pytest
 
 from router import cache
-from router.cache import cached, load_routing_table, serialise_table
+from router import cacheformat
+from router.cache import cached, load_routing_table
+from router.cacheformat import serialise_table
 from router.store.clusterfile import load_cluster_file
 from router.config import default_settings
 from router.routing.score import build_routing_table, route_prompt
@@ -132,7 +134,7 @@ def test_unwritable_cache_dir_is_ignored(big_store, monkeypatch, tmp_path):
 
 def test_serialised_table_is_compact_per_shard(big_store):
     data = serialise_table(_build(big_store), ("k",))
-    assert data[:8] == cache._MAGIC
+    assert data[:8] == cacheformat.TABLE_MAGIC
 
 
 def _counting_build():
@@ -227,7 +229,7 @@ def test_cache_reads_without_pread(big_store, monkeypatch):
     """Windows has no os.pread: the sharded reader must still answer from the cache."""
     fresh = _build(big_store)
     load_routing_table(big_store, _build)
-    monkeypatch.setattr(cache, "_HAS_PREAD", False, raising=False)
+    monkeypatch.setattr(cacheformat, "_HAS_PREAD", False)
     monkeypatch.delattr(os, "pread")
 
     def fail(_path):
@@ -387,10 +389,10 @@ def test_a_shard_failing_its_checksum_is_never_loaded(big_store, monkeypatch):
     with open(entry, "wb") as handle:
         handle.write(bytes(data))
     loads = []
-    real_loads = cache.marshal.loads
-    monkeypatch.setattr(cache.marshal, "loads", lambda blob: loads.append(len(blob)) or real_loads(blob))
+    real_loads = cacheformat.marshal.loads
+    monkeypatch.setattr(cacheformat.marshal, "loads", lambda blob: loads.append(len(blob)) or real_loads(blob))
     table = load_routing_table(big_store, _build)
-    with pytest.raises(cache.CorruptCacheError):
+    with pytest.raises(cacheformat.CorruptCacheError):
         for position in range(len(table["clusters"])):
             table["clusters"][position]
     fresh = _build(big_store)
