@@ -1,5 +1,5 @@
 """Reading a config file: ``memory-router.toml`` or the ``[tool.memory-router]`` table of a
-pyproject.toml, validated by ``router.config.validate_config``.
+pyproject.toml, validated by ``router.configcheck.validate_config``.
 
 Apart from ``router.config`` because it imports ``tomllib`` (~9 ms): the hook imports this module
 only inside the function it caches, so a prompt with a current cache never pays for it. The
@@ -10,7 +10,8 @@ import os
 import re
 import tomllib
 
-from router.config import config_candidates, project_dirs, validate_config
+from router.config import config_candidates, project_dirs
+from router.configcheck import validate_config
 from router.errors import ConfigError, InputError
 from router.safeio import read_regular_bytes
 

@@ -1,6 +1,6 @@
 """The config keys of ``memory-router clusters enrich`` (docs/enrich.md): who writes utterances.
 
-Not routing settings: the hook never reads them. ``router.config.validate_config`` puts them in
+Not routing settings: the hook never reads them. ``router.configcheck.validate_config`` puts them in
 the config dict as top-level keys (``config["enrich_engine"]`` ...), defaults present when the
 file lacks them; harness/clusters/enrich_cli reads them with ``config.get`` and its command-line
 options win. The engine registry lives in harness (plugins may add engines), so here an engine is

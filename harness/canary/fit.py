@@ -88,7 +88,7 @@ def write_settings(path, values):
 
     from canaries.fit import update_toml_text
     from harness.fileops import Snapshot
-    from router.config import validate_config
+    from router.configcheck import validate_config
 
     snapshot = Snapshot(path)
     try:

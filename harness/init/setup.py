@@ -151,7 +151,7 @@ def write_config(plan, changes, dry_run=False):
     from canaries.fit import toml_snippet, update_toml_text
     from harness.fileops import Snapshot
     from harness.output import unified_diff
-    from router.config import validate_config
+    from router.configcheck import validate_config
 
     path = plan["config_path"]
     if not changes:

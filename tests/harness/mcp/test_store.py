@@ -334,7 +334,7 @@ def test_record_feedback_never_writes_into_the_bundled_example_store(tmp_path):
 def test_record_feedback_wants_a_real_boolean(tmp_path, useful):
     clusters = tmp_path / "c.md"
     shutil.copy(bundled_cluster_file(), clusters)
-    from router.config import validate_config
+    from router.configcheck import validate_config
 
     store = MemoryStore(clusters, validate_config({"learning": True}, str(tmp_path / "memory-router.toml")))
     with pytest.raises(InputError, match="useful must be true or false"):

@@ -16,7 +16,8 @@ import pytest
 from harness.cli import main
 from harness.mcp.breaker import ProviderBreaker
 from harness.mcp.store import MemoryStore
-from router.config import bundled_cluster_file, validate_config
+from router.config import bundled_cluster_file
+from router.configcheck import validate_config
 from router.errors import RefusedError
 from router.store.learned import LearnedFileError
 
