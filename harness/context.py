@@ -14,12 +14,13 @@ from router.providers.provider import build_table
 from router.hooks.session import route_fresh
 
 
-def resolve_cli_clusters(explicit=None, config=None, quiet=False):
+def resolve_cli_clusters(explicit=None, config=None, quiet=False, dirs=None):
     """The cluster file a CLI command uses: ``harness.project.resolve_cluster_file``'s policy (the
-    hook's order), then the bundled example store, which is said on stderr."""
+    hook's order; ``dirs``: a ``--project`` directory instead of the hook's), then the bundled
+    example store, which is said on stderr."""
     from harness.project import BUNDLED_STORE, resolve_cluster_file
 
-    path, how = resolve_cluster_file(explicit, config, bundled=True)
+    path, how = resolve_cluster_file(explicit, config, dirs=dirs, bundled=True)
     if how == BUNDLED_STORE and not quiet:
         print(f"memory-router: using the bundled example store ({path})", file=sys.stderr)
     return path
@@ -62,11 +63,12 @@ def compile_hook_table(cluster_path, config=None):
     return compile_store(cluster_path, config_mod.hook_learned_file(cluster_path, config))
 
 
-def context_for(clusters=None, config_path=None, quiet=False):
-    """The ``RouterContext`` of ``--clusters``/``--config`` (either may be ``None``)."""
-    config = load_config(config_path)
+def context_for(clusters=None, config_path=None, quiet=False, dirs=None):
+    """The ``RouterContext`` of ``--clusters``/``--config`` (either may be ``None``); ``dirs``: where
+    the config and store are looked for (a ``--project`` directory; default: the hook's)."""
+    config = load_config(config_path, dirs=dirs)
     settings = config_mod.settings_of(config)
-    return RouterContext(resolve_cli_clusters(clusters, config, quiet=quiet), settings, config)
+    return RouterContext(resolve_cli_clusters(clusters, config, quiet=quiet, dirs=dirs), settings, config)
 
 
 def route_json(ctx, decision):

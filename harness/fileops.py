@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 
+from harness import printedcommands
 from router.errors import InputError, RefusedError
 from router.safeio import fsync_directory as _fsync_dir
 from router.safeio import current_umask, open_regular_fd, read_regular_bytes, write_all_synced
@@ -397,4 +398,5 @@ def require_not_read_only(path, what):
     if stat.S_ISREG(mode) and not mode & 0o222:
         raise RefusedError(f"{path} is read-only (mode {stat.S_IMODE(mode):04o}); the {what} was not replaced "
                            "and nothing was written",
-                           fix=f"if memory-router should change it, make it writable first: chmod u+w {path}")
+                           fix="if memory-router should change it, make it writable first: "
+                               + printedcommands.command("chmod", "u+w", path))

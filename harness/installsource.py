@@ -21,10 +21,11 @@ this machine.
 
 import json
 import os
-import shlex
 import subprocess
 from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlsplit
+
+from harness import printedcommands
 
 DIST = "memory-router"
 # The tools a rendered command may use; pipx first, as the README's Quick start does.
@@ -126,7 +127,7 @@ def install_command(source, extras=(), tool="pipx", force=False):
         words.append("--force")
     if source.kind == "checkout" and source.editable:
         words.append("--editable")
-    return " ".join(words + [shlex.quote(requirement(source, extras))])
+    return printedcommands.command(*words, requirement(source, extras))
 
 
 def portable(source):
@@ -161,7 +162,7 @@ def extra_hint(extra, source, python):
     that adds it from where this memory-router came from, where it runs (``python``), and the
     pipx form as an example. For a command that cannot tell how it was installed (harness.install's
     ``extras.extra_command`` can, and names the one command)."""
-    wanted = shlex.quote(requirement(source, (extra,)))
+    wanted = printedcommands.word(requirement(source, (extra,)))
     return (f"install {wanted} where this memory-router runs ({python}), e.g. "
             f"{install_command(source, (extra,), force=True)}")
 

@@ -61,10 +61,10 @@ def file_operand_parser():
             operands = any(not action.option_strings for action in self._actions)
             token = unplaced_option(self, args or []) if operands else None
             if token is not None:
-                import shlex
+                from harness import printedcommands
 
                 self.error(f"{token} is not an option of {self.prog}; if it is a file, put -- before the "
-                           f"file names: {self.prog} -- {shlex.quote(token)}")
+                           f"file names: {printedcommands.command(*self.prog.split(), '--', token)}")
             return super().parse_known_args(args, namespace)
 
     return FileOperandParser

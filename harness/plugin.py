@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from harness import installsource
+from harness import installsource, printedcommands
 from harness.install import plugins
 from router.errors import InputError, MemoryRouterError
 
@@ -110,12 +110,20 @@ def install_fix(spec, source=None):
     if _index_spec(spec):
         source = source or installsource.installed_source(with_origin=True)
         here = installsource.portable(source)
-        example = ("--from " + installsource.requirement(here).split(" @ ")[-1]) if here.kind != "index" else \
-            "--from DIR"
+        example = printedcommands.memory_router(
+            "plugin", "bootstrap", "--from",
+            installsource.requirement(here).split(" @ ")[-1] if here.kind != "index" else "DIR")
         return (f"memory-router is not on the package index yet (or the index cannot be reached): pass --from "
                 f"a clone of memory-router or a git URL, e.g. {example}")
     return ("check that it exists and builds (pip's last lines above); --from takes a memory-router checkout, "
             "a git URL (git+https://...@COMMIT) or a wheel")
+
+
+def mcp_extra_fix(spec):
+    """The fix when what ``--from`` installed has no MCP SDK: bootstrap again from a source that
+    carries the extra."""
+    return (f"install with the mcp extra: {printedcommands.memory_router('plugin', 'bootstrap', '--from', spec)} "
+            f"(--from must name memory-router with [{EXTRA}])")
 
 
 def _run(argv, what, fix=None):
@@ -150,13 +158,13 @@ def bootstrap(data_dir, spec, python=None):
         _run([python, "-m", "venv", target], "python -m venv",
              fix="pass --python PATH: a Python 3.11 or newer with the venv module (Debian: apt install python3-venv)")
         _run([os.path.join(bindir, "python"), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
-              spec], f"pip install {spec}", fix=install_fix(spec))
+              spec], printedcommands.command("pip", "install", spec), fix=install_fix(spec))
         version = _run([exe, "--version"], "the new memory-router",
                        fix="--from names something that is not memory-router, or an old release: pass --from a "
                            "current checkout").strip()
         _run([os.path.join(bindir, "python"), "-c", "import mcp.server.mcpserver"],
              "the MCP SDK check (the plugin's MCP server needs it)",
-             fix=f"install with the mcp extra: --from '{spec}' must name memory-router with [{EXTRA}]")
+             fix=mcp_extra_fix(spec))
     except MemoryRouterError:
         shutil.rmtree(target, ignore_errors=True)
         if os.path.isdir(aside):

@@ -167,17 +167,18 @@ def verdict_commands(case_id, project_dir, record=None, suite=None):
     reads (each record names the fact's slug)."""
     import os
 
-    from harness.install.hookcommand import quote_for_shell
+    from harness import printedcommands
     from harness.project import project_state_dir
 
     if record is None:
         record = os.path.join(project_state_dir(project_dir or "."), RECORD_NAME)
-    project = quote_for_shell(project_dir) if project_dir else "."
-    suite_opt = f" --suite {quote_for_shell(suite)}" if suite else ""
+    locate = ("transcript", "locate", "--project", project_dir or ".")
     return [
-        f"memory-router transcript locate --project {project}",
-        f"memory-router canary verdict \"$(memory-router transcript locate --project {project})\" "
-        f"--case {quote_for_shell(case_id)}{suite_opt} --record {quote_for_shell(record)}",
+        printedcommands.memory_router(*locate),
+        printedcommands.memory_router("canary", "verdict",
+                                      printedcommands.substitution(printedcommands.PROGRAM, *locate),
+                                      "--case", case_id, *printedcommands.option("--suite", suite),
+                                      "--record", record),
     ]
 
 

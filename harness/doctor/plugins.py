@@ -6,7 +6,7 @@ routed context reaches the model twice). The records are read by ``harness.insta
 import os
 import subprocess
 
-from harness import installsource
+from harness import installsource, printedcommands
 from harness.install import plugins
 from harness.install.gate import find_gate_entries, runs_gate_hook, where as gate_where
 
@@ -66,7 +66,8 @@ class PluginView:
                 message += ", so every routed context reaches the model twice"
             out.append(_check(f"one {role}", "fail" if role in DOUBLE_ROLES else "warn", message,
                               fix=f"remove the settings hook: {remove} (the plugin carries every hook), "
-                                  f"or keep it and run: claude plugin disable {from_plugins[0].plugin_id}"))
+                                  "or keep it and run: "
+                                  + printedcommands.command("claude", "plugin", "disable", from_plugins[0].plugin_id)))
         return out
 
     def _plugin_check(self, plugin):
@@ -130,7 +131,8 @@ def _uninstall_command(from_settings, project_dir, role):
     label, path, where, marked = from_settings[0]
     if not marked:
         return f"delete {where} from {path}"
-    flag = " --gate" if role == "citation gate" else ""
+
+    flag = ["--gate"] if role == "citation gate" else []
     if label == "user":
-        return f"memory-router uninstall --user{flag}"
-    return f"memory-router uninstall --project {project_dir}{flag}"
+        return printedcommands.memory_router("uninstall", "--user", *flag)
+    return printedcommands.memory_router("uninstall", "--project", project_dir, *flag)

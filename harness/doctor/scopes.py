@@ -6,6 +6,7 @@ itself is ``harness.install.scopes``."""
 
 import os
 
+from harness import printedcommands
 from harness.doctor.probes import check
 from harness.install import hookcommand, scopes
 
@@ -43,7 +44,7 @@ def scope_checks(entries, project_dir, environ=None):
             continue
         personal = personal_words(entry.command, project_dir)
         if personal:
-            fix = (f"memory-router install --scope project --project {hookcommand.quote_for_shell(project_dir)} "
+            fix = (f"{printedcommands.memory_router('install', '--scope', 'project', '--project', project_dir)} "
                    "rewrites it portable (memory-router on PATH, paths under $CLAUDE_PROJECT_DIR), or move it "
                    "to .claude/settings.local.json: memory-router uninstall --scope project, then install "
                    "--scope local") if entry.marked else f"edit {entry.where} in {path}: a teammate has no such path"

@@ -216,11 +216,11 @@ def next_commands(checks):
     """The three commands to run next: what a prompt gets, slimming the always-loaded index, and
     what that saves. The prompt is doctor's routing probe (a request made from a memory's hook line
     that routes to its cluster; else a cluster's tags), else a plain one."""
-    from harness.install.hookcommand import quote_for_shell
+    from harness import printedcommands
 
     probe = next((c.get("prompt") for c in checks if c["name"] == "hook routes" and c.get("prompt")), None)
     prompt = probe or "what did we decide about this project?"
-    return [f"memory-router route {quote_for_shell(prompt)}   # what the hook injects for a prompt",
+    return [printedcommands.memory_router("route", prompt) + "   # what the hook injects for a prompt",
             "memory-router slim render --dry-run   # then without --dry-run: MEMORY.md keeps the hot strip and one "
             "line per cluster (slim rollback undoes it)",
             "memory-router tokens report   # after slim render: what the always-loaded index costs, before and after"]

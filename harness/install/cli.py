@@ -6,7 +6,7 @@ checked writes, ``settings``, ``gate`` and ``mcpjson`` the pure transforms.
 
 import sys
 
-from harness import options
+from harness import options, printedcommands
 from harness.install import extras, hookcommand, hooks, mcpjson, plugins, scopes
 from harness.install import gate as gate_install
 
@@ -48,7 +48,7 @@ def cmd_install_mcp(args):
     if action in ("added", "updated"):
         print("server: " + " ".join([entry["command"]] + entry["args"]))
         print("Claude Code asks once whether to trust a project's .mcp.json servers; check it with: "
-              f"memory-router doctor --project {hookcommand.quote_for_shell(directory)}")
+              + printedcommands.memory_router("doctor", "--project", directory))
     return 0
 
 

@@ -10,10 +10,10 @@ is pure, so each way is tested by its markers."""
 
 import importlib.util
 import os
-import shlex
 import sys
 import sysconfig
 
+from harness import printedcommands
 from router.errors import RefusedError
 
 EXTRA_MODULES = {"mcp": "mcp", "enrich": "anthropic", "lab": "matplotlib", "priors": "wordfreq"}
@@ -62,15 +62,15 @@ def extra_command(extra, installed, source=None):
     kind = installed["kind"]
     if kind in installsource.TOOLS:
         return installsource.install_command(source, (extra,), tool=kind, force=True)
-    python = shlex.quote(installed["python"])
+    python = installed["python"]
     if kind == "checkout":
-        target = ["-e", shlex.quote(f"{installed['root']}[{extra}]")]
+        target = ["-e", f"{installed['root']}[{extra}]"]
     else:
         editable = ["-e"] if source.kind == "checkout" and source.editable else []
-        target = editable + [shlex.quote(installsource.requirement(source, (extra,)))]
+        target = editable + [installsource.requirement(source, (extra,))]
     if installed["has_pip"]:
-        return " ".join([python, "-m", "pip", "install", *target])
-    return " ".join(["uv", "pip", "install", "--python", python, *target])  # a uv-made venv has no pip
+        return printedcommands.command(python, "-m", "pip", "install", *target)
+    return printedcommands.command("uv", "pip", "install", "--python", python, *target)  # a uv-made venv has no pip
 
 
 def missing_extra(extra):

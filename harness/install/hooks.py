@@ -6,6 +6,7 @@ cannot hold), the write itself (``harness.install.settingsfile``) and the lines 
 
 import os
 
+from harness import printedcommands
 from harness.install import gate as gate_install
 from harness.install import hookcommand, plugins, scopes
 from harness.install import settings as inst
@@ -110,8 +111,8 @@ def install_lines(result):
         out.append(("out", f"on compaction and /clear: {result['session_command']}"))
         if result["scope"] == "project":
             out.append(("out", scopes.teammate_note()))
-        out.append(("out", "check it with: memory-router doctor" + (
-            f" --project {hookcommand.quote_for_shell(result['project'])}" if result["scope"] != "user" else "")))
+        out.append(("out", "check it with: " + printedcommands.memory_router(
+            "doctor", *(["--project", result["project"]] if result["scope"] != "user" else []))))
     return out
 
 

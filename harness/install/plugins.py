@@ -14,6 +14,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
+from harness import printedcommands
 from harness.install import hookcommand
 from harness.install.settingsfile import read_settings
 from harness.project import claude_config_dir, settings_locations
@@ -271,8 +272,8 @@ def refuse_beside_plugin(project_dir, target, environ=None):
     raise RefusedError(
         f"the {plugin.where()} already runs the memory-router prompt hook; a hook in {target} as well "
         "would make Claude Code run both on every prompt and inject every routed context twice",
-        fix=f"keep the plugin (nothing to install), or first run: claude plugin disable {plugin.plugin_id} "
-            f"--scope {scope}")
+        fix="keep the plugin (nothing to install), or first run: "
+            + printedcommands.command("claude", "plugin", "disable", plugin.plugin_id, "--scope", scope))
 
 
 def still_enabled_note(project_dir, environ=None):
@@ -281,7 +282,7 @@ def still_enabled_note(project_dir, environ=None):
     if not found:
         return None
     return (f"note: the {found[0].where()} still runs the memory-router hooks "
-            f"(claude plugin uninstall {found[0].plugin_id} removes them)")
+            f"({printedcommands.command('claude', 'plugin', 'uninstall', found[0].plugin_id)} removes them)")
 
 
 def mcp_note(project_dir, environ=None):

@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 
+from harness import printedcommands
 from harness import project as proj
 from harness.install import hookcommand
 from router.errors import InputError, RefusedError
@@ -178,8 +179,8 @@ def refuse_other_scopes(directory, scope, command):
     if not conflicts:
         return
     other, path, entry = conflicts[0]
-    way_out = (f"memory-router uninstall --scope {other}" + ("" if other == "user" else
-                                                            f" --project {hookcommand.quote_for_shell(directory)}")
+    way_out = (printedcommands.memory_router("uninstall", "--scope", other,
+                                             *([] if other == "user" else ["--project", directory]))
                if entry.marked else f"delete {entry.where} from {path}")
     raise RefusedError(f"the router hook is already installed in {path} ({other} scope) with another command "
                        f"({entry.command}); Claude Code would run both, injecting every routed context twice. "

@@ -4,7 +4,7 @@ prints it)."""
 
 import os
 
-from harness import options
+from harness import options, printedcommands
 
 # Rows of each list the rich output shows; --json lists every one.
 SHOWN_ROWS = 15
@@ -47,7 +47,9 @@ def build(args):
     directory = project_dir(args.project)
     files, read_from = history.transcript_files(args.paths, directory)
     writer = snapshot = None
-    ctx = context_for(args.clusters, args.config, quiet=args.json)
+    # --project DIR replays DIR's history on DIR's store, wherever this runs; the bundled example,
+    # when DIR has none, is said on stderr even under --json (the report names the file too)
+    ctx = context_for(args.clusters, args.config, dirs=[directory] if args.project else None)
     if args.suite:
         from harness.fileops import Snapshot
         from harness.replay.suite import SuiteWriter, check_target
@@ -159,7 +161,7 @@ def print_report(report):
         suite = report["suite"]
         print(f"wrote {suite['path']} ({suite['cases']} cases)"
               + (f"; the file it replaced is kept as {suite['archived']}" if suite["archived"] else ""))
-        print(f"check your store on it: memory-router canary run {suite['path']}")
+        print("check your store on it: " + printedcommands.memory_router("canary", "run", suite["path"]))
 
 
 def _more(out, count):

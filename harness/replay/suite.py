@@ -14,6 +14,7 @@ run), and an existing file is archived beside it first.
 
 import os
 
+from harness import printedcommands
 from router.errors import RefusedError
 
 # The router routes at most two clusters (top-1 or a clear top-2); routes_to naming more could never pass.
@@ -79,28 +80,43 @@ class SuiteWriter:
         head = ("# Written by memory-router replay from your own session transcripts: each case is a prompt you\n"
                 "# typed, with the memories the agent then read, fetched or named (injects) and their clusters\n"
                 "# (routes_to); silent cases are prompts with no memory evidence. Check it with\n"
-                "#   memory-router canary run " + os.path.basename(self.path) + "\n"
+                "#   " + printedcommands.memory_router("canary", "run", os.path.basename(self.path)).replace("\n", "\n#   ")
+                + "\n"
                 "# The prompts are your words: keep this file out of anything you publish.\n")
         body = yaml.safe_dump({"clusters": clusters, "cases": self.cases}, sort_keys=False, allow_unicode=True,
                               width=100, default_flow_style=None)
         return head + body
 
 
-def check_target(path):
-    """Refuse a ``--suite`` path inside the installed package (the prompts are the user's words),
-    or one that is a directory."""
+def installed_roots():
+    """The folders that hold installed code: memory-router's own packages (wherever they were
+    installed from, an editable checkout too) and every folder Python installs packages into."""
+    import site
+    import sysconfig
+
     import canaries
     import harness
     import router
+    import transcripts
 
+    roots = [os.path.dirname(package.__file__) for package in (router, transcripts, canaries, harness)]
+    roots += [path for path in (sysconfig.get_paths().get(key) for key in ("purelib", "platlib", "stdlib",
+                                                                          "platstdlib")) if path]
+    roots += list(getattr(site, "getsitepackages", list)()) + [site.getusersitepackages()]
+    return sorted({os.path.realpath(root) for root in roots})
+
+
+def check_target(path):
+    """Refuse a ``--suite`` path inside any installed package (the prompts are the user's words,
+    and an upgrade would drop them), or one that is a directory."""
     target = os.path.realpath(os.path.abspath(path))
     if os.path.isdir(target):
         raise RefusedError("--suite names a directory", path=path, fix="pass a file path, e.g. --suite my-history.yaml")
-    for package in (router, canaries, harness):
-        root = os.path.realpath(os.path.dirname(package.__file__))
+    for root in installed_roots():
         if target == root or target.startswith(root + os.sep):
-            raise RefusedError("the suite holds your own prompts and is never written into the installed package",
-                               path=path, fix="pass a path in your project, e.g. --suite canaries/my-history.yaml")
+            raise RefusedError(f"the suite holds your own prompts and is never written into an installed package "
+                               f"({root})", path=path, fix="pass a path in your project, e.g. --suite "
+                                                         "canaries/my-history.yaml")
 
 
 def write_suite(snapshot, text):

@@ -5,7 +5,7 @@ through ``harness.install.settingsfile``)."""
 import os
 import sys
 
-from harness import options
+from harness import options, printedcommands
 from harness import project as proj
 from harness.install import hookcommand
 from harness.install import settings as inst
@@ -51,9 +51,9 @@ def cmd_sentinel_install(args):
     if os.path.exists(flag):
         print("note: that flag already exists, so this sentinel will not fire; pass a new --text", file=sys.stderr)
     print("next: start a fresh Claude Code session in the project, send three or more prompts, then run")
-    print(f"  memory-router sentinel check \"$(memory-router transcript locate --project "
-          f"{hookcommand.quote_for_shell(project_dir)})\" --project {hookcommand.quote_for_shell(project_dir)}")
-    print("and finally: memory-router sentinel uninstall --project " + hookcommand.quote_for_shell(project_dir))
+    locate = printedcommands.substitution(printedcommands.PROGRAM, "transcript", "locate", "--project", project_dir)
+    print("  " + printedcommands.memory_router("sentinel", "check", locate, "--project", project_dir))
+    print("and finally: " + printedcommands.memory_router("sentinel", "uninstall", "--project", project_dir))
     return 0
 
 

@@ -7,7 +7,7 @@ The reading, planning and writing are ``harness.slim.live``; the format ``harnes
 import os
 import sys
 
-from harness import options
+from harness import options, printedcommands
 from harness.memorydir import index_path
 from harness.output import unified_diff
 from harness.project import project_dir
@@ -117,7 +117,7 @@ def cmd_slim_render(args):
     if result["written"]:
         print(f"archived the previous index to {result['archive']}")
         print(f"wrote the slim index (sha256 {result['sha256_after']})")
-        print(f"undo with: memory-router slim rollback --memory-dir {plan['memory_dir']}")
+        print("undo with: " + printedcommands.memory_router("slim", "rollback", "--memory-dir", plan["memory_dir"]))
     for warning in result["warnings"]:
         _warn(warning)
     return 0

@@ -6,7 +6,7 @@ rest ``harness.uninstall.undo``."""
 import os
 import sys
 
-from harness import options
+from harness import options, printedcommands
 from harness.install import hooks, mcpjson, scopes, setuprecord
 from harness.project import project_dir
 from harness.uninstall import undo
@@ -49,7 +49,8 @@ def cmd_uninstall(args):
         if not args.force:
             undo.refuse_stranding(live, "this uninstall")
         _warn(f"--force: {live['path']} stays a slim index with no router hook for this project: the memories it "
-              f"routes reach no prompt until you run memory-router slim rollback --memory-dir {live['memory_dir']}")
+              f"routes reach no prompt until you run "
+              + printedcommands.memory_router("slim", "rollback", "--memory-dir", live["memory_dir"]))
 
     if args.all:
         lines = hooks.uninstall_router(directory, gate=args.gate, dry_run=args.dry_run)  # the project's two

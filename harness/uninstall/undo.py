@@ -13,6 +13,7 @@
 import os
 import re
 
+from harness import printedcommands
 from harness import project as proj
 from router.errors import MemoryRouterError, RefusedError
 
@@ -68,8 +69,10 @@ def rollback(memory_dir):
     restored, verified = read_verified_archive(archive_path)
     if not verified:
         raise RefusedError(f"the newest archive {archive_path} has no integrity record, so it cannot be checked; "
-                           "nothing was written", fix=f"restore it yourself: memory-router slim rollback --archive "
-                                                      f"{archive_path}, then uninstall")
+                           "nothing was written",
+                           fix="restore it yourself: "
+                               + printedcommands.memory_router("slim", "rollback", "--archive", archive_path)
+                               + ", then uninstall")
     snapshot = Snapshot(live_path, "MEMORY.md")
     require_not_read_only(live_path, "MEMORY.md")
     saved = live.archive(memory_dir, slim.PRE_ROLLBACK_STEM, snapshot.data) if snapshot.exists else None

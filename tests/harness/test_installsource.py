@@ -160,7 +160,7 @@ def test_installed_from_a_checkout_it_names_that_checkout_with_the_extra(tmp_pat
     then that environment's installsource names the clone, and the [mcp] it is asked for."""
     from plugin.pluginfiles import clone_head
 
-    clone = clone_head(tmp_path / "memory-router", overlay=("harness/installsource.py",))
+    clone = clone_head(tmp_path / "memory-router", overlay=("harness/installsource.py", "harness/printedcommands.py"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"

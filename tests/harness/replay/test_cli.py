@@ -166,7 +166,7 @@ def test_suite_archives_what_it_replaces_and_refuses_the_package(capsys, history
 
     inside = os.path.join(os.path.dirname(canaries.__file__), "history.yaml")
     assert main(["replay", str(history), "--suite", inside]) == 1
-    assert "never written into the installed package" in capsys.readouterr().err
+    assert "never written into an installed package" in capsys.readouterr().err
     assert not os.path.exists(inside)
 
 
@@ -181,3 +181,53 @@ def test_prompts_with_odd_characters_round_trip_through_the_suite(capsys, tmp_pa
 
     [case] = load_suite(str(suite)).cases
     assert case.prompt == odd.replace("\ud83d", "\ufffd")
+
+
+def test_project_elsewhere_routes_on_that_projects_own_store(capsys, history, store, tmp_path, monkeypatch):
+    # issue 35 item 9: run from another directory, --project DIR replays on DIR's store, not the
+    # bundled example's (silently so under --json)
+    project = tmp_path / "project"
+    shutil.copytree(store, project / "brain")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("MEMORY_ROUTER_CLUSTERS", raising=False)
+    report = run_json(capsys, history, "--project", project)
+    assert report["cluster_file"] == str(project / "brain" / "memory-layer1-clusters.md")
+
+
+def test_project_with_a_config_uses_its_clusters_setting(capsys, history, store, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    shutil.copytree(store, project / "mystore")
+    (project / "memory-router.toml").write_text('clusters = "mystore/memory-layer1-clusters.md"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("MEMORY_ROUTER_CLUSTERS", raising=False)
+    report = run_json(capsys, history, "--project", project)
+    assert report["cluster_file"] == str(project / "mystore" / "memory-layer1-clusters.md")
+
+
+def test_the_bundled_store_is_named_even_under_json(capsys, history, tmp_path, monkeypatch):
+    project = tmp_path / "bare"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("MEMORY_ROUTER_CLUSTERS", raising=False)
+    assert main(["replay", str(history), "--project", str(project), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["cluster_file"] == os.path.abspath(bundled_cluster_file())
+    assert "bundled example store" in captured.err
+
+
+@pytest.mark.parametrize("package", ["transcripts", "router", "harness", "canaries", "yaml", "pytest"])
+def test_suite_is_never_written_into_an_installed_package(package):
+    # the guard alone (a failing guard must not leave a file in a real package)
+    import importlib
+
+    from harness.replay.suite import check_target
+    from router.errors import RefusedError
+
+    inside = os.path.join(os.path.dirname(importlib.import_module(package).__file__), "history.yaml")
+    with pytest.raises(RefusedError, match="never written into an installed package"):
+        check_target(inside)
