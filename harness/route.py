@@ -37,10 +37,16 @@ def cmd_route(args):
 
         named = explain_veto(ctx, veto)
         nearest, best = named["nearest_negative"], named["best_member_exemplar"]
-        out.print("vetoed: " + (f"nearest {nearest['kind'].replace('_', '-')} {nearest['text']!r} "
-                                f"({nearest['similarity']:.2f})" if nearest else "no routed member's exemplar is near")
-                  + (f"; the routed members' best {best.get('slug')} ({best['similarity']:.2f})" if best else ""),
-                  markup=False)
+        if veto.get("rule") == "floor":
+            out.print(f"vetoed by veto_floor: no routed member's own exemplar reaches {veto['floor']:.2f}"
+                      + (f" (the best, {best.get('slug')}, is at {best['similarity']:.2f})" if best else
+                         " (none shares a word with the prompt)"), markup=False)
+        else:
+            out.print("vetoed: " + (f"nearest {nearest['kind'].replace('_', '-')} {nearest['text']!r} "
+                                    f"({nearest['similarity']:.2f})" if nearest else
+                                    "no routed member's exemplar is near")
+                      + (f"; the routed members' best {best.get('slug')} ({best['similarity']:.2f})" if best else ""),
+                      markup=False)
     if decision["additional_context"] is None:
         out.print("routed: nothing (the hook would print nothing)")
     else:

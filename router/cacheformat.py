@@ -20,7 +20,7 @@ import struct
 import zlib
 
 # Joins every cache key: a change to either format below must bump it.
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8   # 8: near-miss codes of router.routing.veto hold the row number in 32 bits
 TABLE_MAGIC = b"MRTABLE5"
 # magic, header length, CRC-32 of the header.
 TABLE_HEAD = struct.Struct("<8sQI")

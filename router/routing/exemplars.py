@@ -44,7 +44,7 @@ def add_exemplar_postings(table, index, utterances, near_misses, generics):
     weights = {term: idf(count, documents) for term, count in frequency.items() if count <= MAX_DF}
     postings = {}
     for code, terms in exemplars:
-        kept = [term for term in terms if term in weights]
+        kept = [term for term in sorted(terms) if term in weights]  # sorted: a seed-free float sum
         norm = math.sqrt(sum(weights[term] ** 2 for term in kept))
         if norm <= 0:
             continue

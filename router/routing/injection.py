@@ -50,7 +50,7 @@ def rank_lines(prompt_tokens, lines):
             frequency[token] = frequency.get(token, 0) + 1
     ranked = []
     for index, line_words in enumerate(words):
-        evidence = sum(1.0 / frequency[token] for token in line_words & prompt_tokens)
+        evidence = sum(1.0 / frequency[token] for token in sorted(line_words & prompt_tokens))  # seed-free sum
         ranked.append((evidence, index, lines[index]))
     ranked.sort(key=lambda row: (-row[0], row[1]))
     return ranked

@@ -133,14 +133,16 @@ def coverage(position, parts, found, words, table):
         entry = utterance_postings.get(word)
         return entry[0] if entry else 0.0
 
-    total = sum(weight(word) for word in words | set(found))
+    # Summed in sorted order: a set's order changes with the hash seed, and a float sum's last
+    # bits with its order (a share at the gate's edge must not pass in one process only).
+    total = sum(weight(word) for word in sorted(words | set(found)))
     if total <= 0:
         return 0.0
     explained = set(parts["tag_words"].get(position, ()))
     best = max(((w, key) for key, w in parts["line_weight"].items() if key[0] == position), default=None)
     if best is not None:
         explained.update(parts["line_words"].get(best[1], ()))
-    return sum(weight(word) for word in explained) / total
+    return sum(weight(word) for word in sorted(explained)) / total
 
 
 def _enriched(table, position):
@@ -307,6 +309,11 @@ def _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor,
     if near_miss:
         return (f"{head}; near miss: the chosen clusters' tags and best members explain {share:.0%} of the "
                 "prompt's known words, nothing sent")
+    if veto is not None and veto["vetoed"] and veto.get("rule") == "floor":
+        best_member = veto["best_member"]
+        nearest = "none shares a word" if best_member is None else f"the nearest is at {best_member[1]:.2f}"
+        return (f"{head}; vetoed by veto_floor: no routed member's own exemplar reaches {veto['floor']:.2f} "
+                f"({nearest}), nothing sent")
     if veto is not None and veto["vetoed"]:
         return (f"{head}; vetoed: nearer the near-misses and generic requests ({veto['negative']:.2f}) than "
                 f"the routed members' own exemplars ({veto['positive']:.2f}) among the {veto['k']} nearest, "

@@ -31,11 +31,14 @@ from router.tokens import WORD_RE
 from router.routing.weightedscore import word_stems
 
 # code layout: a member exemplar is (position << 32) | (member_index << 12) | its index (0: the
-# slug words and hook line; 1..: its utterances); near-misses and generics are negative.
+# slug words and hook line; 1..: its utterances, at most 4,095 a member); a near-miss is
+# -(1 + (position << 32) + its number), so a cluster's near-misses are named past 4,095 (up to
+# 2^32 of them); generics are below -GENERIC_BASE (positions stay under 2^18 = 262,144 clusters).
 _MEMBER_SHIFT = 12
 _POSITION_SHIFT = 32
 _EXEMPLAR_MASK = (1 << _MEMBER_SHIFT) - 1
 _MEMBER_MASK = (1 << (_POSITION_SHIFT - _MEMBER_SHIFT)) - 1
+_NEAR_MISS_MASK = (1 << _POSITION_SHIFT) - 1
 GENERIC_BASE = 1 << 50
 
 
@@ -44,7 +47,7 @@ def member_code(position, member_index, number):
 
 
 def near_miss_code(position, number):
-    return -(1 + (position << _MEMBER_SHIFT) + min(number, _EXEMPLAR_MASK))
+    return -(1 + (position << _POSITION_SHIFT) + min(number, _NEAR_MISS_MASK))
 
 
 def generic_code(number):
@@ -58,7 +61,7 @@ def describe_code(code):
     if -code >= GENERIC_BASE:
         return ("generic", -code - GENERIC_BASE)
     rest = -code - 1
-    return ("near_miss", rest >> _MEMBER_SHIFT, rest & _EXEMPLAR_MASK)
+    return ("near_miss", rest >> _POSITION_SHIFT, rest & _NEAR_MISS_MASK)
 
 
 def exemplar_terms(text, memo=None):
@@ -85,7 +88,9 @@ def similarities(terms, postings, measure="cosine"):
     ``coverage`` is s / q^2, the share of the prompt's weight the exemplar holds."""
     entries = []
     norm = 0.0
-    for term in terms:
+    # Sorted: the order of a set of strings changes with the hash seed, and the order the float
+    # sums below are made in decides their last bits, so which of two tied exemplars is nearer.
+    for term in sorted(terms):
         entry = postings.get(term)
         if entry:
             entries.append(entry)
@@ -112,8 +117,11 @@ def similarities(terms, postings, measure="cosine"):
 
 def judge(text, table, chosen, settings):
     """The veto's verdict on routing ``text`` to the cluster positions ``chosen``: a dict with
-    ``vetoed`` (bool), ``positive`` and ``negative`` (the summed similarities among the k
-    nearest), ``best_member`` and ``nearest_negative`` (``(code, similarity)`` or ``None``)."""
+    ``vetoed`` (bool), ``rule`` (``"margin"``: the negatives outvote the routed members;
+    ``"floor"``: only that no routed member's exemplar reaches ``veto_floor``; ``None``: not vetoed),
+    ``positive`` and ``negative`` (the summed votes among the k nearest), ``best_member`` and
+    ``nearest_negative`` (``(code, similarity)`` or ``None``). Ties in similarity are broken by
+    the exemplar's code, never by the order of a set."""
     postings = table["exemplar_postings"]
     scores = similarities(exemplar_terms(text), postings, settings["veto_measure"])
     routed = set(chosen)
@@ -131,7 +139,11 @@ def judge(text, table, chosen, settings):
     nearest_negative = next(((code, round(s, 4)) for s, code in ranked if code < 0), None)
     floor = settings["veto_floor"]
     weak = floor > 0 and (best_member is None or best_member[1] < floor)
-    return {"vetoed": weak or (negative > 0 and negative > positive + settings["veto_margin"]),
+    outvoted = negative > 0 and negative > positive + settings["veto_margin"]
+    # The rule that fired, so the explanation says why (not "nearer the near-misses (0.00)" when
+    # only the floor fired); when both fired the negatives' vote is named, the stronger reason.
+    rule = "margin" if outvoted else "floor" if weak else None
+    return {"vetoed": weak or outvoted, "rule": rule, "floor": floor,
             "positive": round(positive, 4), "negative": round(negative, 4),
             "best_member": best_member, "nearest_negative": nearest_negative, "k": k,
             "negatives": [code for _s, code in nearest if code < 0]}

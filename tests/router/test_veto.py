@@ -165,3 +165,31 @@ def test_a_common_term_is_not_indexed(monkeypatch):
     ix = index()
     t = add_exemplar_postings({}, ix, UTTERANCES, NEAR_MISSES, GENERICS)
     assert "deploy" not in t["exemplar_postings"] and "vpn" in t["exemplar_postings"]
+
+
+def test_a_veto_fired_by_the_floor_is_explained_by_the_floor():
+    """Issue 35 item 9: not "nearer the near-misses (0.00) than ... (0.74)" when no negative voted."""
+    t = table(near_misses={}, generics=())
+    prompt = "deploy hangs forever at ssh on the office wifi with the new router"
+    decision = route(prompt, t, settings(veto_floor=0.9))
+    assert decision["routed"] == [] and decision["veto"]["rule"] == "floor"
+    assert "vetoed by veto_floor" in decision["explanation"] and "0.90" in decision["explanation"]
+    assert "nearer the near-misses" not in decision["explanation"]
+    near = "add a --dry-run flag to the deploy script that prints each step before running it"
+    outvoted = route(near, table(), settings())
+    assert outvoted["veto"]["rule"] == "margin" and "nearer the near-misses" in outvoted["explanation"]
+    assert route(prompt, t, settings())["veto"]["rule"] is None
+
+
+@pytest.mark.parametrize("number", [4094, 4095, 4096, 5000, 123_456])
+def test_a_near_miss_code_names_its_row_past_4095(number):
+    assert describe_code(near_miss_code(3, number)) == ("near_miss", 3, number)
+    assert near_miss_code(3, number) != near_miss_code(3, number - 1)
+
+
+def test_the_veto_names_the_right_near_miss_in_a_cluster_of_thousands():
+    rows = tuple(f"rotate the audit token number{n} for the staging mirror" for n in range(4200))
+    t = table(near_misses={"c_deploy": rows + NEAR_MISSES["c_deploy"]})
+    near = NEAR_MISSES["c_deploy"][0]
+    veto = route(near, t, settings())["veto"]
+    assert describe_code(veto["nearest_negative"][0]) == ("near_miss", 0, 4200)
