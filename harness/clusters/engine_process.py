@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-from harness.clusters.enrich_protocol import MAX_ANSWER_BYTES
+from harness.clusters.enrich_answers import MAX_ANSWER_BYTES
 from router.errors import MemoryRouterError
 
 STDERR_TAIL = 4000

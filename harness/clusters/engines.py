@@ -9,7 +9,7 @@ model plugins: three built in, more from the ``memory_router.engines`` entry poi
 - ``anthropic``: the official Anthropic Python SDK (the ``enrich`` extra), ``ANTHROPIC_API_KEY``
   and ``ANTHROPIC_BASE_URL`` honoured, the answer's shape given as a tool the model must call.
 
-An engine returns the answer as parsed JSON, unchecked: ``harness.clusters.enrich_protocol``
+An engine returns the answer as parsed JSON, unchecked: ``harness.clusters.enrich_answers``
 decides what of it is kept. It raises ``EngineError`` for one cluster's failure (``transient``:
 worth retrying; ``fatal``: no other cluster can succeed either, such as a missing program or a
 refused login or key; ``unreachable``: no answer at all, a connection failure or a timeout) and
@@ -27,13 +27,8 @@ import shlex
 import shutil
 import tempfile
 
-from harness.clusters.enrich_protocol import (
-    SYSTEM_PROMPT,
-    AnswerError,
-    answer_tool_schema,
-    parse_answer_text,
-    prompt_text,
-)
+from harness.clusters.enrich_answers import AnswerError, answer_tool_schema, parse_answer_text
+from harness.clusters.enrich_protocol import SYSTEM_PROMPT, prompt_text
 from harness.clusters.engine_process import UNREACHABLE_FIX, EngineError, one_line, run_program
 from router.errors import InputError
 

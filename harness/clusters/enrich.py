@@ -1,6 +1,6 @@
 """``memory-router clusters enrich``: utterances for each memory, written by the engine the user
 chose, one request per cluster (docs/enrich.md). The model of the command: the plan is
-``harness.clusters.enrich_plan``, the protocol ``enrich_protocol``, the engines ``engines``; this
+``harness.clusters.enrich_plan``, the protocol ``enrich_protocol`` (answers: ``enrich_answers``), the engines ``engines``; this
 module estimates, asks (with retries), checks each answer and writes the file after every
 finished cluster, so an interrupted run keeps what finished and the next run resumes there.
 
@@ -15,13 +15,12 @@ from collections import namedtuple
 
 from harness.clusters.engine_process import StopPolicy
 from harness.clusters.engines import EngineError, answer_tokens
+from harness.clusters.enrich_answers import check_enrich_answer, check_near_misses
 from harness.clusters.enrich_plan import merge_near_rows, merge_rows, new_rows
 from harness.clusters.enrich_protocol import (
     DEFAULT_NEAR_MISSES,
     SYSTEM_PROMPT,
     asked_slugs,
-    check_enrich_answer,
-    check_near_misses,
     enrich_request,
     prompt_text,
     request_problems,

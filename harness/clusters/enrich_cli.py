@@ -174,7 +174,7 @@ def check_written_store(cluster_path, writer, settings, before, build, route):
 def self_check_lines(check):
     """``[(line, to stderr)]`` of the self-check: one per cluster that lost near-misses, the
     self-routing before and after, a warning per family that routes less than before."""
-    from harness.clusters.enrich_protocol import show
+    from harness.clusters.enrich_answers import show
 
     lines = []
     for cluster_id, texts in sorted(check["dropped_near_misses"].items()):

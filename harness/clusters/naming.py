@@ -19,7 +19,8 @@ What the engine may change, and what it may not:
 from collections import namedtuple
 
 from harness.clusters.enrich_plan import memory_texts
-from harness.clusters.enrich_protocol import MIN_TAGS, MAX_TAGS, check_label_answer, label_request
+from harness.clusters.enrich_answers import check_label_answer
+from harness.clusters.enrich_protocol import MIN_TAGS, MAX_TAGS, label_request
 from router.store.clusterfile import ClusterIndex
 from router.tokens import tokenize
 

@@ -277,7 +277,7 @@ def test_cache_is_used_and_refreshed_when_the_file_changes(tmp_path, example_clu
 
 
 def test_hook_module_imports_no_heavy_libraries():
-    code = ("import sys, router.hooks.hook; heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'dataclasses', "
+    code = ("import sys, router.hooks.hook; heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'jsonschema', 'dataclasses', "
             "'tomllib', 'argparse', 'typing'} & set(sys.modules); print(sorted(heavy))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
@@ -287,7 +287,7 @@ def test_console_entry_for_hook_imports_no_heavy_libraries(example_cluster_file)
     code = ("import sys, io; sys.argv = ['memory-router', 'hook', '--clusters', sys.argv[1]]; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"prompt\": \"setx bash tool env var\"}')); "
             "from harness.cli import main; rc = main(); "
-            "heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'tomllib', 'argparse'} & set(sys.modules); "
+            "heavy = {'yaml', 'rich', 'deepdiff', 'jsonlines', 'jsonschema', 'tomllib', 'argparse'} & set(sys.modules); "
             "sys.stdout.write('|' + repr(sorted(heavy)) + '|' + str(rc))")
     result = subprocess.run([sys.executable, "-c", code, str(example_cluster_file)], capture_output=True,
                             text=True, check=True)

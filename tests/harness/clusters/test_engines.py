@@ -12,7 +12,8 @@ import pytest
 
 from harness.clusters import engines
 from harness.clusters.enrich_plan import MemoryText
-from harness.clusters.enrich_protocol import check_enrich_answer, enrich_request
+from harness.clusters.enrich_answers import check_enrich_answer
+from harness.clusters.enrich_protocol import enrich_request
 from router.store.clusterfile import Cluster, Member
 from support.processes import alive
 

@@ -25,7 +25,8 @@ import pytest
 
 from harness.clusters import engines
 from harness.clusters.enrich_plan import memory_texts
-from harness.clusters.enrich_protocol import SYSTEM_PROMPT, check_enrich_answer, enrich_request
+from harness.clusters.enrich_answers import check_enrich_answer
+from harness.clusters.enrich_protocol import SYSTEM_PROMPT, enrich_request
 
 pytestmark = pytest.mark.realclient
 

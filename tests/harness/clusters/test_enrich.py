@@ -428,7 +428,8 @@ def test_read_bodies_agrees_with_the_memory_directory_reader(store, tmp_path):
 # self-routing before and after (harness/clusters/selfcheck.py).
 
 from harness.clusters import selfcheck  # noqa: E402
-from harness.clusters.enrich_protocol import check_near_misses, enrich_request, request_problems  # noqa: E402
+from harness.clusters.enrich_answers import check_near_misses  # noqa: E402
+from harness.clusters.enrich_protocol import enrich_request, request_problems  # noqa: E402
 from router.config import default_settings, nearmisses_path  # noqa: E402
 from router.store.clusterfile import load_cluster_file  # noqa: E402
 from router.store.nearmisses import read_nearmisses  # noqa: E402

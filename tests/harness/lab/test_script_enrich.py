@@ -5,13 +5,8 @@ import json
 import pytest
 
 from harness.clusters.enrich_plan import MemoryText
-from harness.clusters.enrich_protocol import (
-    check_enrich_answer,
-    check_label_answer,
-    enrich_request,
-    label_request,
-    prompt_text,
-)
+from harness.clusters.enrich_answers import check_enrich_answer, check_label_answer
+from harness.clusters.enrich_protocol import enrich_request, label_request, prompt_text
 from harness.lab.script import Script, enrich_reply
 from router.store.clusterfile import Cluster, Member
 
