@@ -225,12 +225,43 @@ def needs_of(turn, slugs=None):
             if s.slug not in injected and (slugs is None or s.slug in slugs)]
 
 
+class SessionStage:
+    """The hook's session stage over one session's prompts, its record kept in memory: what
+    ``replay`` and ``tokens report``'s modelled session both run, so neither can disagree with the
+    hook about what a session holds. ``send`` is one routed prompt (``session_step``); ``compact``
+    is what the SessionStart hook does after a compaction (``after_compaction``, with the shipped
+    ``max_context_chars``, as the hook calls it). ``held`` is the slugs the session holds."""
+
+    def __init__(self, session_id, store=None):
+        self.session_id = session_id
+        self.store = store or ["replay", 0, 0]
+        self.record = new_record(session_id, self.store)
+        self.held = set()
+
+    def send(self, decision, prompt, settings, number):
+        """The plan for one prompt's decision (nothing sent when the router chose nothing)."""
+        if decision["additional_context"] is None:
+            return {"lines": [], "held": [], "text": None}
+        plan, updated = session_step(self.record, decision, prompt, settings, float(number))
+        self.record = updated or self.record
+        self.held.update(line["slug"] for line in plan["lines"])
+        return plan
+
+    def compact(self, number):
+        """The SessionStart hook's text after a compaction (``None``: nothing sent again); the
+        session then holds just what it sent."""
+        pending = self.record["pending"]
+        text, kept = after_compaction(self.record, config_mod.DEFAULTS["max_context_chars"], float(number))
+        self.record = kept or new_record(self.session_id, self.store)
+        keys = set(self.record["held"])
+        self.held = {slug for _cluster, slug, hook in pending if line_key(slug, hook) in keys}
+        return text
+
+
 def replay_session(session, table, settings, cluster_path, store=None):
     """``(SessionReplay, [PromptReplay, ...])`` for one ``SessionEvidence``."""
     session_id = session.session_id or session.path
-    store = store or ["replay", 0, 0]
-    record = new_record(session_id, store)
-    held_slugs = set()
+    stage = SessionStage(session_id, store)
     prompts, costs = [], []
     skipped = 0
     for number, turn in enumerate(session.prompts, 1):
@@ -240,14 +271,9 @@ def replay_session(session, table, settings, cluster_path, store=None):
         else:
             decision = route(turn.prompt, table, settings, cwd=session.cwd, session_id=session_id,
                              cluster_file=cluster_path, log_as="replay")
-            if decision["additional_context"] is None:
-                plan = {"lines": [], "held": [], "text": None}
-            else:
-                plan, updated = session_step(record, decision, turn.prompt, settings, float(number))
-                record = updated or record
+            held_before = frozenset(stage.held)
+            plan = stage.send(decision, turn.prompt, settings, number)
             sent = tuple(line["slug"] for line in plan["lines"])
-            held_before = frozenset(held_slugs)
-            held_slugs.update(sent)
             text = plan["text"]
             injected = len(text.encode("utf-8")) if text else 0
             needs = tuple(Need(slug, how, path, line, SENT if slug in sent else HELD if slug in held_before else None)
@@ -257,12 +283,7 @@ def replay_session(session, table, settings, cluster_path, store=None):
                                         len(sent), injected, decision.get("explanation") or "", needs))
         resent = 0
         if turn.compacted:
-            # The hook's SessionStart(compact) uses the shipped max_context_chars, not the config's.
-            pending = record["pending"]
-            text, kept = after_compaction(record, config_mod.DEFAULTS["max_context_chars"], float(number))
-            record = kept or new_record(session_id, store)
-            keys = set(record["held"])
-            held_slugs = {slug for _cluster, slug, hook in pending if line_key(slug, hook) in keys}
+            text = stage.compact(number)
             resent = len(text.encode("utf-8")) if text else 0
         costs.append(TurnCost(turn.calls, injected, turn.compacted, resent))
     return SessionReplay(session_id, session.path, session.versions, tuple(costs), skipped, session.diagnostics,

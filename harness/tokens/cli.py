@@ -7,6 +7,7 @@ Every token figure says how it was obtained; the report is built by ``harness.to
 from harness import options
 from harness.tokens import counts as tk
 from harness.tokens.report import DEFAULT_TURNS, build_report
+from harness.tokens.sessionmodel import AUTOCOMPACT_AT, BASE_CONTEXT, CONTEXT_PER_PROMPT
 from router.errors import InputError
 
 
@@ -89,7 +90,7 @@ def print_report(report):
         out.print(f"note: {note}")
 
 
-SCENARIOS = (("suite_cycled", "cycled"), ("typical", "typical"), ("worst", "worst"))
+SCENARIOS = (("routed", "routed"), ("worst", "worst"))
 # Where (b)'s prompts came from, as the report says it.
 PROMPT_SETS = {"suite": "the suite's", "history": "typed in your sessions (--history)",
                "utterances": "the store's own utterances (no --suite)"}
@@ -105,29 +106,32 @@ def print_session(out, session):
         return (label, *[figure(scenarios[name]) for name, _short in SCENARIOS])
 
     rows = [
-        row("injection tokens per prompt", lambda sc: "suite" if isinstance(sc["injection_tokens_per_prompt"], str)
-            else _fmt(sc["injection_tokens_per_prompt"])),
         row("flat total", lambda sc: _fmt(sc["flat_total"])),
         row("slim total", lambda sc: _fmt(sc["slim_total"])),
+        row("share of flat", lambda sc: "-" if sc["share_of_flat"] is None else f"{sc['share_of_flat']:.3f}"),
         row("net saving", lambda sc: _fmt(sc["net_saving"])),
         row("saving", lambda sc: "-" if sc["saving_percent"] is None else f"{sc['saving_percent']}%"),
-        row("break-even (prompts)", lambda sc: _fmt(sc["break_even_prompts"]) if sc["break_even_prompts"] else "never"),
+        row("compactions", lambda sc: _fmt(sc["compactions"])),
+        row("break-even (prompts)", lambda sc: _fmt(sc["break_even_prompts"]) if sc["break_even_prompts"]
+            else f"never in {sc['horizon']:,}"),
         row("first heavier call", lambda sc: _fmt(sc["first_heavier_call_prompt"])
-            if sc["first_heavier_call_prompt"] else "never"),
+            if sc["first_heavier_call_prompt"] else f"never in {sc['horizon']:,}"),
     ]
-    out.print(table(f"(c) modelled session: {session['turns']} prompts x {session['calls_per_prompt']} API "
-                    f"call(s) each (tokens: {session['tokens_method']})",
-                    ["", *[short for _name, short in SCENARIOS]], rows, no_wrap=("cycled", "typical", "worst")))
-    out.print("cycled: the suite's injections in a fixed spread order (see docs); typical: the mean on "
-              "every prompt; worst: the largest on every prompt. Slim pays each injection again on every "
-              "later call (it stays in the history). break-even: the session length (prompts) from which "
-              "slim's total exceeds flat's; heavier call: the first prompt whose calls carry more under "
-              "slim than under flat.")
+    calls = session["calls_per_prompt"]
+    calls = f"{calls} API call(s) each" if isinstance(calls, int) else "API calls " + calls
+    out.print(table(f"(c) modelled session: {session['turns']} prompts, {calls} (tokens: {session['tokens_method']}, "
+                    "estimates)", ["", *[short for _name, short in SCENARIOS]], rows,
+                    no_wrap=tuple(short for _name, short in SCENARIOS)))
+    out.print(f"modelled: {session['modelled']}. routed: the hook's own route and session stage (a line the "
+              "session holds is never sent twice; after a compaction the SessionStart hook sends again what the "
+              "last prompt relied on); worst: every prompt sends the longest lines not yet held that one "
+              "injection can carry. break-even: the session length from which slim's total exceeds flat's; "
+              "heavier call: the first prompt whose calls carry more under slim than under flat.")
     if session.get("curve"):
         print_chart(out, session["curve"], session["tokens_method"])
 
 
-CHART_SERIES = (("flat", "flat", "cyan"), ("slim_cycled", "slim (cycled)", "magenta"),
+CHART_SERIES = (("flat", "flat", "cyan"), ("slim_routed", "slim (routed)", "magenta"),
                 ("slim_worst", "slim (worst)", "red"))
 
 
@@ -159,7 +163,7 @@ def print_chart(out, curve, method, height=16):
     marks = [(1, "1")]
     if curve["turns"] < prompts:
         marks.append((curve["turns"], f"{curve['turns']} (--turns)"))
-    for key, short in (("slim_worst", "worst"), ("slim_cycled", "cycled")):
+    for key, short in (("slim_worst", "worst"), ("slim_routed", "routed")):
         at = curve["break_even"].get(key)
         if at and at <= prompts:
             marks.append((at, f"{at} {short} break-even"))
@@ -186,8 +190,13 @@ def cmd_tokens_report(args):
 
         check_plot_path(args.plot)
     counter = tk.make_counter(args.tokenizer, args.model, args.ctok_version)
+    if args.context_per_prompt < 0 or args.base_context < 0:
+        raise InputError("--context-per-prompt and --base-context cannot be negative",
+                         fix=f"pass --context-per-prompt {CONTEXT_PER_PROMPT} (0: no compaction)")
+    compaction = {"threshold": AUTOCOMPACT_AT, "base": args.base_context, "per_prompt": args.context_per_prompt}
     report = build_report(counter, args.flat, args.slim, args.memory_dir, args.suite, args.clusters, args.config,
-                          args.turns, args.calls_per_prompt, args.before, args.after, args.lab, args.history)
+                          args.turns, args.calls_per_prompt, args.before, args.after, args.lab, args.history,
+                          compaction)
     if args.plot and report["session"] is None:
         raise InputError("--plot draws the modelled session, which needs a prompt set",
                          fix="add --suite SUITE or --history, or give the store an utterances file (clusters enrich)")
@@ -213,17 +222,16 @@ def register(subparsers):
     sub = tokens.add_subparsers(dest="tokens_command", metavar="ACTION", required=True)
     report = sub.add_parser(
         "report", help="always-loaded size, per-prompt injections, the modelled session and measured usage",
-        description="(a) bytes, lines and tokens always loaded, flat vs slim (only what Claude Code loads: the "
-                    "first 200 lines / 25 KB); (b) the injection each prompt of a prompt set gets from the "
-                    "router (--suite's prompts; --history: the prompts typed in your sessions; else the store's own "
-                    "utterances): mean, p50, p95, max and the share that inject; (c) over that set, a session of --turns "
-                    "prompts of --calls-per-prompt API calls each: flat = the flat index on every call, slim = the "
-                    "slim index on every call plus each injection on every call from its prompt on, for the "
-                    "suite's injections cycled (in a fixed order that spreads the suite), the mean on every "
-                    "prompt, and the largest on every prompt, with "
-                    "the break-even session length; (d) with --before/--after, the first API call's input + "
-                    "cache creation + cache read tokens from real transcripts (streamed rows deduplicated by "
-                    "message.id, last row wins). Token figures are labelled measured, api, offline or estimate.")
+        description="(a) bytes, lines and tokens always loaded, flat vs slim (only what Claude Code "
+                    "loads: the first 200 lines / 25 KB). (b) the injection each prompt of a prompt set gets "
+                    "from the router in a new session (--suite's prompts; --history: the prompts typed in your "
+                    "sessions; else the store's own utterances). (c) a modelled session over that set, run "
+                    "through the hook's own route and session stage: a line is paid from the prompt that "
+                    "sends it until the next compaction, never twice; compactions where Claude Code makes "
+                    "them (--history: where your sessions had them); and the worst this router can do on "
+                    "this store; with the break-even session length. (d) with --before/--after, the first "
+                    "API call's tokens from real transcripts. Token figures are labelled measured, api, "
+                    "offline or estimate.")
     report.add_argument("--memory-dir", metavar="DIR",
                         help="the memory directory after slim render: its newest MEMORY.archive-<stamp>.md is "
                              "the flat index and its MEMORY.md the slim one (default: memory_dir from the config "
@@ -244,6 +252,12 @@ def register(subparsers):
     report.add_argument("--calls-per-prompt", metavar="K", type=int, default=1,
                         help="API calls per prompt (tool use makes several; default 1). Scales both totals "
                              "alike, so it never moves the break-even")
+    report.add_argument("--context-per-prompt", metavar="TOKENS", type=int, default=CONTEXT_PER_PROMPT,
+                        help="(c) how many tokens each prompt adds to the context (replies, tool output), for "
+                             f"when Claude Code compacts: at {AUTOCOMPACT_AT:,} tokens (default "
+                             f"{CONTEXT_PER_PROMPT:,}; 0: never; --history uses the sessions' own compactions)")
+    report.add_argument("--base-context", metavar="TOKENS", type=int, default=BASE_CONTEXT,
+                        help=f"(c) the context a session starts with besides MEMORY.md (default {BASE_CONTEXT:,})")
     report.add_argument("--before", metavar="T1", help="a session transcript (.jsonl) from before the slim render")
     report.add_argument("--after", metavar="T2", help="a session transcript (.jsonl) from after the slim render")
     report.add_argument("--lab", metavar="RUN_DIR", help="(e) a memory-router lab run directory: request bytes "

@@ -7,8 +7,8 @@ import os
 from router.errors import InputError
 
 FORMATS = (".png", ".svg")
-LABELS = {"flat": "flat MEMORY.md on every call", "slim_cycled": "slim + the suite's injections (cycled)",
-          "slim_worst": "slim + the largest injection every prompt"}
+LABELS = {"flat": "flat MEMORY.md on every call", "slim_routed": "slim + the router, as the hook runs it",
+          "slim_worst": "slim + the router's worst case"}
 
 
 def check_plot_path(path):

@@ -16,6 +16,12 @@ from router.errors import InputError
 DEFAULT_TURNS = 20
 
 
+def default_compaction():
+    """When the modelled session compacts (``sessionmodel``'s documented defaults)."""
+    return {"threshold": sessionmodel.AUTOCOMPACT_AT, "base": sessionmodel.BASE_CONTEXT,
+            "per_prompt": sessionmodel.CONTEXT_PER_PROMPT}
+
+
 def flat_and_slim(flat=None, slim=None, memory_dir=None, config_path=None):
     """``(flat path, slim path)``: ``--flat``/``--slim``, filled from ``--memory-dir`` (or the
     config's ``memory_dir``: ``harness.project.resolve_memory_dir``'s policy, never a guess):
@@ -99,50 +105,85 @@ def utterance_prompts(cluster_path):
 
 
 def history_prompts(paths, cluster_path, settings):
-    """``(typed prompts, what was read)`` of the session transcripts at ``paths`` (none: this
-    project's transcript directory), read as ``memory-router replay`` reads them."""
+    """``(typed prompts, what was read, sessions)`` of the session transcripts at ``paths`` (none:
+    this project's transcript directory), read as ``memory-router replay`` reads them."""
     from router.store.clusterfile import load_cluster_file
     from transcripts.replay import read_sessions, transcript_files
 
     files, read = transcript_files(paths)
     slugs = {member.slug for member in load_cluster_file(cluster_path).members}
-    prompts = []
-    for session in read_sessions(files, slugs, scored_chars=settings.get("max_prompt_chars")):
-        prompts.extend(turn.prompt for turn in session.prompts if turn.skip is None)
+    sessions = list(read_sessions(files, slugs, scored_chars=settings.get("max_prompt_chars")))
+    prompts = [turn.prompt for session in sessions for turn in session.prompts if turn.skip is None]
     if not prompts:
         raise InputError("no typed prompt in these transcripts", path=", ".join(read),
                          fix="pass a directory of Claude Code sessions (~/.claude/projects/<key>), or --suite SUITE")
-    return prompts, [os.path.abspath(p) for p in read]
+    return prompts, [os.path.abspath(p) for p in read], sessions
 
 
-def route_suite(prompts, cluster_path, settings):
-    from router.store.clusterfile import load_cluster_file
-    from router.providers.provider import build_table
+def route_suite(prompts, table, settings):
     from router.hooks.session import route_fresh
 
-    table = build_table(load_cluster_file(cluster_path))
     return [route_fresh(prompt, table, settings, log_as="tokens") for prompt in prompts]
 
 
-def session_curve(flat_tokens, slim_tokens, injection_tokens, turns, calls_per_prompt, scenarios):
+def session_curve(turns, model):
     """The running input-token totals after each prompt that the chart and ``--plot`` draw: flat,
-    slim with the suite's injections cycled (as scenario ``suite_cycled``), and slim with the
-    largest injection every time (``worst``), over ``prompts`` prompts: the modelled session, or
-    past the later break-even so the crossing shows (``chart.chart_horizon``)."""
+    slim + the router as the hook runs it (``routed``) and the router's worst case (``worst``),
+    over the modelled session, or past the later break-even so the crossing shows
+    (``chart.chart_horizon``)."""
     from harness.tokens.chart import chart_horizon
 
-    cap = max(turns, 10 * len(injection_tokens))
-    prompts = chart_horizon(turns, [scenarios[name]["break_even_prompts"] for name in ("suite_cycled", "worst")], cap)
-    spread = [injection_tokens[i] for i in sessionmodel.spread_order(len(injection_tokens))]
-    worst = max(injection_tokens) if injection_tokens else 0
+    flat, slim = model["memory"]
+    steps = model["steps"]
+    cap = min(len(steps[name]) for name in ("routed", "worst"))
+    prompts = chart_horizon(turns, [model[name]["break_even_prompts"] for name in ("routed", "worst")], cap)
     series = {}
-    for name, sequence in (("slim_cycled", sessionmodel.cycle(spread, prompts)), ("slim_worst", [worst] * prompts)):
-        totals = sessionmodel.cumulative_totals(flat_tokens, slim_tokens, sequence, calls_per_prompt)
-        series.setdefault("flat", [flat for flat, _slim in totals])
-        series[name] = [slim for _flat, slim in totals]
+    for name in ("routed", "worst"):
+        rows = sessionmodel.cumulative(steps[name][:prompts], flat, slim)
+        series.setdefault("flat", [flat_sum for flat_sum, _slim in rows])
+        series["slim_" + name] = [slim_sum for _flat, slim_sum in rows]
     return {"prompts": prompts, "turns": turns, "series": series,
-            "break_even": {"slim_cycled": scenarios["suite_cycled"]["break_even_prompts"],
-                           "slim_worst": scenarios["worst"]["break_even_prompts"]}}
+            "break_even": {"slim_" + name: model[name]["break_even_prompts"] for name in ("routed", "worst")}}
+
+
+MODEL_TEXT = ("flat: the flat index on every API call; slim: the slim index on every API call plus what the hook "
+              "sent, from the prompt that sent it to the next compaction (the hook's own route and session "
+              "stage: a line the session holds is never sent twice); worst: every prompt sends the longest lines "
+              "not yet held that one injection can carry")
+
+
+def model_session(prompts, prompt_set, sessions, turns, calls_per_prompt, table, settings, cluster_path, counter,
+                  memory, compaction):
+    """(c): the modelled session over the prompt set (``modelrun``), as the report shows it."""
+    from harness.tokens import modelrun
+    from router.store.clusterfile import load_cluster_file
+
+    cluster_file = load_cluster_file(cluster_path)
+    if sessions is not None:
+        model = modelrun.model_history(sessions, table, settings, cluster_path, cluster_file, counter, memory)
+        turns = len(model["steps"]["routed"])
+        modelled = (f"the {turns} turns of your {len(sessions)} session(s) as they were: their API calls and "
+                    "compactions; each session starts empty")
+    else:
+        model = modelrun.model_prompt_set(prompts, turns, table, settings, cluster_path, cluster_file, counter,
+                                          memory, compaction, calls_per_prompt)
+        what = {"suite": "the suite's {:,} prompts", "utterances": "the store's {:,} utterances"}[prompt_set["kind"]]
+        modelled = (f"{turns} prompts: {what.format(len(prompts))} in a fixed spread order, "
+                    f"cycled; a compaction when the context reaches {compaction['threshold']:,} tokens, growing "
+                    f"{compaction['per_prompt']:,} a prompt from {compaction['base']:,}")
+    model["memory"] = memory
+    session = {
+        "turns": turns,
+        "calls_per_prompt": calls_per_prompt if sessions is None else "as in the transcripts",
+        "tokens_method": counter.method,
+        "model": MODEL_TEXT,
+        "modelled": modelled,
+        "compaction": dict(compaction, source="history" if sessions is not None else "modelled"),
+        "estimate": "figures are estimates of memory input tokens: the modelled prompts, not a measured session",
+        "scenarios": {name: model[name] for name in ("routed", "worst")},
+    }
+    session["curve"] = session_curve(turns, model)
+    return session
 
 
 def first_call_in(path):
@@ -160,7 +201,8 @@ def first_call_in(path):
 
 
 def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clusters=None, config_path=None,
-                 turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None, history=None):
+                 turns=DEFAULT_TURNS, calls_per_prompt=1, before=None, after=None, lab=None, history=None,
+                 compaction=None):
     from router.configfile import load_config
     from router.config import settings_of
 
@@ -191,6 +233,7 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
     config = load_config(config_path)
     settings = settings_of(config)
     prompt_set = None
+    sessions = None
     if suite:
         prompts, cluster_path, cluster_from = suite_prompts_and_clusters(suite, clusters, config)
         prompt_set = {"kind": "suite", "from": [os.path.abspath(suite)], "prompts": len(prompts)}
@@ -200,7 +243,7 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         cluster_path, cluster_from = resolve_cluster_file(clusters, config, bundled=history is not None)
         prompts = []
         if history is not None:
-            prompts, read = history_prompts(history, cluster_path, settings)
+            prompts, read, sessions = history_prompts(history, cluster_path, settings)
             prompt_set = {"kind": "history", "from": read, "prompts": len(prompts)}
         elif cluster_path is not None:
             prompts, source = utterance_prompts(cluster_path)
@@ -209,7 +252,11 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
                 report["notes"].append(f"no --suite: the prompt set is the store's own {len(prompts)} utterances "
                                        f"({source}); --history takes the prompts you typed instead")
     if prompt_set:
-        decisions = route_suite(prompts, cluster_path, settings)
+        from router.providers.provider import build_table
+        from router.store.clusterfile import load_cluster_file
+
+        table = build_table(load_cluster_file(cluster_path))
+        decisions = route_suite(prompts, table, settings)
         rows = tk.injection_sizes(decisions, counter)
         for row, prompt in zip(rows, prompts):
             row["prompt"] = prompt if len(prompt) <= 80 else prompt[:77] + "..."
@@ -217,19 +264,9 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
         injections.update(suite=os.path.abspath(suite) if suite else None, prompt_set=prompt_set,
                           cluster_file=os.path.abspath(cluster_path), per_prompt=rows)
         report["injections"] = injections
-        flat_tokens = report["always_loaded"]["flat"]["tokens"]
-        slim_tokens = report["always_loaded"]["slim"]["tokens"]
-        report["session"] = {
-            "turns": turns,
-            "calls_per_prompt": calls_per_prompt,
-            "tokens_method": counter.method,
-            "model": "flat: flat index on every API call; slim: slim index on every API call plus each "
-                     "injection from its prompt to the end of the session (it stays in the history)",
-            "scenarios": sessionmodel.session_scenarios(flat_tokens, slim_tokens, [row["tokens"] for row in rows],
-                                              turns, calls_per_prompt),
-        }
-        report["session"]["curve"] = session_curve(flat_tokens, slim_tokens, [row["tokens"] for row in rows], turns,
-                                                   calls_per_prompt, report["session"]["scenarios"])
+        memory = (report["always_loaded"]["flat"]["tokens"], report["always_loaded"]["slim"]["tokens"])
+        report["session"] = model_session(prompts, prompt_set, sessions, turns, calls_per_prompt, table, settings,
+                                          cluster_path, counter, memory, compaction or default_compaction())
     else:
         if cluster_path is None:
             cluster_from = "not read: no --suite, and no store found"

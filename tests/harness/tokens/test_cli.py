@@ -105,16 +105,22 @@ def test_report_sections_on_the_example_store(paths, capsys):
     assert injections["tokens"]["method"] == "estimate"
     assert injections["per_prompt"][2]["tokens"] == 0  # "refactor this loop" is silent
 
-    # (c) equals the pure model on the same numbers.
+    # (c) runs the hook's session stage: 10 prompts cycle the 5 twice, and the second round finds
+    # every line it needs held, so it sends nothing and slim pays the first round's lines on every
+    # later call, never twice.
     session = result["session"]
     assert session["turns"] == 10 and session["calls_per_prompt"] == 1
-    cycled = session["scenarios"]["suite_cycled"]
-    spread = [expected[i] for i in sessionmodel.spread_order(len(expected))]
-    model = sessionmodel.session_totals(loaded["flat"]["tokens"], loaded["slim"]["tokens"], sessionmodel.cycle(spread, 10))
-    assert cycled["flat_total"] == model["flat_total"] and cycled["slim_total"] == model["slim_total"]
-    worst = session["scenarios"]["worst"]
-    assert worst["break_even_prompts"] == sessionmodel.break_even_constant(loaded["flat"]["tokens"], loaded["slim"]["tokens"],
-                                                                 max(expected))
+    flat_tokens, slim_tokens = loaded["flat"]["tokens"], loaded["slim"]["tokens"]
+    routed, worst = session["scenarios"]["routed"], session["scenarios"]["worst"]
+    five = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite,
+                  "--turns", 5)["session"]["scenarios"]["routed"]
+    assert 0 < five["sent_tokens"] <= sum(expected)
+    assert routed["sent_tokens"] == five["sent_tokens"]
+    assert routed["flat_total"] == 10 * flat_tokens and routed["compactions"] == 0
+    assert routed["slim_total"] == five["slim_total"] + 5 * (slim_tokens + five["sent_tokens"])
+    # The worst case sends at least as much as the router does, prompt by prompt.
+    assert worst["slim_total"] >= routed["slim_total"] and worst["sent_tokens"] > routed["sent_tokens"]
+    assert "spread order" in session["modelled"] and "estimates" in session["estimate"]
     assert result["transcripts"] is None
 
 
@@ -122,7 +128,7 @@ def test_calls_per_prompt_scales_totals_not_break_even(paths, capsys):
     one = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite)
     three = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite,
                    "--calls-per-prompt", 3)
-    for name in ("suite_cycled", "typical", "worst"):
+    for name in ("routed", "worst"):
         a, b = one["session"]["scenarios"][name], three["session"]["scenarios"][name]
         assert b["flat_total"] == 3 * a["flat_total"]
         assert b["break_even_prompts"] == a["break_even_prompts"]
@@ -291,7 +297,12 @@ def test_bundled_example_suite_when_present(paths, capsys):
     injections = result["injections"]
     assert injections["prompts"] >= 60
     assert 0 < injections["share_injecting"] < 1
-    assert result["session"]["scenarios"]["worst"]["break_even_prompts"] >= 1
+    routed, worst = result["session"]["scenarios"]["routed"], result["session"]["scenarios"]["worst"]
+    # The example store's flat index is 4.9x its slim one: even the worst this router can do, with
+    # lines held until a compaction, costs less than flat (the old model's "largest injection on
+    # every prompt, paid again on every call" drew a loss the hook cannot make).
+    assert routed["share_of_flat"] <= worst["share_of_flat"] < 1
+    assert worst["break_even_prompts"] is None and worst["horizon"] >= 60
 
 
 class FakeResponse:
@@ -426,16 +437,18 @@ def test_memory_dir_problems_exit_2(capsys, tmp_path, monkeypatch, setup, messag
 
 def test_the_session_curve_is_drawn_in_80_columns(paths, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    data = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite, "--turns", 80)
+    # A "flat" index 100 tokens above the slim one: the held lines soon cost more than that, so
+    # both break-evens fall inside the chart and are marked on its axis.
+    flat = paths.slim.with_name("MEMORY.nearly-slim.md")
+    flat.write_text(paths.slim.read_text(encoding="utf-8") + "x" * 400, encoding="utf-8")
+    args = ("--flat", flat, "--slim", paths.slim, "--suite", paths.suite, "--turns", 80)
+    data = report(capsys, *args)
     curve = data["session"]["curve"]
-    # a chart of the modelled session (80 prompts) shows the worst case's break-even inside it, and
-    # starts where the session does
     shown = [b for b in curve["break_even"].values() if b and b <= curve["prompts"]]
-    assert curve["prompts"] == 80 and shown
+    assert curve["prompts"] == 80 and len(shown) == 2
     later = max(shown)
     assert curve["series"]["flat"][0] == data["always_loaded"]["flat"]["tokens"]
-    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--suite",
-                 str(paths.suite), "--turns", "80"]) == 0
+    assert main(["tokens", "report", *map(str, args)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     start = lines.index("input tokens sent so far, after each prompt (tokens: estimate)")
@@ -444,7 +457,7 @@ def test_the_session_curve_is_drawn_in_80_columns(paths, capsys, monkeypatch):
     assert sum(line.count("o") + line.count("#") for line in chart_lines[:16]) >= 60   # flat drawn across
     assert any("x" in line for line in chart_lines[:16]) and any("*" in line for line in chart_lines[:16])
     assert f"{later} " in chart_lines[17] and "break-even" in chart_lines[17]
-    assert "o flat" in chart_lines[18] and "* slim (cycled)" in chart_lines[18]
+    assert "o flat" in chart_lines[18] and "* slim (routed)" in chart_lines[18]
     # (c) is one column per scenario: every figure of the model on its own row
     assert "│ break-even (prompts)" in out and "│ first heavier call" in out
 

@@ -38,7 +38,7 @@ def test_plot_writes_a_png_of_the_session_curve(memory_dir, tmp_path, capsys):
     data = json.loads(captured.out)
     assert data["plot"] == str(target) and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     curve = data["session"]["curve"]
-    assert set(curve["series"]) == {"flat", "slim_cycled", "slim_worst"}
+    assert set(curve["series"]) == {"flat", "slim_routed", "slim_worst"}
     assert all(len(values) == curve["prompts"] for values in curve["series"].values())
 
 

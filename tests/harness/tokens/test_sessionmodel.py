@@ -1,98 +1,84 @@
-"""The session model: totals, break-even points and scenarios, hand-computed and cross-checked."""
+"""The session model: held lines, compactions, totals, break-even and the worst case, hand-computed."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.tokens import sessionmodel
+from harness.tokens.sessionmodel import Step
 
 
-@pytest.mark.parametrize("flat, slim, injections, k, flat_total, slim_total", [
-    # The issue's case: 30*3 + 10*3 + 0*2 + 20*1 = 140.
-    (100, 30, [10, 0, 20], 1, 300, 140),
-    # Two API calls per prompt double both sides.
-    (100, 30, [10, 0, 20], 2, 600, 280),
-    # No injections: slim is just the smaller index on every call.
-    (100, 30, [0, 0, 0, 0], 1, 400, 120),
-    # One early injection is re-sent on every later call: 10*4 + 50*4.
-    (100, 10, [50, 0, 0, 0], 1, 400, 240),
-    # The same injection late costs once: 10*4 + 50*1.
-    (100, 10, [0, 0, 0, 50], 1, 400, 90),
-    # Slim can lose: 60*2 + 50*2 + 50*1 = 270 > 200.
-    (100, 60, [50, 50], 1, 200, 270),
-    (100, 30, [], 1, 0, 0),
+def steps_of(sent, calls=1, compact_after=(), resent=0):
+    return [Step(size, calls, i in compact_after, resent if i in compact_after else 0) for i, size in enumerate(sent)]
+
+
+@pytest.mark.parametrize("flat, slim, sent, calls, compact_after, resent, rows", [
+    # Each sent text is paid on its own call and every later one: 30+10, 30+10, 30+10+20.
+    (100, 30, [10, 0, 20], 1, (), 0, [(100, 40), (200, 80), (300, 140)]),
+    # Two calls per prompt double both sides.
+    (100, 30, [10, 0, 20], 2, (), 0, [(200, 80), (400, 160), (600, 280)]),
+    # A compaction after prompt 1 forgets the 10; the SessionStart hook's 5 is held from prompt 2.
+    (100, 30, [10, 0, 20], 1, (0,), 5, [(100, 40), (200, 75), (300, 130)]),
+    # A compaction that sends nothing again empties the history.
+    (100, 30, [50, 0, 0], 1, (0,), 0, [(100, 80), (200, 110), (300, 140)]),
+    (100, 30, [], 1, (), 0, []),
 ])
-def test_session_totals_hand_computed(flat, slim, injections, k, flat_total, slim_total):
-    totals = sessionmodel.session_totals(flat, slim, injections, k)
-    assert totals["flat_total"] == flat_total
-    assert totals["slim_total"] == slim_total
-    assert totals["net_saving"] == flat_total - slim_total
-    assert totals["slim_index_total"] + totals["slim_injection_total"] == slim_total
-    assert totals["api_calls"] == len(injections) * k
+def test_cumulative_hand_computed(flat, slim, sent, calls, compact_after, resent, rows):
+    assert sessionmodel.cumulative(steps_of(sent, calls, compact_after, resent), flat, slim) == rows
 
 
-def test_session_totals_breakdown_of_the_issue_case():
-    totals = sessionmodel.session_totals(100, 30, [10, 0, 20], 1)
-    assert totals["slim_index_total"] == 90 and totals["slim_injection_total"] == 50
-    assert totals["saving_percent"] == 53.3
+def test_totals_split_index_and_injections_and_count_compactions():
+    totals = sessionmodel.session_totals(steps_of([10, 0, 20], 1, (0,), 5), 100, 30)
+    assert totals["flat_total"] == 300 and totals["slim_total"] == 130
+    assert totals["slim_index_total"] == 90 and totals["slim_injection_total"] == 40
+    assert totals["compactions"] == 1 and totals["sent_tokens"] == 30
+    assert totals["net_saving"] == 170 and totals["saving_percent"] == 56.7
+    assert totals["share_of_flat"] == round(130 / 300, 3)
 
 
-def test_cumulative_totals_hand_computed():
-    assert sessionmodel.cumulative_totals(100, 30, [10, 0, 20]) == [(100, 40), (200, 80), (300, 140)]
-    assert sessionmodel.cumulative_totals(100, 30, [10, 0, 20], 2) == [(200, 80), (400, 160), (600, 280)]
-
-
-@pytest.mark.parametrize("flat, slim, injections, break_even, heavier", [
-    # m=20 on every prompt: after p prompts slim = 30p + 20p(p+1)/2, flat = 100p. p=6: 600 vs 600
-    # (a tie is not "more"); p=7: 770 > 700. One call is heavier from p=4: 30 + 80 > 100.
-    (100, 30, [20] * 12, 7, 4),
-    (100, 30, [20] * 6, None, 4),    # the session is too short to reach break-even
-    (100, 30, [0] * 50, None, None),
-    (100, 120, [0, 0], 1, 1),         # a slim index bigger than the flat one loses at once
-    (100, 30, [70, 0, 0], None, None),  # 30 + 70 = 100 on every call: ties all the way, never more
+@pytest.mark.parametrize("flat, slim, sent, compact_after, break_even, heavier", [
+    # 60+50 > 100 at once; totals 110 > 100.
+    (100, 60, [50, 50], (), 1, 1),
+    # Held lines stop the growth: 10, 20, 30 ... never reach 100 over 5 prompts at 80 + 15.
+    (100, 80, [15, 0, 0, 0, 0], (), None, None),
+    # 80 + 15 + 15 = 110 > 100 on prompt 2's calls; totals 95+110=205 > 200 at prompt 2.
+    (100, 80, [15, 15], (), 2, 2),
+    # A compaction after every prompt keeps the history from ever adding up.
+    (100, 80, [15, 15, 15, 15], (0, 1, 2, 3), None, None),
 ])
-def test_break_even_and_first_heavier_call(flat, slim, injections, break_even, heavier):
-    assert sessionmodel.break_even_prompts(flat, slim, injections) == break_even
-    assert sessionmodel.first_heavier_call(flat, slim, injections) == heavier
+def test_break_even_and_first_heavier_call(flat, slim, sent, compact_after, break_even, heavier):
+    steps = steps_of(sent, 1, compact_after)
+    assert sessionmodel.break_even(steps, flat, slim) == break_even
+    assert sessionmodel.first_heavier_call(steps, flat, slim) == heavier
 
 
-@pytest.mark.parametrize("flat, slim, m, break_even, heavier", [
-    (100, 30, 20, 7, 4),
-    (100, 30, 30, 4, 3),
-    (100, 30, 0, None, None),
-    (100, 130, 0, 1, 1),
-    (100, 100, 5, 1, 1),
-    (4646, 952, 337, 21, 11),
-])
-def test_closed_forms_hand_computed(flat, slim, m, break_even, heavier):
-    assert sessionmodel.break_even_constant(flat, slim, m) == break_even
-    assert sessionmodel.heavier_call_constant(flat, slim, m) == heavier
+def test_run_session_compacts_at_the_threshold_and_restarts_from_the_base():
+    sent = [100, 0, 0, 0, 0, 0]
+    compacted_at = []
+
+    def compact(index):
+        compacted_at.append(index)
+        return 7
+
+    steps = sessionmodel.run_session(6, lambda i: sent[i], compact, memory_tokens=50, base=1000, per_prompt=400,
+                                     threshold=2000)
+    # context: 1050 +500 = 1550; +400 = 1950; +400 = 2350 >= 2000 -> compact after prompt 3 (index 2),
+    # then 1050 + 7 = 1057; +400 1457; +400 1857; +400 2257 -> compact after index 5.
+    assert compacted_at == [2, 5]
+    assert [s.compacted for s in steps] == [False, False, True, False, False, True]
+    assert [s.resent for s in steps] == [0, 0, 7, 0, 0, 7]
+    assert [s.sent for s in steps] == sent
 
 
-@settings(max_examples=200, deadline=None)
-@given(flat=st.integers(0, 3000), slim=st.integers(0, 3000), m=st.integers(1, 400))
-def test_closed_forms_agree_with_the_scan(flat, slim, m):
-    horizon = 2 * (abs(flat - slim) // m) + 5
-    sequence = [m] * horizon
-    assert sessionmodel.break_even_constant(flat, slim, m) == sessionmodel.break_even_prompts(flat, slim, sequence)
-    assert sessionmodel.heavier_call_constant(flat, slim, m) == sessionmodel.first_heavier_call(flat, slim, sequence)
+def test_run_session_without_growth_never_compacts():
+    steps = sessionmodel.run_session(50, lambda i: 10_000, lambda i: pytest.fail("compacted"), memory_tokens=0,
+                                     per_prompt=0)
+    assert not any(step.compacted for step in steps)
 
 
-@settings(max_examples=100, deadline=None)
-@given(flat=st.integers(0, 1000), slim=st.integers(0, 1000),
-       injections=st.lists(st.integers(0, 300), max_size=30), k=st.integers(1, 4))
-def test_session_totals_equal_the_last_cumulative_row(flat, slim, injections, k):
-    totals = sessionmodel.session_totals(flat, slim, injections, k)
-    rows = sessionmodel.cumulative_totals(flat, slim, injections, k)
-    assert (totals["flat_total"], totals["slim_total"]) == (rows[-1] if rows else (0, 0))
-
-
-def test_break_even_does_not_depend_on_calls_per_prompt():
-    injections = [40, 0, 90, 10] * 10
-    for k in (1, 3, 7):
-        rows = sessionmodel.cumulative_totals(500, 120, injections, k)
-        first = next((p for p, (f, s) in enumerate(rows, 1) if s > f), None)
-        assert first == sessionmodel.break_even_prompts(500, 120, injections)
+def test_the_documented_threshold_is_claude_codes():
+    # 200,000-token window - min(max output, 20,000) - the 13,000-token buffer (docs/slim-and-tokens.md).
+    assert sessionmodel.AUTOCOMPACT_AT == 167_000
 
 
 def test_cycle_is_deterministic():
@@ -112,40 +98,43 @@ def test_spread_order_hand_computed(n, expected):
 def test_spread_order_is_a_permutation_whose_prefixes_sample_the_whole_suite(n):
     order = sessionmodel.spread_order(n)
     assert sorted(order) == list(range(n))
-    # A suite with its first half silent: any prefix of 10+ prompts sees both halves.
     prefix = order[:max(4, n // 5)]
     assert any(i < n // 2 for i in prefix) and any(i >= n // 2 for i in prefix)
 
 
-def test_session_scenarios_hand_computed():
-    # spread_order(3) is [0, 2, 1], so the cycled sequence is [10, 20, 0].
-    scenarios = sessionmodel.session_scenarios(100, 30, [10, 0, 20], turns=3)
-    cycled, typical, worst = scenarios["suite_cycled"], scenarios["typical"], scenarios["worst"]
-    # 30*3 + 10*3 + 20*2 + 0*1 = 160
-    assert cycled["flat_total"] == 300 and cycled["slim_total"] == 160
-    # Mean 10 on every prompt: 90 + 10*(3+2+1) = 150.
-    assert typical["injection_tokens_per_prompt"] == 10 and typical["slim_total"] == 150
-    # Max 20 on every prompt: 90 + 20*6 = 210; break-even floor(2*70/20) = 7; heavier call at 4.
-    assert worst["injection_tokens_per_prompt"] == 20 and worst["slim_total"] == 210
-    assert worst["break_even_prompts"] == 7 and worst["first_heavier_call_prompt"] == 4
-    # Cycled [10, 20, 0] scanned: cumulative slim after p prompts first exceeds 100p at p = 13
-    # (p=12: 30*12 + 10*(12+9+6+3) + 20*(11+8+5+2) = 1180 <= 1200; p=13: 1340 > 1300).
-    assert cycled["break_even_prompts"] == 13 and cycled["break_even_horizon"] == 30
-    rows = sessionmodel.cumulative_totals(100, 30, sessionmodel.cycle([10, 20, 0], 30))
-    assert rows[11] == (1200, 1180) and rows[12][1] > rows[12][0]
+def rows(cluster, sizes):
+    return [(f"{cluster}{i}", size, f"{cluster}{i}") for i, size in enumerate(sizes)]
 
 
-def test_session_scenarios_fractional_mean_stays_exact():
-    scenarios = sessionmodel.session_scenarios(100, 40, [1, 2], turns=2)
-    typical = scenarios["typical"]
-    assert typical["injection_tokens_per_prompt"] == 1.5
-    # 40*2 + 1.5*(2+1) = 84.5
-    assert typical["slim_total"] == 84.5 and typical["net_saving"] == 115.5
-    # floor(2*60/1.5) = 80 exactly (a float division could give 79.999...).
-    assert typical["break_even_prompts"] == 80
+@pytest.mark.parametrize("clusters, held, limit, expected", [
+    # One cluster's four longest.
+    ([("a", rows("a", [5, 9, 1, 7, 8]))], set(), 4, (("a",), ["a1", "a4", "a3", "a0"])),
+    # Two clusters beat one: a's two longest and b's two longest.
+    ([("a", rows("a", [9, 9, 1, 1])), ("b", rows("b", [8, 8, 1]))], set(), 4, (("a", "b"), ["a0", "a1", "b0", "b1"])),
+    # A second cluster with fewer lines than the rest of the limit still counts.
+    ([("a", rows("a", [9, 9])), ("b", rows("b", [8]))], set(), 4, (("a", "b"), ["a0", "a1", "b0"])),
+    # Held lines are never chosen again.
+    ([("a", rows("a", [9, 9, 3]))], {"a0", "a1"}, 4, (("a",), ["a2"])),
+    # Everything held: nothing.
+    ([("a", rows("a", [9]))], {"a0"}, 4, ((), [])),
+    # Ties go to the earlier cluster in file order.
+    ([("a", rows("a", [5])), ("b", rows("b", [5])), ("c", rows("c", [5]))], set(), 1, (("a",), ["a0"])),
+])
+def test_worst_lines(clusters, held, limit, expected):
+    assert sessionmodel.worst_lines(clusters, held, limit) == expected
 
 
-def test_session_scenarios_without_injections():
-    scenarios = sessionmodel.session_scenarios(100, 30, [0, 0], turns=5)
-    assert scenarios["worst"]["break_even_prompts"] is None
-    assert scenarios["suite_cycled"]["net_saving"] == 350
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 50), min_size=0, max_size=5), min_size=1, max_size=5), st.integers(1, 4))
+def test_worst_lines_is_the_best_of_every_pair_by_brute_force(sizes, limit):
+    import itertools
+
+    clusters = [(f"c{i}", rows(f"c{i}", s)) for i, s in enumerate(sizes)]
+    best = 0
+    for pair in itertools.chain(((c,) for c in clusters), itertools.combinations(clusters, 2)):
+        free = sorted((row[1] for _cid, lines in pair for row in lines), reverse=True)
+        best = max(best, sum(free[:limit]))
+    _ids, lines = sessionmodel.worst_lines(clusters, set(), limit)
+    size_of = {row[2]: row[1] for _cid, lines_ in clusters for row in lines_}
+    assert sum(size_of[line] for line in lines) == best
+    assert len(lines) <= limit
