@@ -22,6 +22,30 @@ def _default(value):
     return str(value)
 
 
+# An escape sequence (CSI ``ESC [ ... final``, OSC/DCS/APC/PM ``ESC ] ... BEL or ESC \``, and the
+# two-character ones), the 8-bit CSI, then any other C0/C1 control, DEL, and the bidi controls
+# (embeddings, overrides, isolates, marks) that reorder what a terminal shows.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
+                              r"|[\x1b\x9d\x90\x9e\x9f\x98][\]PX^_].*?(?:\x07|\x1b\\|\x9c)"
+                              r"|\x1b[\]PX^_][^\x07\x1b]*|\x1b[@-Z\\-_ -/]?", re.S)
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(value):
+    """``value`` (a string, or dicts and lists of them) as a terminal may show it: escape
+    sequences removed whole, other control and bidi characters removed, tabs and line breaks
+    made spaces. For text from the user's files (prompts, file names) on its way to a terminal;
+    ``--json`` keeps the exact text (JSON escapes it)."""
+    if isinstance(value, str):
+        text = _ESCAPE_SEQUENCE.sub("", value)
+        return _UNSHOWN.sub(lambda m: " " if m.group() in "\t\n\r\x0b\x0c" else "", text)
+    if isinstance(value, dict):
+        return {key: terminal_text(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [terminal_text(item) for item in value]
+    return value
+
+
 def console(stderr=False):
     from rich.console import Console
 

@@ -16,6 +16,7 @@ from transcripts.entries import (
     INJECTION,
     INJECTION_ATTACHMENT_TYPES,
     INTERRUPT,
+    LEGACY_HOOK_TAG,
     LOCAL_COMMAND,
     META,
     METADATA,
@@ -30,6 +31,7 @@ from transcripts.entries import (
     UPS,
     Entry,
     ToolUse,
+    wrote_legacy_hook_tag,
 )
 
 # Text Claude Code itself writes into user lines; none of it was typed.
@@ -40,8 +42,9 @@ _WRAPPER_KINDS = (
     ("<task-notification>", TASK_NOTIFICATION),
     ("[Request interrupted by user", INTERRUPT),
     # 1.0.x's own line for a UserPromptSubmit hook's output: flagged isVisibleInTranscriptOnly when
-    # written, rewritten without the flag (as a list of text blocks) on --resume; never typed.
-    ("<user-prompt-submit-hook>", META),
+    # written, rewritten without the flag (as a list of text blocks) on --resume; never typed there
+    # (on 2.x it is a prompt: wrote_legacy_hook_tag).
+    (LEGACY_HOOK_TAG, META),
 )
 _WRAPPER_MARKERS = tuple(marker for marker, _kind in _WRAPPER_KINDS)
 _PROMPT_SOURCES = frozenset({"typed", "sdk", "system"})
@@ -161,6 +164,8 @@ def _classify_user(get, content):
     if head.startswith(_WRAPPER_MARKERS):
         for marker, kind in _WRAPPER_KINDS:
             if head.startswith(marker):
+                if marker == LEGACY_HOOK_TAG and not wrote_legacy_hook_tag(get("version")):
+                    break  # a 2.x user typed it
                 return kind, None
     form = "slash_command" if ("<command-name>" in head or "<command-message>" in head) else "text"
     return PROMPT, form

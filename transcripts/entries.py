@@ -90,6 +90,17 @@ USER_KINDS = frozenset({PROMPT, TOOL_RESULT, META, COMPACT_SUMMARY, LOCAL_COMMAN
 PERSISTED_MARKERS = ("<persisted-output>", "Output too large")
 LEGACY_HOOK_TAG = "<user-prompt-submit-hook>"
 
+
+def wrote_legacy_hook_tag(version):
+    """True for a line of a Claude Code that put a UserPromptSubmit hook's output inside
+    ``LEGACY_HOOK_TAG`` in the user's line: 1.x (1.0.54 added the hook; 2.0 dropped the tag; see
+    docs/learning.md). A 2.x prompt holding the tag was typed so, and keeps its words. A line with no
+    version is read as the older form (only 1.x lines were written without one)."""
+    if version.__class__ is not str:
+        return True
+    major = version.split(".", 1)[0]
+    return not (major.isdigit() and int(major) >= 2)
+
 MAX_STORED_DIAGNOSTICS = 200
 
 

@@ -44,7 +44,8 @@ from typing import NamedTuple
 
 from router.store.memorystore import is_index_file, normalise_slug
 from transcripts.auditmodel import RECORDED, capability_of
-from transcripts.entries import ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT
+from transcripts.entries import (ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT,
+                                 wrote_legacy_hook_tag)
 from transcripts.locate import subagent_files
 from transcripts.reader import TranscriptReader
 
@@ -351,7 +352,8 @@ def session_evidence(path, slugs, subagents=None, scored_chars=None):
             cwd = entry.raw["cwd"]
         kind = entry.kind
         if kind == PROMPT and not entry.is_sidechain:
-            words, injected_text = split_legacy_prompt(entry.text)
+            words, injected_text = (split_legacy_prompt(entry.text) if wrote_legacy_hook_tag(entry.version)
+                                    else (entry.text, ""))
             current = _Turn(entry.line, entry.timestamp, keep(words), _skip_reason(entry, words))
             turns.append(current)
             if injected_text:

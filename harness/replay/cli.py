@@ -85,9 +85,12 @@ def cmd_replay(args):
 
 
 def print_report(report):
-    from harness.output import console, table
+    from harness.output import console, table, terminal_text
     from harness.replay.report import short_session
 
+    # Prompts and file names come from the user's files: no escape sequence, control or bidi
+    # character of theirs reaches the terminal (--json keeps the exact text)
+    report = terminal_text(report)
     out = console()
     span = report["span"]
     when = f" from {span['first'][:10]} to {span['last'][:10]}" if span["first"] else ""

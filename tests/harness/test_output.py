@@ -94,3 +94,20 @@ def test_no_wrap_columns_keep_each_line_whole_and_styles_survive():
     assert fitted.table.columns[0].no_wrap and not fitted.table.columns[1].no_wrap
     assert isinstance(fitted.table.columns[0]._cells[0], Text)
     assert "PASS" in render(fitted, width=30)
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("\x1b[2J\x1b[31mred\x1b[0m", "red"),                      # CSI: clear screen, colour
+    ("\x1b]8;;https://e.example\x07link\x1b]8;;\x07", "link"),  # OSC 8 hyperlink, BEL-terminated
+    ("a\x1b]0;title\x1b\\b", "ab"),                             # OSC window title, ST-terminated
+    ("\x9b31mz", "z"),                                          # the 8-bit CSI
+    ("ab\u202ecd\u2066e\u200ff", "abcdef"),                     # bidi override, isolate, mark
+    ("bell\x07 del\x7f nul\x00", "bell del nul"),
+    ("tab\there\r\nnext", "tab here  next"),
+    ("caf\u00e9 \U0001f600 \u4e2d", "caf\u00e9 \U0001f600 \u4e2d"),  # printable text untouched
+])
+def test_terminal_text_removes_what_a_terminal_would_act_on(raw, shown):
+    from harness.output import terminal_text
+
+    assert terminal_text(raw) == shown
+    assert terminal_text({"k": [raw, 3]}) == {"k": [shown, 3]}

@@ -185,6 +185,18 @@ def test_a_legacy_hook_block_inside_the_prompt_is_an_injection_and_not_the_promp
     assert evidence_of(found) == [(4, [("env_supplier_csv_encoding", READ)])]
 
 
+@pytest.mark.parametrize("version", ["2.0.76", "2.1.293"])
+def test_a_2x_prompt_keeps_the_legacy_tag_as_its_own_words(tmp_path, session, slugs, version):
+    # issue 35 item 9: 2.x never wrote the tag into a prompt, so text a user typed that holds it
+    # is the prompt (not an injection to cut out, nor a memory sent)
+    typed = (MISSED + " <user-prompt-submit-hook>Routed memory cluster: layer1_01\n"
+             "- env_defender_excludes_dev_dir \u2014 x</user-prompt-submit-hook>")
+    s = session(version=version)
+    s.prompt(typed)
+    found = session_evidence(s.write(tmp_path / "s.jsonl"), slugs)
+    assert found.prompts[0].prompt == typed and found.prompts[0].injected == ()
+
+
 def test_a_transcript_that_cannot_show_injections_gives_no_evidence(tmp_path, session, slugs):
     s = session(version="2.1.38")
     s.prompt(MISSED)

@@ -178,6 +178,13 @@ def _line(obj):
     ({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "<user-prompt-submit-hook>ctx"
                                                                                        "</user-prompt-submit-hook>"}]}},
      META, None),                                                     # 1.0.x's hook line, as --resume rewrites it
+    # issue 35 item 9: only 1.0.x wrote that line; a 2.x user who types the tag typed a prompt
+    ({"type": "user", "version": "2.1.293", "message": {"role": "user", "content": "<user-prompt-submit-hook> is "
+                                                                                  "what 1.0 wrote?"}}, PROMPT, "text"),
+    ({"type": "user", "version": "2.0.76", "message": {"role": "user", "content": [
+        {"type": "text", "text": "<user-prompt-submit-hook>ctx</user-prompt-submit-hook>"}]}}, PROMPT, "text"),
+    ({"type": "user", "version": "1.0.108", "message": {"role": "user", "content": "<user-prompt-submit-hook>ctx"}},
+     META, None),
     ({"type": "user", "message": {"role": "user", "content": "[Request interrupted by user]"}}, INTERRUPT, None),
     ({"type": "assistant", "message": {"content": [{"type": "text", "text": "hello"}]}}, ASSISTANT, None),
     ({"type": "system", "subtype": "stop_hook_summary"}, SYSTEM, "stop_hook_summary"),

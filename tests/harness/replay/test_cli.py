@@ -231,3 +231,24 @@ def test_suite_is_never_written_into_an_installed_package(package):
     inside = os.path.join(os.path.dirname(importlib.import_module(package).__file__), "history.yaml")
     with pytest.raises(RefusedError, match="never written into an installed package"):
         check_target(inside)
+
+
+HOSTILE_TEXT = ["\x1b[2J\x1b[31m", "\x1b]8;;https://evil.example\x07", "\u202e", "\u2066", "\x07", "\r", "\x9b31m"]
+
+
+def test_terminal_output_strips_escapes_controls_and_bidi(capsys, tmp_path, monkeypatch):
+    # issue 35 item 9: a prompt or a file name holding escape sequences, control or bidi characters
+    # reaches the terminal without them (--json keeps the exact text, escaped by JSON)
+    directory = tmp_path / "h\x1b[31mred\u202e"
+    directory.mkdir()
+    prompt = "".join(HOSTILE_TEXT) + " " + SETX + " \x1b]0;title\x07\u200f"
+    write_session(directory, "e\x1b[1mvil\u2067", [(prompt, [HOOKS_SLUG]), (QUIET + "\x1b[5m", [])])
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["replay", str(directory)]) == 0
+    out = capsys.readouterr().out
+    assert "replayed 1 sessions, 2 typed prompts" in out and "[31mred" not in out and "[5m" not in out
+    for char in out:
+        assert char == "\n" or (char.isprintable() and char not in "\u200e\u200f\u061c\u202a\u202b\u202c\u202d"
+                                "\u202e\u2066\u2067\u2068\u2069"), repr(char)
+    report = run_json(capsys, directory)
+    assert any("\x1b[31mred\u202e" in p for p in report["read"])
