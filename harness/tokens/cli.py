@@ -119,10 +119,9 @@ def print_session(out, session):
     ]
     calls = session["calls_per_prompt"]
     calls = f"{calls} API call(s) each" if isinstance(calls, int) else "API calls " + calls
-    out.print(table(f"(c) modelled session: {session['turns']} prompts, {calls} (tokens: {session['tokens_method']}, "
-                    "estimates)", ["", *[short for _name, short in SCENARIOS]], rows,
+    out.print(table(f"(c) modelled session: {session['turns']} prompts, {calls} (tokens: {session['tokens_method']})", ["", *[short for _name, short in SCENARIOS]], rows,
                     no_wrap=tuple(short for _name, short in SCENARIOS)))
-    out.print(f"modelled: {session['modelled']}. routed: the hook's own route and session stage (a line the "
+    out.print(f"modelled (estimates, not a measured session): {session['modelled']}. routed: the hook's own route and session stage (a line the "
               "session holds is never sent twice; after a compaction the SessionStart hook sends again what the "
               "last prompt relied on); worst: every prompt sends the longest lines not yet held that one "
               "injection can carry. break-even: the session length from which slim's total exceeds flat's; "

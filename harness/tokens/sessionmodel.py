@@ -12,8 +12,8 @@ compaction the SessionStart hook sends again the lines the last prompt relied on
 Where Claude Code compacts on its own (2.1.328's bundle, read in docs/slim-and-tokens.md): when the
 context reaches the model's window minus min(max output tokens, 20,000) minus a 13,000-token
 buffer: 167,000 tokens of a 200,000-token window. How fast a session's context grows is the
-user's, not the router's: ``CONTEXT_PER_PROMPT`` and ``BASE_CONTEXT`` are measured from the
-real-format transcripts in tests/fixtures (below); a report from ``--history`` uses the sessions'
+user's, not the router's: ``CONTEXT_PER_PROMPT`` and ``BASE_CONTEXT`` were measured on real Claude
+Code transcripts (below; docs/slim-and-tokens.md); a report from ``--history`` uses the sessions'
 own compactions instead.
 """
 
@@ -26,9 +26,10 @@ CONTEXT_WINDOW = 200_000
 OUTPUT_RESERVE = 20_000
 AUTOCOMPACT_BUFFER = 13_000
 AUTOCOMPACT_AT = CONTEXT_WINDOW - OUTPUT_RESERVE - AUTOCOMPACT_BUFFER
-# The first API call's input tokens in the real-format fixture sessions (system prompt, tools,
-# MEMORY.md): 15,553 to 26,818; and the growth per typed prompt of the long one (v2.0.76: 26,818 to
-# 180,437 tokens over 18 prompts, about 8,500). Defaults of --base-context / --context-per-prompt.
+# The first API call's input tokens in seven real Claude Code transcripts (1.0.98 to 2.1.39; system
+# prompt, tools, MEMORY.md): 15,553 to 26,818; and the growth per typed prompt of the longest
+# (2.0.76: 26,818 to 180,437 tokens over 18 prompts, about 8,500). The defaults of --base-context
+# and --context-per-prompt; docs/slim-and-tokens.md says how they were measured.
 BASE_CONTEXT = 25_000
 CONTEXT_PER_PROMPT = 8_000
 
