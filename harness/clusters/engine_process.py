@@ -122,9 +122,11 @@ def _talk(process, argv, data, timeout, limit):
             if remaining <= 0:
                 raise subprocess.TimeoutExpired(argv, timeout)
             # at most 0.2 s a wait: a program that exited while a child of its own holds its
-            # output open has answered all it will
+            # output open has answered all it will, even when that child keeps writing to stderr
             events = selector.select(min(remaining, 0.2))
-            if not events and process.poll() is not None:
+            if process.poll() is not None and not any(key.fileobj is process.stdout for key, _mask in events):
+                if _registered(selector, process.stdout):
+                    _drain(process, out, name, limit)   # what it wrote as it exited, after select looked
                 break
             for key, _mask in events:
                 if key.fileobj is process.stdin:
@@ -166,6 +168,31 @@ def _talk(process, argv, data, timeout, limit):
             except OSError:
                 pass
     return code, bytes(out), bytes(err_tail).decode("utf-8", "replace")
+
+
+def _registered(selector, fileobj):
+    try:
+        selector.get_key(fileobj)
+    except KeyError:
+        return False
+    return True
+
+
+def _drain(process, out, name, limit):
+    """Read what the exited program left in its stdout pipe, without waiting for more."""
+    fd = process.stdout.fileno()
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        out += chunk
+        if len(out) > limit:
+            _kill(process)
+            raise EngineError(f"{name} printed more than {limit:,} bytes (killed): not an answer")
 
 
 def _kill(process):

@@ -7,15 +7,15 @@
   its memory is the one they need, so the veto must never silence a member's own utterance. A
   near-miss among the nearest negatives of a vetoed own utterance (a confused or hostile engine
   wrote a near-miss that is really a paraphrase) is dropped and named; the check repeats until
-  no near-miss vetoes one. A store whose near-misses would silence it cannot be written.
+  no near-miss vetoes one (a fixed point), or fails loudly when it cannot get there.
 
 Big stores are checked on an even sample of at most ``MAX_CHECKED`` prompts per family.
 """
 
+from router.errors import MemoryRouterError
 from router.routing.veto import describe_code
 
 MAX_CHECKED = 3000
-MAX_ROUNDS = 5
 
 
 def _sample(items, limit=MAX_CHECKED):
@@ -89,18 +89,29 @@ def read_store_files(cluster_path):
             near_rows)
 
 
+class SelfCheckError(MemoryRouterError):
+    """The veto's self-check cannot reach its fixed point: near-misses still silence members' own
+    utterances and none of them can be dropped (the store is not written as if it could)."""
+
+
 def veto_self_check(index, utterances, near_misses, settings, build, route):
     """``(kept, dropped)``: the near-misses (``{cluster id: [texts]}``) with every one that vetoes
     a member's own utterance removed, and those removed (same shape). ``build(utterances,
-    near_misses)`` makes a table; ``route`` as in ``self_routing``."""
+    near_misses)`` makes a table; ``route`` as in ``self_routing``.
+
+    Runs to a fixed point: each round drops the near-misses among the nearest negatives of every
+    own utterance still vetoed, and the next round routes again without them, until no near-miss
+    vetoes one. Every round that goes on drops at least one, so it ends within as many rounds as
+    there are near-misses; a round that blames near-misses it cannot drop raises
+    ``SelfCheckError`` rather than stop with own utterances still silenced."""
     kept = {cluster_id: list(texts) for cluster_id, texts in near_misses.items()}
     dropped = {}
     prompts = _sample(family_prompts(index, utterances)["utterances"])
     cluster_of = {m.slug: c.cluster_id for c in index.clusters for m in c.members}
     position_of = {c.cluster_id: p for p, c in enumerate(index.clusters)}
-    for _round in range(MAX_ROUNDS):
+    while True:
         table = build(utterances, kept)
-        blamed = set()
+        blamed, silenced = set(), 0
         for prompt, slug in prompts:
             decision = route(prompt, table, settings)
             veto = decision.get("veto")
@@ -109,14 +120,17 @@ def veto_self_check(index, utterances, near_misses, settings, build, route):
             top = (decision.get("scores") or [{}])[0].get("cluster_id")
             if top != cluster_of[slug] or position_of.get(top) is None:
                 continue  # the veto silenced another cluster's decision, not this member's own
-            for code in veto.get("negatives", ()):
-                kind, *where = describe_code(code)
-                if kind == "near_miss":
-                    blamed.add((index.clusters[where[0]].cluster_id, where[1]))
+            named = [describe_code(code) for code in veto.get("negatives", ())]
+            named = [(index.clusters[where[0]].cluster_id, where[1]) for kind, *where in named if kind == "near_miss"]
+            silenced += bool(named)
+            blamed.update(named)
         if not blamed:
-            break
-        for cluster_id, number in sorted(blamed, key=lambda item: (item[0], -item[1])):
-            texts = kept.get(cluster_id, [])
-            if number < len(texts):
-                dropped.setdefault(cluster_id, []).append(texts.pop(number))
-    return kept, dropped
+            return kept, dropped
+        droppable = [(cluster_id, number) for cluster_id, number in blamed if number < len(kept.get(cluster_id, ()))]
+        if not droppable:
+            raise SelfCheckError(
+                f"near-misses still silence {silenced} of {len(prompts)} of the store's own utterances, and the "
+                "veto names none this check can drop", fix="delete the near-misses file beside the cluster file "
+                "and run memory-router clusters enrich again (or report this: it is a bug)")
+        for cluster_id, number in sorted(droppable, key=lambda item: (item[0], -item[1])):
+            dropped.setdefault(cluster_id, []).append(kept[cluster_id].pop(number))

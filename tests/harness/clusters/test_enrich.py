@@ -523,6 +523,44 @@ def test_the_self_check_drops_a_near_miss_that_silences_a_members_own_utterances
     assert any(line["slug"] == "env_pg_dump_custom_format" for line in after["lines"])
 
 
+def _own_vetoed(index, utterances, near_misses, settings, build, route):
+    table = build(utterances, near_misses)
+    return [(slug, text) for slug, texts in utterances.items() for text in texts
+            if (route(text, table, settings).get("veto") or {}).get("vetoed")]
+
+
+def test_the_self_check_runs_to_a_fixed_point_on_near_duplicate_near_misses(store):
+    # a hostile engine's near-misses: thirty near-copies of a member's own utterances, more than
+    # five rounds of the veto's k (2) nearest can clear
+    index = load_cluster_file(store[0])
+    own = ["restore the postgres backup in parallel", "pg_restore of last night's dump with four jobs"]
+    utterances = {"env_pg_dump_custom_format": tuple(own)}
+    hostile = {"layer1_postgres": [f"{text} {word}" for text in own for word in
+                                   ("now", "please", "again", "today", "quickly", "here", "first", "then",
+                                    "asap", "too", "fast", "once", "still", "soon", "later")]}
+    settings = dict(default_settings(), veto_strong=0.0, veto_protect=0.0, veto_k=2)
+    build, route = selfcheck.store_tables(index)
+    assert _own_vetoed(index, utterances, hostile, settings, build, route)
+    kept, dropped = selfcheck.veto_self_check(index, utterances, hostile, settings, build, route)
+    assert _own_vetoed(index, utterances, kept, settings, build, route) == []
+    assert sum(map(len, dropped.values())) + sum(map(len, kept.values())) == 30
+
+
+def test_the_self_check_fails_loudly_when_a_round_can_drop_nothing(store):
+    index = load_cluster_file(store[0])
+    utterances = {"env_pg_dump_custom_format": ("restore the postgres backup in parallel",)}
+    cluster = next(n for n, c in enumerate(index.clusters) if c.cluster_id == "layer1_postgres")
+    from router.routing.veto import near_miss_code
+
+    def route(prompt, table, settings):   # a veto that names a near-miss the table does not hold
+        return {"veto": {"vetoed": True, "negatives": [near_miss_code(cluster, 7)]},
+                "scores": [{"cluster_id": "layer1_postgres"}]}
+
+    with pytest.raises(selfcheck.SelfCheckError, match="still silence 1 of 1"):
+        selfcheck.veto_self_check(index, utterances, {"layer1_postgres": ["a"]}, default_settings(),
+                                  lambda u, n: None, route)
+
+
 def test_self_routing_counts_each_family_and_names_what_it_lost(store):
     index = load_cluster_file(store[0])
     build, route = selfcheck.store_tables(index)
