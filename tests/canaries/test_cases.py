@@ -4,7 +4,7 @@ Loading real suite files into these records is tested in test_suite.py."""
 
 import pytest
 
-from canaries.cases import BehaviouralCase, Case, Problem, Suite, SuiteError
+from canaries.cases import BehaviouralCase, Case, Problem, SessionCase, SessionStep, Suite, SuiteError
 from router.errors import InputError
 
 PATH = "suite.yaml"
@@ -75,3 +75,21 @@ def test_suite_lookups_name_the_missing_id():
     with pytest.raises(KeyError) as missing_behavioural:
         suite.behavioural_case("one")
     assert missing_behavioural.value.args == ("one",)
+
+
+def test_suite_session_finds_that_id_among_several():
+    sessions = tuple(SessionCase(id=name, steps=(SessionStep(kind="prompt", prompt=name),)) for name in ("a", "b", "c"))
+    suite = Suite(path=PATH, cluster_path="c.md", defaults={}, cases=(Case(id="b-case", prompt="p"),), sessions=sessions)
+    assert [suite.session(name).id for name in ("c", "a", "b")] == ["c", "a", "b"]
+    assert suite.session("b") is sessions[1]
+    with pytest.raises(KeyError) as missing:
+        suite.session("b-case")     # a routing case's id is not a session's
+    assert missing.value.args == ("b-case",)
+
+
+def test_session_case_prompts_skip_control_steps_and_a_step_lists_its_expectations():
+    steps = (SessionStep(kind="prompt", prompt="one", injects=("s",), max_chars=0), SessionStep(kind="compact"),
+             SessionStep(kind="clear"), SessionStep(kind="prompt", prompt="two", not_injects=(), silent=False,
+                                                     new_lines=0))
+    assert SessionCase(id="s", steps=steps).prompts == ["one", "two"]
+    assert [step.expectations() for step in steps] == [["injects", "max_chars"], [], [], ["silent", "new_lines"]]

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from canaries.cases import Case
+from canaries.cases import Case, SessionStep
 from canaries.runner import (
     SuiteResult,
     _num,
@@ -14,10 +14,13 @@ from canaries.runner import (
     expected_summary,
     matches,
     run_suite,
+    step_differences,
     totals,
 )
 from canaries.suite import load_suite
 from router.config import default_settings
+from router.hooks.session import route_fresh
+from router.providers.provider import build_table
 
 # The harness is tested with the reference scorer: these stores and expectations are in its scores.
 pytestmark = pytest.mark.usefixtures("spec_provider")
@@ -345,3 +348,206 @@ def test_suite_result_dict_and_settings(write_suite, prompts):
     assert data == {"suite": suite.path, "clusters": suite.cluster_path,
                     "counts": {"pass": 1, "fail": 0, "xfail": 0, "xpass": 0, "total": 1}, "ok": True,
                     "results": [result.results[0].to_dict()], "sessions": []}
+
+
+# --------------------------------------------------------------------------- one session step, judged (issue 38)
+
+
+def plan(sent=(), held=(), text=None):
+    """A plan_injection-shaped dict with only what step_differences reads."""
+    return {"lines": [{"slug": slug} for slug in sent], "held": [{"slug": slug} for slug in held], "text": text}
+
+
+SENT_TWO = plan(sent=("s1", "s2"), text="x" * 17)
+
+
+@pytest.mark.parametrize("fields, given, expected", [
+    ({"injects": ("s1", "s2")}, SENT_TWO, []),
+    ({"injects": ("s9",)}, SENT_TWO, ["injects: missing s9"]),
+    ({"injects": ("s3",)}, plan(sent=("s1",), held=("s3",), text="t"), ["injects: missing s3 (the session already held it)"]),
+    ({"not_injects": ("s3",)}, plan(sent=("s1",), held=("s3",), text="t"), []),   # held, not sent: fine
+    ({"not_injects": ("s2",)}, SENT_TWO, ["not_injects: sent s2"]),
+    ({"silent": True}, plan(held=("s1",)), []),
+    ({"silent": True}, SENT_TWO, ["silent: expected nothing sent got 2 lines (s1, s2), 17 chars"]),
+    ({"silent": True}, plan(text=""), ["silent: expected nothing sent got 0 lines (nothing), 0 chars"]),
+    ({"silent": False}, SENT_TWO, []),
+    ({"silent": False}, plan(), ["silent: false expected lines sent got nothing (nothing routed)"]),
+    ({"silent": False}, plan(held=("b", "a")), ["silent: false expected lines sent got nothing (held already: a, b)"]),
+    ({"new_lines": 2}, SENT_TWO, []),
+    ({"new_lines": 0}, plan(), []),
+    ({"new_lines": 0}, SENT_TWO, ["new_lines: expected 0 got 2"]),
+    ({"new_lines": 3}, SENT_TWO, ["new_lines: expected 3 got 2"]),
+    ({"max_chars": 17}, SENT_TWO, []),
+    ({"max_chars": 16}, SENT_TWO, ["max_chars: expected at most 16 got 17"]),
+    ({"max_chars": 0}, plan(), []),                 # nothing sent is 0 characters
+    ({"max_chars": 0}, plan(text=""), []),
+    ({"injects": ("s9",), "not_injects": ("s1",), "silent": True, "new_lines": 1, "max_chars": 1}, SENT_TWO,
+     ["injects: missing s9", "not_injects: sent s1", "silent: expected nothing sent got 2 lines (s1, s2), 17 chars",
+      "new_lines: expected 1 got 2", "max_chars: expected at most 1 got 17"]),
+], ids=lambda value: None)
+def test_step_differences_in_full(fields, given, expected):
+    assert step_differences(SessionStep(kind="prompt", prompt="p", **fields), given) == expected
+
+
+# --------------------------------------------------------------------------- a whole session, step by step
+
+
+def _fresh_chars(prompt, suite):
+    """How many characters the hook sends ``prompt`` in a session that holds nothing yet."""
+    return len(route_fresh(prompt, build_table(suite.index), ALL_LINES)["additional_context"])
+
+
+SETX_LINES = ["env_bash_tool_env_var_caching", "env_cloudflare_workers_build_secret_vs_text", "project_hot_strip"]
+
+
+def test_a_session_report_in_full(write_suite, prompts):
+    """Every key of every step of the JSON report, and what each step sent: a prompt, its repeat
+    (held, nothing sent), a compaction (the held lines sent again), a prompt that routes nothing,
+    and a /clear."""
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: whole
+            tags: [t1, t2]
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+              - compact
+              - prompt: "{prompts.neutral}"
+                silent: false
+              - clear
+        """))
+    [result] = run_suite(suite, ALL_LINES).sessions
+    chars = _fresh_chars(prompts.setx, suite)
+    assert result.verdict == "fail" and result.failed
+    assert result.differences == ("step 4 (line 8): silent: false expected lines sent got nothing (nothing routed)",)
+    assert result.to_dict() == {
+        "id": "whole", "line": 2, "verdict": "fail",
+        "differences": ["step 4 (line 8): silent: false expected lines sent got nothing (nothing routed)"],
+        "steps": [
+            {"step": 1, "kind": "prompt", "line": 5, "prompt": prompts.setx, "routed": ["layer1_project_memory_router"],
+             "sent": SETX_LINES, "held": [], "chars": chars, "differences": []},
+            {"step": 2, "kind": "prompt", "line": 6, "prompt": prompts.setx, "routed": ["layer1_project_memory_router"],
+             "sent": [], "held": SETX_LINES, "chars": 0, "differences": []},
+            # sent again after the compaction, under a header that says so
+            {"step": 3, "kind": "compact", "line": 7, "sent": SETX_LINES,
+             "chars": chars + len(" (again after compaction)"), "differences": []},
+            {"step": 4, "kind": "prompt", "line": 8, "prompt": prompts.neutral, "routed": [], "sent": [], "held": [],
+             "chars": 0, "differences": ["silent: false expected lines sent got nothing (nothing routed)"]},
+            {"step": 5, "kind": "clear", "line": 10, "sent": [], "chars": 0, "differences": []},
+        ],
+        "tags": ["t1", "t2"], "xfail": None,
+    }
+
+
+def test_a_clear_sends_nothing_again_and_forgets_what_was_held(write_suite, prompts):
+    """/clear right after a prompt that relied on held lines: nothing is sent at the clear (a
+    compaction would send them again), and the next ask sends every line afresh. (A clear step
+    takes no expectations of its own; its report says what it sent.)"""
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+                silent: true
+              - clear
+              - prompt: "{prompts.setx}"
+                new_lines: 3
+        """))
+    [result] = run_suite(suite, ALL_LINES).sessions
+    assert result.verdict == "pass", result.differences
+    assert [(step["kind"], step["sent"], step["chars"]) for step in result.steps[2:]] == [
+        ("clear", [], 0), ("prompt", SETX_LINES, _fresh_chars(prompts.setx, suite))]
+
+
+def test_a_compaction_with_nothing_held_sends_nothing(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - compact: true
+                silent: false
+              - prompt: "{prompts.setx}"
+                silent: true
+        """))
+    [result] = run_suite(suite, ALL_LINES).sessions
+    # the first ask sent its lines itself, so nothing was pending; the compaction forgets them
+    assert result.differences == ("step 2 (compact, line 5): silent: false expected lines sent got nothing "
+                                  "(nothing routed)",
+                                  f"step 3 (line 7): silent: expected nothing sent got 3 lines ({', '.join(SETX_LINES)}), "
+                                  f"{_fresh_chars(prompts.setx, suite)} chars")
+    assert result.steps[1] == {"step": 2, "kind": "compact", "line": 5, "sent": [], "chars": 0,
+                               "differences": ["silent: false expected lines sent got nothing (nothing routed)"]}
+
+
+def test_a_compaction_sends_again_only_what_fits_the_context_cap(write_suite, prompts):
+    suite = load_suite(write_suite(f"""
+        sessions:
+          - id: s
+            steps:
+              - prompt: "{prompts.setx}"
+              - prompt: "{prompts.setx}"
+              - compact: true
+                new_lines: 3
+        """))
+    chars = _fresh_chars(prompts.setx, suite) + len(" (again after compaction)")
+    settings = dict(ALL_LINES, max_context_chars=chars - 1)
+    [result] = run_suite(suite, settings).sessions
+    # the last line does not fit: two are sent again (the cap is the one in the settings)
+    assert result.steps[2]["sent"] == SETX_LINES[:2] and 0 < result.steps[2]["chars"] < chars - 1
+    assert result.differences == ("step 3 (compact, line 6): new_lines: expected 3 got 2",)
+
+
+@pytest.mark.parametrize("xfail, fails, verdict, differences", [
+    ("known", True, "xfail", ["step 1 (line 5): new_lines: expected 9 got 3"]),
+    ("known", False, "xpass",
+     ["xpass: marked xfail (known) but every step held; remove 'xfail' if the residual is fixed"]),
+    (None, False, "pass", []),
+])
+def test_session_verdicts_and_their_report(write_suite, prompts, xfail, fails, verdict, differences):
+    mark = f'    xfail: "{xfail}"\n' if xfail else "    note: none\n"
+    suite = load_suite(write_suite("sessions:\n  - id: s\n" + mark + "    steps:\n"
+                                   f'      - prompt: "{prompts.setx}"\n'
+                                   f"        new_lines: {9 if fails else 3}\n"))
+    [result] = run_suite(suite, ALL_LINES).sessions
+    assert result.verdict == verdict and result.failed is (verdict == "xpass")
+    data = result.to_dict()
+    assert (data["verdict"], data["differences"], data["xfail"]) == (verdict, differences, xfail)
+
+
+SESSIONS = """
+    cases:
+      - id: plain
+        prompt: "{neutral}"
+        silent: true
+    sessions:
+      - id: ledger-then-setx
+        steps:
+          - prompt: "{ledger}"
+            silent: false
+      - id: setx-twice
+        tags: [repeat]
+        steps:
+          - prompt: "{setx}"
+            silent: false
+      - id: clear-only
+        steps:
+          - prompt: "{neutral}"
+            silent: true
+"""
+
+
+@pytest.mark.parametrize("pattern, cases, sessions", [
+    (None, ["plain"], ["ledger-then-setx", "setx-twice", "clear-only"]),
+    ("SETX", [], ["ledger-then-setx", "setx-twice"]),      # --case: a substring of the id, any case
+    ("repeat", [], ["setx-twice"]),                        # ... or of a tag
+    ("plain", ["plain"], []),
+    ("nothing-matches", [], []),
+])
+def test_case_pattern_selects_sessions_too(write_suite, prompts, pattern, cases, sessions):
+    suite = load_suite(write_suite(SESSIONS.format(neutral=prompts.neutral, ledger=prompts.ledger, setx=prompts.setx)))
+    result = run_suite(suite, ALL_LINES, pattern=pattern)
+    assert [r.case.id for r in result.results] == cases
+    assert [r.case.id for r in result.sessions] == sessions
+    assert result.counts()["total"] == len(cases) + len(sessions)
