@@ -38,9 +38,13 @@ TARGETS = {
     "tokeniser": ("router.tokens",),
     "canary checks": ("canaries.runner", "canaries.cases"),
     "citation gate": ("router.gate.citations", "router.gate.citation_text", "router.gate.citation_ledger"),
+    # the default route (issue 38): the weighted provider, its utterance scoring and the veto
+    "weighted route": ("router.routing.weighted", "router.routing.weightedscore"),
+    "utterance route": ("router.routing.utterscore",),
+    "veto": ("router.routing.veto", "router.routing.exemplars"),
 }
 # short names accepted by --target
-TARGET_ALIASES = {"gate": "citation gate"}
+TARGET_ALIASES = {"gate": "citation gate", "weighted": "weighted route", "utterances": "utterance route"}
 
 DETECTED = frozenset({"killed", "timeout", "caught by type check"})
 
@@ -55,8 +59,29 @@ _ASCII_FILE = ("the shipped stopwords.txt is ASCII, which every locale encoding 
                "(docs/mutation.md: equivalent for the shipped file)")
 _DEAD_DEFAULT = "dead default: __init__ sets problems before anything calls format()"
 
+_NEW_RECORD = 'record = new_record(case.id, ["canary", 0, 0])'
+_FORGET = 'record = held or new_record(case.id, ["canary", 0, 0])'
+_AFTER_COMPACTION = ('text, held = (after_compaction(record, settings["max_context_chars"], float(number))')
+_SESSION_STEP = 'plan, updated = session_step(record, decision, step.prompt, settings, now=float(number))'
+_UNREAD_IDENTITY = ("the simulated session record is never saved nor checked: plan_injection and "
+                    "after_compaction never read its session id or store (docs/mutation.md)")
+_UNREAD_TIME = "the simulated record's time stamp ('updated') is never read by plan_injection or after_compaction"
+
+
+def _record_variants(line):
+    """The mutants of a ``new_record(case.id, ["canary", 0, 0])`` call: its id and store, which
+    the simulation never reads."""
+    return [line.replace("case.id", "None"), line.replace('"canary"', '"XXcanaryXX"'),
+            line.replace('"canary"', '"CANARY"'), line.replace('"canary", 0, 0', '"canary", 1, 0'),
+            line.replace('"canary", 0, 0', '"canary", 0, 1')]
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    **{("canaries.runner", line, variant): _UNREAD_IDENTITY
+       for line in (_NEW_RECORD, _FORGET) for variant in _record_variants(line)},
+    ("canaries.runner", _AFTER_COMPACTION, _AFTER_COMPACTION.replace("float(number))", "None)")): _UNREAD_TIME,
+    ("canaries.runner", _SESSION_STEP, _SESSION_STEP.replace("now=float(number)", "now=None")): _UNREAD_TIME,
     ("router.routing.score", "if total > line_cap:", "if total >= line_cap:"):
         "at total == line_cap the branch keeps every line and restores their (rank, index) order",
     ("router.routing.score", _SORTED_LINES, _SORTED_LINES.replace("key=lambda row: (row[0], row[2])", "key=None")):

@@ -18,6 +18,11 @@ RESULTS = """\
     canaries.cases.x\u01c1SuiteError\u01c1format__mutmut_7: killed
     canaries.cases.x\u01c1Case\u01c1expectations__mutmut_2: suspicious
     router.gate.citations.x_load_ledgers__mutmut_1: killed
+    router.routing.weighted.x_route_weighted__mutmut_1: killed
+    router.routing.weightedscore.x_choose_clusters__mutmut_1: killed
+    router.routing.utterscore.x_coverage__mutmut_1: killed
+    router.routing.veto.x_judge__mutmut_1: killed
+    router.routing.exemplars.x_add_exemplar_postings__mutmut_1: killed
 """
 
 ONLY_LINE_DIFF = """\
@@ -44,7 +49,7 @@ def test_results_lines_are_parsed_with_their_module(mutation):
     rows = mutation.parse_results("some banner\n" + RESULTS)
     assert rows[0] == ("router.routing.score.x_route_prompt__mutmut_1", "router.routing.score", "killed")
     assert rows[5] == ("canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1", "canaries.runner", "no tests")
-    assert len(rows) == 9
+    assert len(rows) == 14
 
 
 @pytest.mark.parametrize("target, mutants, killed, survived, rate", [
@@ -114,3 +119,17 @@ def test_every_equivalent_entry_names_a_target_module(mutation):
 def test_unexpected_results_are_refused(mutation, text, message):
     with pytest.raises(ValueError, match=message):
         mutation.summarise(mutation.parse_results(text))
+
+
+def test_targets_are_what_pyproject_mutates_and_the_selected_tests_exist(mutation):
+    """[tool.mutmut] only_mutate and TARGETS name the same modules; every test path selected exists
+    (pytest would stop the whole run on a missing one)."""
+    import tomllib
+
+    root = SCRIPT.parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    mutated = {path[:-len(".py")].replace("/", ".") for path in config["only_mutate"]}
+    assert mutated == {module for modules in mutation.TARGETS.values() for module in modules}
+    selection = config["pytest_add_cli_args_test_selection"]
+    paths = [arg.split("::")[0] for arg in selection if not arg.startswith("-")]
+    assert paths and all((root / path).is_file() for path in paths), [p for p in paths if not (root / p).is_file()]

@@ -466,18 +466,21 @@ def test_a_compaction_with_nothing_held_sends_nothing(write_suite, prompts):
           - id: s
             steps:
               - prompt: "{prompts.setx}"
+                new_lines: 9
               - compact: true
                 silent: false
               - prompt: "{prompts.setx}"
                 silent: true
         """))
     [result] = run_suite(suite, ALL_LINES).sessions
-    # the first ask sent its lines itself, so nothing was pending; the compaction forgets them
-    assert result.differences == ("step 2 (compact, line 5): silent: false expected lines sent got nothing "
+    # the first ask sent its lines itself, so nothing was pending; the compaction forgets them.
+    # Every step's differences are listed, in step order.
+    assert result.differences == ("step 1 (line 4): new_lines: expected 9 got 3",
+                                  "step 2 (compact, line 6): silent: false expected lines sent got nothing "
                                   "(nothing routed)",
-                                  f"step 3 (line 7): silent: expected nothing sent got 3 lines ({', '.join(SETX_LINES)}), "
+                                  f"step 3 (line 8): silent: expected nothing sent got 3 lines ({', '.join(SETX_LINES)}), "
                                   f"{_fresh_chars(prompts.setx, suite)} chars")
-    assert result.steps[1] == {"step": 2, "kind": "compact", "line": 5, "sent": [], "chars": 0,
+    assert result.steps[1] == {"step": 2, "kind": "compact", "line": 6, "sent": [], "chars": 0,
                                "differences": ["silent: false expected lines sent got nothing (nothing routed)"]}
 
 

@@ -193,3 +193,144 @@ def test_the_veto_names_the_right_near_miss_in_a_cluster_of_thousands():
     near = NEAR_MISSES["c_deploy"][0]
     veto = route(near, t, settings())["veto"]
     assert describe_code(veto["nearest_negative"][0]) == ("near_miss", 0, 4200)
+
+
+# --------------------------------------------------------------------------- each part on hand-made postings (issue 38)
+
+A_MEMBER = member_code(0, 0, 0)            # position 0: the routed cluster
+B_MEMBER = member_code(1, 0, 0)            # position 1: not routed
+NEAR = near_miss_code(0, 0)
+GENERIC = generic_code(0)
+
+
+@pytest.mark.parametrize("code, described", [
+    (member_code(2, 4095, 4095), ("member", 2, 4095, 4095)),
+    (member_code(1, 3, 5000), ("member", 1, 3, 4095)),        # an exemplar number past the mask is capped
+    (member_code(0, (1 << 20) + 5, 1), ("member", 0, 5, 1)),  # a member index wraps inside its field
+    (member_code(1 << 20, 0, 0), ("member", 1 << 20, 0, 0)),
+    (near_miss_code(2, 5000), ("near_miss", 2, 5000)),
+    (near_miss_code(2, (1 << 32) + 7), ("near_miss", 2, (1 << 32) - 1)),   # past 32 bits: capped
+    (near_miss_code(1 << 17, 4095), ("near_miss", 1 << 17, 4095)),
+    (generic_code(0), ("generic", 0)),
+])
+def test_codes_at_the_edges_of_their_fields(code, described):
+    assert describe_code(code) == described
+
+
+def test_codes_of_each_kind_are_distinct_and_signed():
+    assert member_code(0, 0, 0) == 0 and member_code(0, 0, 1) == 1 and member_code(0, 1, 0) == 1 << 12
+    assert member_code(1, 0, 0) == 1 << 32
+    assert near_miss_code(0, 0) == -1 and near_miss_code(0, 1) == -2 and near_miss_code(1, 0) == -(1 + (1 << 32))
+    assert generic_code(0) == -(1 << 50) and generic_code(3) == -(1 << 50) - 3
+
+
+def test_exemplar_terms_pair_adjacent_different_stems_only():
+    assert exemplar_terms("vpn ssh dns") == {"vpn", "ssh", "dns", "vpn ssh", "ssh dns"}
+    assert exemplar_terms("vpn vpn ssh") == {"vpn", "ssh", "vpn ssh"}
+    assert exemplar_terms("The VPN, ssh!") == {"vpn", "ssh", "vpn ssh"}
+    memo = {}
+    assert exemplar_terms("env_var x", memo) == {"env", "env_var", "var", "env env_var", "env_var var"}
+    assert memo["env_var"] == ("env", "env_var", "var")
+
+
+# term -> (idf, code, weight, ...): code 10's vector has length 4, code 20's length 2
+HAND = {"aaa": (2.0, 10, 0.5, 20, 1.0), "bbb": (1.0, 10, 0.25)}
+
+
+@pytest.mark.parametrize("terms, measure, expected", [
+    ({"aaa", "bbb", "zzz"}, "cosine", {10: 1.25 / 5 ** 0.5, 20: 2.0 / 5 ** 0.5}),
+    ({"aaa", "bbb", "zzz"}, "coverage", {10: 1.0, 20: 0.8}),
+    ({"aaa", "bbb", "zzz"}, "balanced", {10: 5 / 16, 20: 0.8}),
+    ({"bbb"}, "cosine", {10: 0.25}),
+    ({"bbb"}, "coverage", {10: 1.0}),
+    ({"bbb"}, "balanced", {10: 1 / 16}),
+    ({"zzz"}, "cosine", {}),
+    (set(), "coverage", {}),
+])
+def test_similarities_by_measure(terms, measure, expected):
+    found = similarities(terms, HAND, measure)
+    assert found.keys() == expected.keys()
+    for code, value in expected.items():
+        assert found[code] == pytest.approx(value)
+
+
+def judge_settings(**overrides):
+    out = {"veto_measure": "cosine", "veto_k": 5, "veto_power": 1.0, "veto_floor": 0.0, "veto_margin": 0.0}
+    out.update(overrides)
+    return out
+
+
+def hand_table(**entries):
+    return {"exemplar_postings": entries}
+
+
+def test_judge_counts_only_the_routed_members_and_the_negatives():
+    table = hand_table(vpn=(1.0, A_MEMBER, 1.0, NEAR, 1.0, B_MEMBER, 1.0))
+    # k = 1: of the ties, the lowest code (the near-miss) is nearest
+    verdict = judge("vpn", table, [0], judge_settings(veto_k=1))
+    assert verdict == {"vetoed": True, "rule": "margin", "floor": 0.0, "positive": 0, "negative": 1.0,
+                       "best_member": (A_MEMBER, 1.0), "nearest_negative": (NEAR, 1.0), "k": 1, "negatives": [NEAR]}
+    both = judge("vpn", table, [0], judge_settings(veto_k=2))
+    assert (both["vetoed"], both["positive"], both["negative"], both["negatives"]) == (False, 1.0, 1.0, [NEAR])
+    # the other cluster's member would count for it, not for this route
+    other = judge("vpn", table, [1], judge_settings(veto_k=2))
+    assert other["best_member"] == (B_MEMBER, 1.0) and other["positive"] == 1.0
+
+
+@pytest.mark.parametrize("margin, vetoed", [(0.0, False), (-0.01, True), (0.5, False)])
+def test_judge_margin(margin, vetoed):
+    table = hand_table(vpn=(1.0, A_MEMBER, 1.0, NEAR, 1.0))
+    verdict = judge("vpn", table, [0], judge_settings(veto_margin=margin))
+    assert verdict["vetoed"] is vetoed and verdict["rule"] == ("margin" if vetoed else None)
+
+
+def test_judge_without_negatives_never_vetoes_on_the_margin():
+    table = hand_table(vpn=(1.0, A_MEMBER, 1.0))
+    assert not judge("vpn", table, [0], judge_settings(veto_margin=-5.0))["vetoed"]
+
+
+def test_judge_weighs_each_neighbour_by_its_similarity_to_the_power():
+    # "vpn ssh" against a member holding both (1.0) and a negative holding vpn alone (1/sqrt(2) by cosine)
+    s = 2 ** -0.5
+    table = hand_table(vpn=(1.0, A_MEMBER, s, GENERIC, 1.0), ssh=(1.0, A_MEMBER, s))
+    square = judge("vpn ssh", table, [0], judge_settings(veto_power=2.0))
+    assert square["positive"] == pytest.approx(1.0) and square["negative"] == pytest.approx(0.5)
+    assert square["nearest_negative"] == (GENERIC, round(s, 4)) and square["best_member"] == (A_MEMBER, 1.0)
+    linear = judge("vpn ssh", table, [0], judge_settings(veto_power=1.0, veto_margin=-0.3))
+    assert linear["negative"] == round(s, 4) and linear["vetoed"]
+
+
+@pytest.mark.parametrize("k, used", [(0, 1), (-3, 1), (2.7, 2), ("3", 3)])
+def test_judge_k_is_a_whole_number_of_at_least_one(k, used):
+    table = hand_table(vpn=(1.0, A_MEMBER, 1.0, NEAR, 1.0, GENERIC, 1.0))
+    verdict = judge("vpn", table, [0], judge_settings(veto_k=k))
+    assert verdict["k"] == used and len(verdict["negatives"]) + (verdict["positive"] > 0) == min(used, 3)
+
+
+@pytest.mark.parametrize("floor, postings, rule", [
+    (0.5, {"vpn": (1.0, A_MEMBER, 1.0)}, None),
+    (1.0, {"vpn": (1.0, A_MEMBER, 1.0)}, None),                         # at the floor
+    (0.5, {"vpn": (1.0, A_MEMBER, 0.4)}, "floor"),                      # under it, with no negative near
+    (0.5, {"zzz": (1.0, A_MEMBER, 1.0)}, "floor"),                      # no member exemplar near at all
+    (0.5, {"vpn": (1.0, NEAR, 1.0)}, "margin"),                         # both: the negatives' vote is named
+    (0.0, {"vpn": (1.0, GENERIC, 0.1), "ssh": (1.0, A_MEMBER, 1.0)}, None),
+    (0.0, {"zzz": (1.0, NEAR, 1.0)}, None),                             # nothing near: nothing to veto
+])
+def test_judge_floor(floor, postings, rule):
+    verdict = judge("vpn ssh", hand_table(**postings), [0], judge_settings(veto_floor=floor))
+    assert verdict["vetoed"] is (rule is not None) and verdict["rule"] == rule
+    assert verdict["floor"] == floor
+
+
+def test_judge_names_the_margin_when_both_rules_fire():
+    table = hand_table(vpn=(1.0, A_MEMBER, 0.1, NEAR, 1.0))
+    verdict = judge("vpn", table, [0], judge_settings(veto_floor=0.5))
+    assert verdict["vetoed"] and verdict["rule"] == "margin"
+
+
+def test_judge_rounds_what_it_reports():
+    table = hand_table(vpn=(1.0, A_MEMBER, 1 / 3, NEAR, 2 / 3))
+    verdict = judge("vpn", table, [0], judge_settings())
+    assert verdict["positive"] == 0.3333 and verdict["negative"] == 0.6667
+    assert verdict["best_member"] == (A_MEMBER, 0.3333) and verdict["nearest_negative"] == (NEAR, 0.6667)
+    assert verdict["vetoed"] and verdict["negatives"] == [NEAR]

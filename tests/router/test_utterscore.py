@@ -1,0 +1,191 @@
+"""router/routing/utterscore.py, part by part, on hand-made postings: the utterance evidence per
+member, the coverage of the near-miss gate, the lines chosen by evidence and the table as the
+weighted provider sees it (test_utterances_routing.py shows the same on a real store).
+
+``utterance_postings``: stem -> (idf among the members' utterance bags, position, member_index, ...)."""
+
+import pytest
+
+from router.config import default_settings
+from router.routing.utterscore import (
+    _enriched,
+    _hits_by_slug,
+    _Joining,
+    _Replacing,
+    coverage,
+    member_view,
+    merge_matches,
+    select_by_evidence,
+    utterance_matches,
+    utterance_words,
+)
+from router.routing.weightedscore import TAGS
+
+
+def settings(**overrides):
+    out = dict(default_settings(), utterance_weight=0.5, utterance_line_share=0.5, utterance_line_limit=0,
+               line_cap=12)
+    out.update(overrides)
+    return out
+
+
+UTTERANCE_POSTINGS = {
+    "antivirus": (2.0, 0, 0, 0, 1),
+    "slow": (1.0, 0, 0),
+    "hog": (3.0, 1, 0),
+}
+
+
+def parts(tag_words=None, line_words=None):
+    return {"tag_words": tag_words or {}, "line_words": line_words or {}, "line_weight": {}, "member_only": {},
+            "member_words": {}}
+
+
+def test_utterance_matches_weigh_each_new_word_at_the_utterance_weight():
+    table = {"utterance_postings": UTTERANCE_POSTINGS}
+    found = utterance_matches({"antivirus", "slow", "hog", "other"}, table, parts(), settings(utterance_weight=0.5))
+    assert found == {(0, 0): {"antivirus": 1.0, "slow": 0.5}, (0, 1): {"antivirus": 1.0}, (1, 0): {"hog": 1.5}}
+
+
+def test_utterance_matches_skip_words_the_line_or_the_tags_already_count():
+    table = {"utterance_postings": UTTERANCE_POSTINGS}
+    known = parts(tag_words={1: ["hog"]}, line_words={(0, 0): ["slow"], (0, 1): ["slow"]})
+    found = utterance_matches({"antivirus", "slow", "hog"}, table, known, settings(utterance_weight=2.0))
+    assert found == {(0, 0): {"antivirus": 4.0}, (0, 1): {"antivirus": 4.0}}
+    assert utterance_matches({"antivirus"}, {"utterance_postings": {"antivirus": ()}}, parts(), settings()) == {}
+
+
+def test_utterance_words_are_every_prompt_stem_at_its_utterance_idf():
+    table = {"utterance_postings": dict(UTTERANCE_POSTINGS, empty=())}
+    assert utterance_words({"antivirus", "hog", "empty", "other"}, table) == {
+        (0, 0): {"antivirus": 2.0}, (0, 1): {"antivirus": 2.0}, (1, 0): {"hog": 3.0}}
+
+
+def test_merge_matches_adds_line_weight_and_member_only_once_per_cluster():
+    known = {"tag_words": {}, "line_words": {(0, 0): ["bash"]}, "line_weight": {(0, 0): 1.0},
+             "member_only": {0: 1.0}, "member_words": {0: ["bash"]}}
+    merged = merge_matches(known, {(0, 0): {"slow": 0.5, "antivirus": 1.0}, (0, 1): {"antivirus": 1.0, "bash": 2.0},
+                                   (1, 0): {"hog": 1.5}})
+    assert merged is known
+    assert known["line_weight"] == {(0, 0): 2.5, (0, 1): 3.0, (1, 0): 1.5}
+    assert known["line_words"] == {(0, 0): ["bash", "antivirus", "slow"], (0, 1): ["antivirus", "bash"],
+                                   (1, 0): ["hog"]}
+    # antivirus once for cluster 0; bash is already a member word of it
+    assert known["member_only"] == {0: 1.0 + 1.0 + 0.5, 1: 1.5}
+
+
+def coverage_parts():
+    return {"tag_words": {0: ["tag"]}, "line_weight": {(0, 0): 1.0, (0, 1): 3.0, (1, 0): 9.0},
+            "line_words": {(0, 0): ["low"], (0, 1): ["best", "uttered"], (1, 0): ["other"]}}
+
+
+def coverage_found():
+    return {"tag": (1.0, (), "tag"), "low": (2.0, (), "low"), "best": (3.0, (), "best"), "other": (4.0, (), "other")}
+
+
+def test_coverage_is_the_share_of_known_weight_the_tags_and_best_member_explain():
+    table = {"utterance_postings": {"uttered": (5.0,), "unknown": ()}}
+    words = {"tag", "low", "best", "other", "uttered", "unknown", "nowhere"}
+    # known: tag 1 + low 2 + best 3 + other 4 + uttered 5 = 15; explained: tag, best, uttered = 9
+    assert coverage(0, coverage_parts(), coverage_found(), words, table) == pytest.approx(9 / 15)
+    assert coverage(1, coverage_parts(), coverage_found(), words, table) == pytest.approx(4 / 15)
+    assert coverage(2, coverage_parts(), coverage_found(), words, table) == 0.0   # no tag, no line
+
+
+def test_coverage_of_a_prompt_the_store_never_uses_is_zero():
+    table = {"utterance_postings": {}}
+    assert coverage(0, coverage_parts(), {}, {"nowhere"}, table) == 0.0
+    assert coverage(0, coverage_parts(), {}, set(), table) == 0.0
+
+
+def test_a_cluster_is_enriched_unless_the_table_names_it():
+    table = {"utterance_meta": {"unenriched": [2]}}
+    assert _enriched(table, 0) and not _enriched(table, 2)
+    assert _enriched({"utterance_meta": {}}, 2)
+
+
+def evidence_table():
+    members = tuple((f"m{i}", "env", f"hook {i}") for i in range(4))
+    return {"clusters": [("c0", (), "", members), ("c1", (), "", members[:2])]}
+
+
+def test_select_by_evidence_sends_the_best_member_then_those_within_the_share():
+    weights = {(0, 0): 4.0, (0, 1): 2.0, (0, 2): 1.9, (0, 3): 0.0}
+    lines, total = select_by_evidence(evidence_table(), [0], weights, settings(utterance_line_share=0.5))
+    assert total == 4 and lines == [(0, 0, "m0", "hook 0"), (0, 1, "m1", "hook 1")]
+
+
+def test_select_by_evidence_keeps_each_chosen_clusters_best_member_even_at_a_limit_of_one():
+    weights = {(0, 0): 4.0, (0, 1): 3.9, (1, 1): 1.0}
+    lines, total = select_by_evidence(evidence_table(), [0, 1], weights,
+                                      settings(utterance_line_limit=1, utterance_line_share=0.0))
+    assert total == 6 and lines == [(0, 0, "m0", "hook 0"), (1, 1, "m1", "hook 1")]
+
+
+@pytest.mark.parametrize("limit, cap, kept", [(2, 12, 2), (0, 3, 3), (5, 3, 3), (1, 12, 1)])
+def test_select_by_evidence_stops_at_the_limit_or_the_line_cap(limit, cap, kept):
+    weights = {(0, i): 4.0 - i * 0.1 for i in range(4)}
+    lines, _ = select_by_evidence(evidence_table(), [0], weights,
+                                  settings(utterance_line_limit=limit, line_cap=cap, utterance_line_share=0.0))
+    assert [line[1] for line in lines] == list(range(kept))
+
+
+def test_select_by_evidence_orders_ties_by_cluster_rank_then_line():
+    weights = {(1, 1): 2.0, (1, 0): 2.0, (0, 3): 2.0, (0, 2): 2.0}
+    lines, _ = select_by_evidence(evidence_table(), [1, 0], weights, settings(utterance_line_share=1.0))
+    assert [(line[0], line[1]) for line in lines] == [(1, 0), (1, 1), (0, 2), (0, 3)]
+
+
+def test_select_by_evidence_without_evidence_is_the_weighted_selection():
+    lines, total = select_by_evidence(evidence_table(), [1, 0], {(0, 0): 0.0}, settings(line_cap=3))
+    assert total == 6 and [(line[0], line[1]) for line in lines] == [(1, 0), (1, 1), (0, 0)]
+
+
+def test_a_replacing_mapping_prefers_a_non_empty_entry_of_its_own():
+    view = _Replacing({"a": (1,), "b": ()}, {"a": (2,), "b": (3,), "c": (4,)})
+    assert [view.get(key) for key in ("a", "b", "c", "d")] == [(1,), (3,), (4,), ()]
+    assert view.get("d", None) is None
+
+
+def test_a_joining_mapping_appends_its_entries_to_the_base():
+    view = _Joining({"a": ("x",), "c": ("y",)}, {"a": ("w",), "b": ("v",)})
+    assert [view.get(key) for key in ("a", "b", "c", "d")] == [("w", "x"), ("v",), ("y",), ()]
+    assert view.get("d", None) is None
+
+
+def test_member_view_reads_utterance_words_as_member_words():
+    table = {"term_postings": {"a": (1.0, 0, 0)}, "fuzzy_postings": {"a": ("a",)},
+             "utterance_term_postings": {"a": (2.0, 0, 0, 0, 1), "u": (1.0, 0, 1)},
+             "utterance_fuzzy_postings": {"u": ("u",)}, "utterance_line_postings": {"u": (0, 1)}}
+    view = member_view(table)
+    assert view["term_postings"].get("a") == (2.0, 0, 0, 0, 1) and view["term_postings"].get("u") == (1.0, 0, 1)
+    assert view["fuzzy_postings"].get("a") == ("a",) and view["fuzzy_postings"].get("u") == ("u",)
+    assert view["learned_line_postings"].get("u") == (0, 1)
+    table["learned_line_postings"] = {"u": (1, 0)}
+    assert member_view(table)["learned_line_postings"].get("u") == (1, 0, 0, 1)
+    assert table["term_postings"] == {"a": (1.0, 0, 0)}          # the table itself is unchanged
+    plain = {"term_postings": {}}
+    assert member_view(plain) is plain
+
+
+def test_hits_by_slug_name_the_prompt_forms_of_the_three_best_clusters_members():
+    members = ((f"s{i}", "env", "hook") for i in range(3))
+    table = {"clusters": [("c0", (), "", tuple(members))] + [(f"c{i}", (), "", (("x" + str(i), "env", "h"),))
+                                                             for i in range(1, 5)]}
+    rows = [(0,), (1,), (2,), (3,)]
+    matches = {(0, 0): {"slow": 1.0}, (0, 2): {"hog": 2.0, "antivir": 1.0}, (1, 0): {"zzz": 0.5},
+               (3, 0): {"far": 9.0}}
+    forms = {"hog": ["hogging", "hogs"], "antivir": ["antivirus"]}
+    hits = _hits_by_slug(table, rows, matches, forms)
+    assert hits == {"s2": ["antivirus", "hogging", "hogs"], "s0": ["slow"], "x1": ["zzz"]}
+    assert list(hits) == ["s2", "s0", "x1"]       # best evidence first
+
+
+def test_hits_by_slug_name_at_most_twelve_members():
+    members = tuple((f"s{i:02d}", "env", "hook") for i in range(14))
+    table = {"clusters": [("c0", (), "", members)]}
+    matches = {(0, i): {"w": float(i)} for i in range(14)}
+    hits = _hits_by_slug(table, [(0,)], matches, {})
+    assert list(hits) == [f"s{i:02d}" for i in range(13, 1, -1)]
+    tied = _hits_by_slug(table, [(0,)], {(0, i): {"w": 1.0} for i in range(14)}, {})
+    assert list(tied) == [f"s{i:02d}" for i in range(12)]
