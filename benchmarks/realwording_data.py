@@ -26,10 +26,11 @@ code-like token is a whitespace-separated token with ``_``, ``.`` (not a trailin
 ``/``, a digit or an inner capital; the prompt and the memory share it when both hold it
 (compared lowercased) and it is code-like in at least one of them.
 
-    python benchmarks/realwording_data.py [STORE_DIR ...] [--json]
+    python benchmarks/realwording_data.py [STORE_DIR ...] [--json | --table]
 
 Without a directory every store under benchmarks/realwording/ is checked. Exit 0 when all are
-valid (prints the counts per store), 1 with one line per problem.
+valid (prints the counts per store), 1 with one line per problem. --table prints the counts as
+the Markdown table of benchmarks/realwording/README.md ("The stores").
 """
 
 import argparse
@@ -384,11 +385,29 @@ def store_dirs(root=ROOT):
     return sorted(os.path.dirname(path) for path in glob.glob(os.path.join(root, "*", "memory-router.toml")))
 
 
+TABLE_HEADER = ("| store | held out | memories | clusters | identifier | member | paraphrase | near-miss-people |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|")
+
+
+def table_rows(report):
+    """The README's store table for ``{directory: {"counts": ...}}``, one row a store."""
+    rows = [TABLE_HEADER]
+    for directory, entry in report.items():
+        counts = entry["counts"]
+        name = os.path.basename(os.path.abspath(directory))
+        held = "**yes**" if name in HELD_OUT_STORES else "no"
+        cells = [name, held] + [str(counts[key]) for key in ("memories", "clusters") + KINDS]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directories", nargs="*", metavar="STORE_DIR",
                         help=f"store folders (default: every store under {ROOT})")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="machine-readable output")
+    output.add_argument("--table", action="store_true", help="the counts as the README's Markdown table")
     args = parser.parse_args(argv)
     directories = args.directories or store_dirs()
     if not directories:
@@ -401,6 +420,11 @@ def main(argv=None):
     failed = sum(len(entry["problems"]) for entry in report.values())
     if args.json:
         print(json.dumps({"ok": not failed, "stores": report}, indent=2))
+    elif args.table:
+        print(table_rows(report))
+        for directory, entry in report.items():
+            for problem in entry["problems"]:
+                print(problem, file=sys.stderr)
     else:
         print(f"{'ok' if not failed else f'{failed} problems'}: {len(report)} stores")
         for directory, entry in report.items():

@@ -123,6 +123,21 @@ def test_a_small_valid_store_passes(small, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("ok: 1 stores")
 
 
+def test_table_prints_one_row_a_store(small, tmp_path, capsys):
+    good = _write_store(tmp_path)
+    held = _write_store(tmp_path, name=small.HELD_OUT_STORES[0])
+    capsys.readouterr()
+    assert small.main(["--table", str(good)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| store | held out | memories |")
+    assert out[2] == "| demo | no | 4 | 2 | 1 | 1 | 1 | 1 |"
+    # a held-out store is marked; its missing rule is a problem (exit 1, on stderr)
+    assert small.main(["--table", str(held)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[2].startswith(f"| {small.HELD_OUT_STORES[0]} | **yes** |")
+    assert "must carry the rule" in captured.err
+
+
 def _unindexed_memory(store):
     (store / "memory" / "feedback_orphan.md").write_text(
         "---\nname: feedback_orphan\ndescription: an orphan\ntype: feedback\n---\nan orphan\n", encoding="utf-8")
