@@ -66,7 +66,7 @@ def cross_validate(cases, table, current, k=5, max_false_priming=0.05, grid=None
         raise ValueError("cross-validation needs at least 2 folds")
     cases = list(cases)
     if grid is None:
-        grid = grid_for(current)
+        grid = grid_for(current, table)
     held_results = []
     folds = []
     for fold in range(k):

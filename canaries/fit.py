@@ -11,8 +11,13 @@ constants the spec tunes (§10):
 
 300 settings; every other setting (second_ratio, max_context_chars, ...) stays as configured.
 Values are integers because the config file types these keys as integers. For ``weighted``
-(``WEIGHTED_GRID``): its floor, tag boost, spread and intent-gate focus, 180 settings. Other
-providers have nothing to tune here (an empty grid: the current setting is the only one).
+(``WEIGHTED_GRID``): its floor, tag boost, spread and intent-gate focus, 180 settings. For
+``weighted`` on a table with utterances (``clusters enrich`` wrote them beside the cluster file,
+and ``utterances`` is on), the enriched route's own constants instead (``ENRICHED_GRID``): the
+utterance floor (the enriched route's ``weighted_floor``), the near-miss coverage gate, and the
+veto's k and margin, 144 settings; the values around what benchmarks/transfer_cv.py chose across
+stores. Other providers have nothing to tune here (an empty grid: the current setting is the
+only one).
 
 Method: the cases are split deterministically into a fitting part and a held-out part by a hash
 of each case id (``in_holdout``), so the split never changes between runs or machines and
@@ -43,11 +48,28 @@ WEIGHTED_GRID = {
     "weighted_spread": (0.0, 0.25, 0.5),
     "intent_gate_focus": (2, 3, 4, 99),
 }
+ENRICHED_GRID = {
+    "utterance_floor": (6.0, 8.0, 10.0, 12.0),
+    "utterance_coverage": (0.0, 0.35, 0.45, 0.55),
+    "veto_k": (1, 3, 5),
+    "veto_margin": (-0.1, 0.0, 0.1),
+}
 FIT_KEYS = tuple(GRID)
 
 
-def grid_for(settings):
-    """The grid of the provider ``settings`` name (empty for one with nothing to tune)."""
+def enriched(settings, table):
+    """True when ``table`` routes on utterances under ``settings`` (``weighted``, utterances on, a
+    table that holds some): the enriched route, whose constants are ``ENRICHED_GRID``'s."""
+    meta = (table or {}).get("utterance_meta")
+    return (settings.get("provider") == "weighted" and bool(settings.get("utterances", True))
+            and meta is not None and bool(meta.get("members")))
+
+
+def grid_for(settings, table=None):
+    """The grid of the provider ``settings`` name (empty for one with nothing to tune); for
+    ``weighted`` on a ``table`` with utterances, the enriched route's (``ENRICHED_GRID``)."""
+    if enriched(settings, table):
+        return ENRICHED_GRID
     return {"spec": GRID, "weighted": WEIGHTED_GRID}.get(settings.get("provider"), {})
 
 
@@ -128,7 +150,7 @@ def fit(cases, table, current, holdout=0.3, max_false_priming=0.05, grid=None):
     """Search ``grid`` (default: the provider's) for the best setting; returns a plain dict
     (the ``fit --json`` shape)."""
     if grid is None:
-        grid = grid_for(current)
+        grid = grid_for(current, table)
     keys = tuple(grid)
     cases = list(cases)
     fitting, held = split_cases(cases, holdout)
