@@ -71,6 +71,17 @@ def cmd_replay(args):
     from harness.output import print_json
 
     report, writer, snapshot = build(args)
+    if writer is not None and not writer.cases:
+        from router.errors import RefusedError
+
+        # A suite of no case is one canary run refuses: write nothing, and say what would make one
+        hint = "" if args.quiet_as_silent else (
+            "; --quiet-as-silent writes the prompts with no evidence as silent cases (the router should "
+            "send nothing for them)")
+        raise RefusedError(f"no prompt had memory evidence (the agent read, fetched or named no memory of "
+                           f"the store after any of the {report['prompts']} prompts), so there is no case to "
+                           f"write; {writer.path} was not written",
+                           fix="replay more sessions (--since, more transcript folders)" + hint)
     if writer is not None:
         from harness.replay.suite import write_suite
 

@@ -252,3 +252,19 @@ def test_terminal_output_strips_escapes_controls_and_bidi(capsys, tmp_path, monk
                                 "\u202e\u2066\u2067\u2068\u2069"), repr(char)
     report = run_json(capsys, directory)
     assert any("\x1b[31mred\u202e" in p for p in report["read"])
+
+
+def test_suite_with_no_evidenced_prompt_writes_nothing_and_names_quiet_as_silent(capsys, tmp_path):
+    # issue 36 item 3: a 0-case suite was written, and the advised canary run refused it (exit 2)
+    directory = tmp_path / "quiet"
+    directory.mkdir()
+    write_session(directory, "q", [(QUIET, []), (THANKS, [])])
+    suite = tmp_path / "history.yaml"
+    assert main(["replay", str(directory), "--suite", str(suite)]) == 1
+    err = capsys.readouterr().err
+    assert "no prompt had memory evidence" in err and "--quiet-as-silent" in err
+    assert not suite.exists()
+    # with the quiet prompts as silent cases there is a suite, and the canary run it advises runs
+    assert main(["replay", str(directory), "--suite", str(suite), "--quiet-as-silent"]) == 0
+    assert suite.exists()
+    assert main(["canary", "run", str(suite)]) == 0
