@@ -55,14 +55,17 @@ MEMBER_KINDS = ("member", "inflection", "identifier", "paraphrase", "chatty-log"
 SESSION_FILES = {"session-60.txt": 60, "session-200.txt": 200}
 
 
-def _check_store(directory, problems):
-    """The cluster index (or ``None``), after checking memory dir, index and cluster file agree."""
+def check_store_files(directory, problems):
+    """``(config, index, files by slug)`` of the store in ``directory`` (``None`` for what could
+    not be read), after checking that memory-router.toml names clusters.md, that every memory
+    file has front matter and is listed in memory/MEMORY.md and in the cluster file with the same
+    type and hook, and vice versa. Shared with benchmarks/realwording_data.py."""
     config_path = os.path.join(directory, "memory-router.toml")
     try:
         config = parse_config_file(config_path)
     except MemoryRouterError as err:
         problems.append(err.format())
-        return None
+        return None, None, {}
     cluster_path = os.path.join(directory, "clusters.md")
     # The config resolves its paths to absolute ones; DIR may be relative.
     if os.path.abspath(config["clusters"]) != os.path.abspath(cluster_path):
@@ -71,7 +74,7 @@ def _check_store(directory, problems):
         index = load_cluster_file(cluster_path)
     except MemoryRouterError as err:
         problems.append(err.format())
-        return None
+        return config, None, {}
 
     memory_dir = os.path.join(directory, "memory")
     index_path = os.path.join(memory_dir, "MEMORY.md")
@@ -80,7 +83,7 @@ def _check_store(directory, problems):
         files = read_memory_files(memory_dir)
     except MemoryRouterError as err:
         problems.append(err.format())
-        return index
+        return config, index, {}
 
     for found in files:
         where = os.path.relpath(found.path, directory)
@@ -117,10 +120,17 @@ def _check_store(directory, problems):
         if len(hooks) != 1:
             problems.append(f"{cluster_path}:{member.line}: {slug}'s hook differs between the cluster file, "
                             f"MEMORY.md and the memory file's description")
+    return config, index, by_file
 
-    for slug in config["hot_strip"]:
-        if slug not in by_file:
-            problems.append(f"{config_path}: hot_strip names {slug}, which has no memory file")
+
+def _check_store(directory, problems):
+    """The cluster index (or ``None``), after the shared store checks and the hot strip's."""
+    config, index, by_file = check_store_files(directory, problems)
+    if config is not None and index is not None:
+        config_path = os.path.join(directory, "memory-router.toml")
+        for slug in config["hot_strip"]:
+            if slug not in by_file:
+                problems.append(f"{config_path}: hot_strip names {slug}, which has no memory file")
     return index
 
 
@@ -139,19 +149,29 @@ def _suite_path(directory, problems):
     return None
 
 
+def load_store_suite(suite_path, cluster_path, problems):
+    """The suite at ``suite_path`` loaded against its cluster file (``None`` when it does not
+    load), with a problem when it names another cluster file than ``cluster_path``. Shared with
+    benchmarks/realwording_data.py."""
+    try:
+        suite = load_suite(suite_path)
+    except MemoryRouterError as err:
+        problems.append(err.format())
+        return None
+    if os.path.abspath(suite.cluster_path) != os.path.abspath(cluster_path):
+        problems.append(f"{suite_path}: clusters is {suite.cluster_path}, expected {cluster_path}")
+    return suite
+
+
 def _check_suite(directory, problems):
     """Counts per kind (empty if the suite does not load)."""
     suite_path = _suite_path(directory, problems)
     if suite_path is None:
         return {}
     cluster_path = os.path.join(directory, "clusters.md")
-    try:
-        suite = load_suite(suite_path)
-    except MemoryRouterError as err:
-        problems.append(err.format())
+    suite = load_store_suite(suite_path, cluster_path, problems)
+    if suite is None:
         return {}
-    if os.path.abspath(suite.cluster_path) != os.path.abspath(cluster_path):
-        problems.append(f"{suite_path}: clusters is {suite.cluster_path}, expected {cluster_path}")
     if len(suite.cases) < MIN_CASES:
         problems.append(f"{suite_path}: {len(suite.cases)} cases, at least {MIN_CASES} needed")
     counts = dict.fromkeys(KIND_MINIMUMS, 0)

@@ -42,12 +42,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
-from canaries.suite import load_suite  # noqa: E402
-from harness.memorydir import read_index, read_memory_files  # noqa: E402
-from router.configfile import parse_config_file  # noqa: E402
-from router.errors import MemoryRouterError  # noqa: E402
-from router.store.clusterfile import load_cluster_file  # noqa: E402
+from heldout_data import check_store_files, load_store_suite  # noqa: E402
 
 ROOT = os.path.join(HERE, "realwording")
 HELDOUT_README = os.path.join(HERE, "heldout", "README.md")
@@ -189,72 +186,23 @@ def _check_readme(directory, problems):
 
 
 def _check_store(directory, problems):
-    """``(index, memory files by slug)`` after checking the memory dir, MEMORY.md and clusters.md."""
-    config_path = os.path.join(directory, "memory-router.toml")
-    cluster_path = os.path.join(directory, "clusters.md")
-    try:
-        config = parse_config_file(config_path)
-    except MemoryRouterError as err:
-        problems.append(err.format())
+    """``(index, memory files by slug)`` after the checks shared with the held-out stores
+    (heldout_data.check_store_files), the memory_dir setting, the types and the memory count."""
+    config, index, by_file = check_store_files(directory, problems)
+    if config is not None:
+        config_path = os.path.join(directory, "memory-router.toml")
+        expected = os.path.join(directory, "memory")
+        if os.path.abspath(config.get("memory_dir") or "") != os.path.abspath(expected):
+            problems.append(f"{config_path}: memory_dir is {config.get('memory_dir')}, expected {expected} (relative)")
+    if index is None:
         return None, {}
-    for key, expected in (("clusters", cluster_path), ("memory_dir", os.path.join(directory, "memory"))):
-        if os.path.abspath(config.get(key) or "") != os.path.abspath(expected):
-            problems.append(f"{config_path}: {key} is {config.get(key)}, expected {expected} (relative)")
-    try:
-        index = load_cluster_file(cluster_path)
-    except MemoryRouterError as err:
-        problems.append(err.format())
-        return None, {}
-
-    memory_dir = os.path.join(directory, "memory")
-    index_path = os.path.join(memory_dir, "MEMORY.md")
-    try:
-        entries = read_index(index_path)
-        files = read_memory_files(memory_dir)
-    except MemoryRouterError as err:
-        problems.append(err.format())
-        return index, {}
-
-    for found in files:
-        where = os.path.relpath(found.path, directory)
-        for key, value in (("name", found.name), ("description", found.description), ("type", found.type)):
-            if not value:
-                problems.append(f"{where}: front matter has no {key}")
-        if found.name and found.name != found.slug:
-            problems.append(f"{where}: name {found.name!r} differs from the file's slug {found.slug!r}")
+    for found in by_file.values():
         if found.type and found.type not in TYPES:
+            where = os.path.relpath(found.path, directory)
             problems.append(f"{where}: type {found.type!r} is not one of {', '.join(TYPES)}")
-    if not MIN_MEMORIES <= len(files) <= MAX_MEMORIES:
-        problems.append(f"{memory_dir}: {len(files)} memories, expected {MIN_MEMORIES} to {MAX_MEMORIES}")
-
-    indexed = {}
-    for entry in entries:
-        if entry.slug in indexed:
-            problems.append(f"{index_path}:{entry.line}: {entry.slug} is listed twice")
-        indexed[entry.slug] = entry
-    by_file = {f.slug: f for f in files}
-    for slug in sorted(set(by_file) - set(indexed)):
-        problems.append(f"{index_path}: memory file {slug}.md is not listed in MEMORY.md")
-    for slug in sorted(set(indexed) - set(by_file)):
-        problems.append(f"{index_path}:{indexed[slug].line}: {slug} is listed but has no memory file")
-
-    members = {m.slug: m for m in index.members}
-    for slug in sorted(set(by_file) - set(members)):
-        problems.append(f"{cluster_path}: memory {slug} is in no cluster (rebuild it with "
-                        f"memory-router clusters build)")
-    for slug in sorted(set(members) - set(by_file)):
-        problems.append(f"{cluster_path}:{members[slug].line}: member {slug} has no memory file")
-    for slug in sorted(set(members) & set(by_file)):
-        member, found = members[slug], by_file[slug]
-        if found.type and member.type != found.type:
-            problems.append(f"{cluster_path}:{member.line}: {slug} has type {member.type}, "
-                            f"its memory file says {found.type}")
-        hooks = {member.hook, found.description}
-        if slug in indexed:
-            hooks.add(indexed[slug].hook)
-        if len(hooks) != 1:
-            problems.append(f"{cluster_path}:{member.line}: {slug}'s hook differs between the cluster file, "
-                            f"MEMORY.md and the memory file's description")
+    memory_dir = os.path.join(directory, "memory")
+    if by_file and not MIN_MEMORIES <= len(by_file) <= MAX_MEMORIES:
+        problems.append(f"{memory_dir}: {len(by_file)} memories, expected {MIN_MEMORIES} to {MAX_MEMORIES}")
     return index, by_file
 
 
@@ -266,13 +214,9 @@ def _check_suite(directory, index, by_file, problems):
                         f"route it on every run); it is {SUITE_NAME}")
     suite_path = os.path.join(directory, SUITE_NAME)
     cluster_path = os.path.join(directory, "clusters.md")
-    try:
-        suite = load_suite(suite_path)
-    except MemoryRouterError as err:
-        problems.append(err.format())
+    suite = load_store_suite(suite_path, cluster_path, problems)
+    if suite is None:
         return counts, set()
-    if os.path.abspath(suite.cluster_path) != os.path.abspath(cluster_path):
-        problems.append(f"{suite_path}: clusters is {suite.cluster_path}, expected {cluster_path}")
     store_words = set()
     for found in by_file.values():
         store_words |= content_words(memory_text(found))
