@@ -7,7 +7,7 @@ checked writes, ``settings``, ``gate`` and ``mcpjson`` the pure transforms.
 import sys
 
 from harness import options, printedcommands
-from harness.install import extras, hookcommand, hooks, mcpjson, plugins, scopes
+from harness.install import extras, hooks, mcpjson, plugins, scopes
 from harness.install import gate as gate_install
 
 
@@ -33,7 +33,9 @@ def cmd_install_mcp(args):
     directory = mcpjson.mcp_project(args.project, args.user, args.scope)
     hooks.require_files(args.clusters, args.config)
     extras.require_extra("mcp", "the server install --mcp wires could not start")
-    entry = mcpjson.server_entry(hookcommand.router_executable(), clusters=args.clusters, config=args.config)
+    # .mcp.json is shared: the portable command, and paths from the project's root (or refused)
+    entry = mcpjson.server_entry(mcpjson.shared_executable(), clusters=args.clusters, config=args.config,
+                                 path_word=lambda option, value: mcpjson.shared_path(option, value, directory))
     path = mcpjson.mcp_json_path(directory)
     action, detail, backup = mcpjson.install(directory, entry, dry_run=args.dry_run)
     note = plugins.mcp_note(directory)
@@ -47,6 +49,8 @@ def cmd_install_mcp(args):
         print(f"backup of the previous file: {backup}")
     if action in ("added", "updated"):
         print("server: " + " ".join([entry["command"]] + entry["args"]))
+        print("each teammate needs memory-router on PATH for this server to start "
+              f"({scopes.install_hint()}); memory-router doctor checks it")
         print("Claude Code asks once whether to trust a project's .mcp.json servers; check it with: "
               + printedcommands.memory_router("doctor", "--project", directory))
     return 0

@@ -77,13 +77,57 @@ def state_dir(project_dir):
 # --------------------------------------------------------------------------- pure transforms
 
 
-def server_entry(exe_argv, clusters=None, config=None):
-    """Our .mcp.json entry: ``exe_argv`` (e.g. ``['/abs/memory-router']``) + ``mcp`` + options."""
+# .mcp.json is shared (teams commit it), so a path in it is written from the project's root, which
+# Claude Code expands (``${VAR:-default}``; it starts the server in the project either way).
+PROJECT_DIR_REF = "${CLAUDE_PROJECT_DIR:-.}"
+
+
+def shared_path(option, value, project_dir):
+    """``value`` (a ``--clusters``/``--config`` path) as the shared .mcp.json writes it:
+    ``${CLAUDE_PROJECT_DIR:-.}/<path in the project>``; a path outside the project is refused, since
+    a teammate has no such path."""
+    root = os.path.realpath(os.path.abspath(project_dir))
+    path = os.path.realpath(os.path.abspath(value))
+    relative = os.path.relpath(path, root)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        raise RefusedError(f"{option} {value} is outside the project, and .mcp.json is shared (teams commit it): "
+                           "a teammate has no such path. Nothing was written",
+                           fix=f"move the file into the project, or leave {option} out (the server finds the "
+                               "project's memory-router.toml and brain/ itself)")
+    return PROJECT_DIR_REF + "/" + relative.replace(os.sep, "/")
+
+
+def shared_executable(here=None, found=None):
+    """The command the shared .mcp.json names: the portable ``memory-router`` when PATH finds this
+    same memory-router; else ``RefusedError``: the absolute path of this one is a path on this
+    machine only (the hook installer's rule: ``harness.install.scopes.choose_scope``)."""
+    from harness import printedcommands
+    from harness.install import scopes
+
+    here = here or hookcommand.router_executable()
+    found = scopes.on_path() if found is None else found
+    if found and os.path.realpath(found) == os.path.realpath(here[0]):
+        return list(scopes.PORTABLE_EXE)
+    where = f"PATH finds another one ({found})" if found else "PATH finds no memory-router here"
+    personal = printedcommands.command("claude", "mcp", "add", "--scope", "local", SERVER_KEY, "--", *here, "mcp")
+    raise RefusedError(f".mcp.json is shared (teams commit it), so the server it names must be the portable "
+                       f"'memory-router mcp'; {where}, and {here[0]} is a path on this machine only. Nothing was "
+                       "written",
+                       fix=f"put memory-router on PATH ({scopes.install_hint()}), then run install --mcp again; "
+                           f"or add the server for yourself only: {personal}")
+
+
+def server_entry(exe_argv, clusters=None, config=None, path_word=os.path.abspath):
+    """Our .mcp.json entry: ``exe_argv`` (``['memory-router']``, or ``['/abs/memory-router']``) +
+    ``mcp`` + options, each path written by ``path_word(option, value)`` (default: absolute)."""
     args = list(exe_argv[1:]) + ["mcp"]
+    if path_word is os.path.abspath:
+        def path_word(_option, value):
+            return os.path.abspath(value)
     if clusters:
-        args += ["--clusters", os.path.abspath(clusters)]
+        args += ["--clusters", path_word("--clusters", clusters)]
     if config:
-        args += ["--config", os.path.abspath(config)]
+        args += ["--config", path_word("--config", config)]
     return {"type": "stdio", "command": exe_argv[0], "args": args, "env": {}}
 
 

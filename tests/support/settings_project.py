@@ -29,6 +29,18 @@ def bare_project(tmp_path):
     return path
 
 
+@pytest.fixture
+def router_on_path(monkeypatch):
+    """The memory-router these tests run is the one PATH finds, as after pipx install: install
+    --mcp writes the shared .mcp.json's portable command only then."""
+    import os
+
+    from harness.install import hookcommand
+
+    monkeypatch.setenv("PATH", os.path.dirname(hookcommand.router_executable()[0]) + os.pathsep
+                       + os.environ.get("PATH", ""))
+
+
 def mcp_file(project):
     return project / ".mcp.json"
 

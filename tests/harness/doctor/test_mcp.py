@@ -27,7 +27,7 @@ def test_doctor_says_the_server_is_optional_when_not_installed(capsys, project):
     assert check["status"] == "info" and "memory-router install --mcp" in check["message"]
 
 
-def test_doctor_starts_the_installed_server_and_lists_its_tools(capsys, project):
+def test_doctor_starts_the_installed_server_and_lists_its_tools(capsys, project, router_on_path):
     (project / "brain").mkdir()
     shutil.copy(bundled_cluster_file(), project / "brain" / "memory-layer1-clusters.md")
     assert cli(capsys, "install", "--mcp", "--project", project)[0] == 0

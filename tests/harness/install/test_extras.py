@@ -100,7 +100,7 @@ def test_install_mcp_refuses_without_the_extra_and_names_the_command(capsys, bar
     assert list(bare_project.iterdir()) == []
 
 
-def test_doctor_fails_the_mcp_check_with_the_same_fix(capsys, bare_project, monkeypatch):
+def test_doctor_fails_the_mcp_check_with_the_same_fix(capsys, bare_project, monkeypatch, router_on_path):
     assert cli(capsys, "install", "--mcp", "--project", bare_project)[0] == 0
     real = extras.has_module
     monkeypatch.setattr(extras, "has_module", lambda module: module != "mcp" and real(module))
