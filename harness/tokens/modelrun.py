@@ -145,6 +145,10 @@ def model_history(sessions, table, settings, cluster_path, cluster_file, counter
             steps["worst"].append(sessionmodel.Step(worst_sent, calls, turn.compacted or last,
                                                     0 if last else worst_resent))
     out = {"steps": steps}
+    compactions = sum(1 for session in sessions for turn in session.prompts if turn.compacted)
     for name in ("routed", "worst"):
         out[name] = sessionmodel.scenario(steps[name], steps[name], flat, slim)
+        # A session's end empties the history too, but it is not one of the sessions' compactions.
+        out[name]["compactions"] = compactions
+    out["routed"]["sessions"] = len(sessions)
     return out

@@ -180,6 +180,13 @@ def test_history_takes_the_prompts_you_typed(paths, capsys, tmp_path):
     expected = report(capsys, "--flat", paths.flat, "--slim", paths.slim, "--suite", paths.suite)
     rows = expected["injections"]["per_prompt"]
     assert injections["per_prompt"] == [dict(rows[i], prompt_index=n) for n, i in enumerate((0, 2, 1))]
+    # (c) models the session as it was: its turns (the /compact turn included), its compaction.
+    session = result["session"]
+    assert session["compaction"]["source"] == "history" and session["calls_per_prompt"] == "as in the transcripts"
+    routed, worst = session["scenarios"]["routed"], session["scenarios"]["worst"]
+    assert routed["compactions"] == worst["compactions"] == 1 and routed["sessions"] == 1
+    assert routed["prompts"] == session["turns"] == 4
+    assert 0 < routed["sent_tokens"] <= worst["sent_tokens"]
 
 
 def test_history_with_no_directory_reads_this_projects_transcripts(paths, capsys, tmp_path, monkeypatch):
