@@ -109,23 +109,24 @@ class Snapshot:
             raise RefusedError(f"{self.path} did not read back as written{note}",
                                fix="look at the file; an archive of what it held is beside it")
 
-    def remove(self, note=""):
-        """Delete the file, refusing (``RefusedError``) when it is not exactly what was read: it is
-        first moved aside under the lock, compared, and moved back if someone changed it."""
+    def remove(self, note="", within=None):
+        """Delete the file, refusing (``RefusedError``) when it is not exactly what was read, or
+        (``within``: the folders it may be in, default its own) lies elsewhere once symlinks are
+        resolved. ``router.removal.remove_owned`` deletes it under the lock, hash-checked: it is
+        moved aside, compared, and moved back if someone changed it."""
+        from router.removal import CHANGED, remove_owned
+
         target = os.path.realpath(self.path)
         try:
             with advisory_lock(target):
                 self._refuse_if_changed(note)
-                aside = f"{os.path.join(os.path.dirname(target), '.' + os.path.basename(target))}." \
-                        f"{os.getpid()}.removed"
-                os.rename(target, aside)
-                try:
-                    if read_regular_bytes(aside) != self.data:
-                        link_no_clobber(aside, target)
-                        raise RefusedError(f"{self.path} changed while it was being removed; it was put back"
-                                           f"{note}", fix="look at the change, then run the command again")
-                finally:
-                    remove_quietly(aside)
+                kept = remove_owned(target, within or os.path.dirname(target), sha256=sha256_bytes(self.data))
+                if kept is not None and kept.error is not None:
+                    raise kept.error
+                if kept is not None:
+                    what = "changed while it was being removed; it was put back" if kept == CHANGED else \
+                        f"was not removed: {kept}"
+                    raise RefusedError(f"{self.path} {what}{note}", fix="look at it, then run the command again")
                 _fsync_dir(os.path.dirname(target))
         except OSError as err:
             raise RefusedError(f"could not remove {self.path}: {err.strerror or err}{note}",
@@ -375,10 +376,11 @@ def link_no_clobber(source, target):
 
 
 def remove_quietly(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    """Delete a temp file (or an aside) this module just wrote beside its target, if it is still
+    a regular file there; ``router.removal`` does the deleting (the one place that does)."""
+    from router.removal import remove_owned
+
+    remove_owned(path, os.path.dirname(os.path.abspath(path)))
 
 
 def require_not_read_only(path, what):

@@ -12,6 +12,7 @@ import sys
 
 from harness import options
 from router.errors import InputError
+from router.safeio import open_regular
 
 HOOK_DESCRIPTION = (
     "memory-router gate (no subcommand) is the PreToolUse hook: it reads a Write/Edit/MultiEdit/"
@@ -63,7 +64,7 @@ def read_source(path, stdin=None):
         data = (stdin or sys.stdin.buffer).read()
     else:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path, "rb") as handle:
                 data = handle.read()
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror or err}", path=path,

@@ -96,7 +96,8 @@ def cmd_learn(args):
     config = load_config(args.config)
     learning = bool(config and config.get("learning"))
     cap = config["learned_cap"] if config else config_mod.LEARNING_DEFAULTS["learned_cap"]
-    files = transcript_files(args.paths)  # transcripts.evidence: what replay reads too
+    skipped = []  # a FIFO or device in a transcript folder: named below, never opened
+    files = transcript_files(args.paths, skipped)  # transcripts.evidence: what replay reads too
     cluster_path = resolve_cli_clusters(args.clusters, config, quiet=args.json)
     bundled = is_bundled(cluster_path)
     if not args.dry_run:
@@ -119,6 +120,7 @@ def cmd_learn(args):
     target = learned_path(cluster_path)
     feedbacks = [(prompt.prompt, sighting.slug, True, epoch_of(prompt.timestamp)) for prompt, sighting in found]
     report = RunReport(args, cluster_path, target, learning, cap, sessions, found, utterance_words(cluster_path))
+    report.skipped = skipped
     # Everything printed is rendered before the file is written: a run that fails, fails first.
     plan = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn", dry_run=True)
     will_write = not args.dry_run and plan["after"] is not None and plan["after"] != plan["before"]
@@ -142,6 +144,7 @@ class RunReport:
         self.args, self.cluster_path, self.target = args, cluster_path, target
         self.learning, self.cap, self.sessions, self.found = learning, cap, sessions, found
         self.utterance_stems, self.utterances_file, self.utterances_problem = utterances
+        self.skipped = []
 
     def render(self, result, written):
         diff = unified_diff(result["before"], result["after"], self.target, self.target) \
@@ -162,6 +165,7 @@ class RunReport:
                 "utterances_problem": self.utterances_problem,
                 "sessions": [dict(s.as_dict(), prompt_count=count) for s, count in self.sessions],
                 "learned": learned, "diff": diff,
+                "skipped_files": [{"path": path, "why": why} for path, why in self.skipped],
             }), indent=2, ensure_ascii=False) + "\n"
         return printable(self._human(learned, result, diff, written))
 
@@ -170,6 +174,8 @@ class RunReport:
 
         out = console()
         with out.capture() as captured:
+            for path, why in self.skipped:
+                out.print(f"not a transcript, skipped: {path}: {why}", markup=False, soft_wrap=True)
             for session, count in self.sessions:
                 evidence = session.evidence_count
                 out.print(f"{session.path}: {count} prompt{'s' if count != 1 else ''}, {evidence} "

@@ -16,13 +16,14 @@ place; each failure names its fix.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 from harness import installsource, printedcommands
 from harness.install import plugins
 from router.errors import InputError, MemoryRouterError
+from router.removal import remove_built_tree
+from router.safeio import open_regular
 
 EXTRA = "mcp"
 # A requirement naming memory-router itself: the name, its extras, then a version or "@ URL".
@@ -50,7 +51,7 @@ def plugin_version(install_path):
     """The version the plugin's plugin.json names."""
     path = os.path.join(install_path, ".claude-plugin", "plugin.json")
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, encoding="utf-8") as handle:
             version = json.load(handle).get("version")
     except (OSError, ValueError) as err:
         raise InputError(f"cannot read the plugin's version: {err}", path=path,
@@ -149,7 +150,7 @@ def bootstrap(data_dir, spec, python=None):
     os.makedirs(data_dir, exist_ok=True)
     target = os.path.join(data_dir, VENV)
     aside = target + ".old"
-    shutil.rmtree(aside, ignore_errors=True)
+    remove_built_tree(aside, data_dir)
     if os.path.isdir(target):
         os.rename(target, aside)
     bindir = os.path.join(target, "Scripts" if os.name == "nt" else "bin")
@@ -166,11 +167,11 @@ def bootstrap(data_dir, spec, python=None):
              "the MCP SDK check (the plugin's MCP server needs it)",
              fix=mcp_extra_fix(spec))
     except MemoryRouterError:
-        shutil.rmtree(target, ignore_errors=True)
+        remove_built_tree(target, data_dir)
         if os.path.isdir(aside):
             os.rename(aside, target)
         raise
-    shutil.rmtree(aside, ignore_errors=True)
+    remove_built_tree(aside, data_dir)
     return exe, version
 
 

@@ -36,6 +36,7 @@ from router import __version__
 from router.cacheformat import (CACHE_FORMAT, CorruptCacheError, close_table, entry_bytes, entry_value, read_table,
                                 serialise_table)
 from router.config import nearmisses_path, utterances_path
+from router.removal import remove_owned
 # A FIFO planted in the cache dir must not hang the hook: safeio refuses what is not a regular file.
 from router.safeio import fsync_directory, open_regular_fd, read_regular_bytes, write_all_synced
 
@@ -149,10 +150,7 @@ def _store(entry, data):
     try:
         os.makedirs(directory, exist_ok=True)
         tmp = f"{entry}.{os.getpid()}.tmp"
-        try:
-            os.unlink(tmp)  # left by a killed process that had our pid
-        except FileNotFoundError:
-            pass
+        remove_owned(tmp, directory)  # left by a killed process that had our pid
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
         try:
             write_all_synced(fd, data)
@@ -163,10 +161,7 @@ def _store(entry, data):
         fsync_directory(directory)
     except (OSError, ValueError):
         if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            remove_owned(tmp, directory)
 
 
 def _open_table(entry, key):
@@ -284,8 +279,6 @@ def use_routing_table(path, build, use, companions=(), fallback=None):
     except CorruptCacheError:  # only a cached table has shards to fail, so there is a cache
         path = os.path.abspath(path)
         for beside in (True, False):
-            try:
-                os.unlink(_table_place(path, companions, beside)[2])   # our own cache entries
-            except OSError:
-                pass
+            entry = _table_place(path, companions, beside)[2]
+            remove_owned(entry, os.path.dirname(entry))   # our own cache entries
         return use(load_routing_table(path, build, companions, fallback))

@@ -41,6 +41,22 @@ def describe_kind(mode):
     return "not a regular file"
 
 
+def irregular_kind(path):
+    """``None`` when ``path`` is a regular file (through symlinks) or does not exist; otherwise why
+    a reader of a folder passes it over ("it is a named pipe (FIFO), not a regular file"). For
+    listings: the kind is tested before anything is opened, and the open itself still refuses
+    (``open_regular_fd``) what was swapped in meanwhile."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"it cannot be examined: {err.strerror or err}"
+    if stat.S_ISREG(mode):
+        return None
+    return f"it is {describe_kind(mode)}, not a regular file"
+
+
 def open_regular_fd(path, flags=os.O_RDONLY, mode=0o666):
     """An fd for ``path`` opened with ``flags``, or ``OSError``: it never blocks on the open, and
     anything but a regular file is ``NotRegularFileError``. The fd is blocking on return."""
@@ -90,7 +106,7 @@ def write_all_synced(fd, data):
 def fsync_directory(directory):
     """Make a rename in ``directory`` durable; a no-op where a directory cannot be opened (Windows)."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # a FIFO fails, never blocks
     except OSError:
         return
     try:

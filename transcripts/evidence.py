@@ -42,6 +42,7 @@ import os
 import re
 from typing import NamedTuple
 
+from router.safeio import irregular_kind, open_regular
 from router.store.memorystore import is_index_file, normalise_slug
 from transcripts.auditmodel import RECORDED, capability_of
 from transcripts.entries import (ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT,
@@ -259,7 +260,7 @@ def _agent_id_of(entry):
 def _first_json_fields(path):
     """(sessionId, agentId) of the first JSON line of a file; (None, None) when unreadable."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "rb") as handle:
             for raw in handle:
                 if raw.strip():
                     obj = json.loads(raw)
@@ -284,7 +285,8 @@ def find_subagent_files(transcript, session_id):
         for name in names:
             if name.startswith("agent-") and name.endswith(".jsonl"):
                 candidate = os.path.join(directory, name)
-                if candidate != os.path.abspath(transcript) and _first_json_fields(candidate)[0] == session_id:
+                if candidate != os.path.abspath(transcript) and irregular_kind(candidate) is None \
+                        and _first_json_fields(candidate)[0] == session_id:
                     found.append(candidate)
     return found
 
@@ -299,7 +301,7 @@ def _subagent_turn(path, by_agent, stamps):
             return by_agent[candidate]
     first_stamp = None
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "rb") as handle:
             for raw in handle:
                 try:
                     obj = json.loads(raw)
@@ -412,29 +414,37 @@ def session_evidence(path, slugs, subagents=None, scored_chars=None):
                            reader.summary(), cwd, tuple(reader.diagnostics))
 
 
-def session_transcripts(directory):
-    """Every session transcript under ``directory``, sorted: ``*.jsonl`` files, except subagent
-    transcripts (inside a ``subagents`` folder, or named ``agent-*.jsonl``), which are read with
-    their session."""
+def session_transcripts(directory, skipped=None):
+    """Every session transcript under ``directory``, sorted: ``*.jsonl`` regular files, except
+    subagent transcripts (inside a ``subagents`` folder, or named ``agent-*.jsonl``), which are read
+    with their session. A ``*.jsonl`` that is not a regular file (a FIFO would block the reader for
+    ever) is passed over, and appended to ``skipped`` as ``(path, why)`` for the report to name."""
     found = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d != "subagents")
-        for name in files:
+        for name in sorted(files):
             if name.endswith(".jsonl") and not name.startswith("agent-"):
-                found.append(os.path.join(root, name))
+                path = os.path.join(root, name)
+                why = irregular_kind(path)
+                if why is None:
+                    found.append(path)
+                elif skipped is not None:
+                    skipped.append((path, why))
     return sorted(found)
 
 
-def transcript_files(paths):
+def transcript_files(paths, skipped=None):
     """TRANSCRIPT|DIR arguments -> session transcripts, each once (a directory: every session under
     it; subagent files are read with their session, never as sessions of their own). What
-    ``learn`` and ``replay`` read; a path that is neither is an ``InputError`` naming the fix."""
+    ``learn`` and ``replay`` read; a path that is neither is an ``InputError`` naming the fix.
+    A directory's entries that are not regular files go to ``skipped`` (``session_transcripts``);
+    a file named as an argument is read, so a FIFO there is the reader's one-line error."""
     from router.errors import InputError
 
     files = []
     for arg in paths:
         if os.path.isdir(arg):
-            found = session_transcripts(arg)
+            found = session_transcripts(arg, skipped)
             if not found:
                 raise InputError("no session transcript (*.jsonl) under this directory", path=arg,
                                  fix="pass a Claude Code project directory (~/.claude/projects/<key>) or a .jsonl file")

@@ -41,6 +41,7 @@ from router.errors import InputError, MemoryRouterError
 from router.hooks.session import after_compaction, session_step
 from router.hooks.sessionrecord import new_record
 from router.providers.provider import route
+from router.safeio import open_regular
 from router.routing.injection import line_key
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -85,20 +86,22 @@ def default_directory(project_dir, environ=None):
     return found.directory, os.path.join(found.projects_dir, found.key)
 
 
-def transcript_files(paths, project_dir=None, environ=None):
-    """``(session transcripts, what was read)``: the arguments' sessions, or the project's."""
+def transcript_files(paths, project_dir=None, environ=None, skipped=None):
+    """``(session transcripts, what was read)``: the arguments' sessions, or the project's. A
+    listed entry that is not a regular file goes to ``skipped`` as ``(path, why)``."""
     from transcripts.evidence import session_transcripts
 
     if not paths:
         directory, looked = default_directory(project_dir or os.getcwd(), environ)
-        if directory is None or not session_transcripts(directory):
+        found = session_transcripts(directory, skipped) if directory is not None else []
+        if not found:
             raise InputError("no Claude Code transcripts for this project", path=looked,
                              fix="pass a transcript file or directory (memory-router replay DIR), or run "
                                  "from the project directory Claude Code was started in")
-        return session_transcripts(directory), [directory]
+        return found, [directory]
     from transcripts.evidence import transcript_files as expand
 
-    unique = expand(paths)
+    unique = expand(paths, skipped)
     return unique, list(paths)
 
 
@@ -155,7 +158,7 @@ def _holds_session(path, session):
     import json
 
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "rb") as handle:
             for number, raw in enumerate(handle):
                 if number >= 50:
                     return False

@@ -19,6 +19,7 @@ import functools
 import json
 import os
 
+from router.safeio import open_regular
 from router.store.utterances import MAX_UTTERANCE_CHARS
 
 ENRICH_PROTOCOL = "memory-router.enrich/2"
@@ -92,7 +93,7 @@ def enrich_instructions(per_memory, near_misses=0, memories=True):
 
 def load_schema():
     """The protocol's JSON Schema (package data), parsed."""
-    with open(SCHEMA_FILE, encoding="utf-8") as handle:
+    with open_regular(SCHEMA_FILE, encoding="utf-8") as handle:
         return json.load(handle)
 
 

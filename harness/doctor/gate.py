@@ -12,6 +12,7 @@ from harness.doctor.probes import check
 from harness.install import hookcommand
 from harness.install.gate import GATE_TIMEOUT_SECONDS, find_gate_entries, runs_gate_hook, where
 from harness.install.settingsfile import read_settings
+from router.safeio import open_regular
 
 
 def probe_refusal(command, project_dir, timeout):
@@ -28,7 +29,7 @@ def probe_refusal(command, project_dir, timeout):
     with tempfile.TemporaryDirectory(prefix="memory-router-gate-doctor-") as scratch:
         ledger = os.path.join(scratch, settings["citation_ledgers"][0])
         os.makedirs(os.path.dirname(ledger), exist_ok=True)
-        with open(ledger, "w", encoding="utf-8") as handle:
+        with open_regular(ledger, "w", encoding="utf-8") as handle:
             handle.write("## D-001: memory-router doctor probe\n")
         outputs = []
         for cited in ("D-001", "D-002"):

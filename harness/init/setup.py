@@ -24,6 +24,7 @@ import time
 
 from harness import project as proj
 from router.errors import InputError, RefusedError
+from router.safeio import open_regular
 
 CONFIG_NAME = "memory-router.toml"
 DEFAULT_CLUSTERS = os.path.join("brain", "memory-layer1-clusters.md")
@@ -81,7 +82,7 @@ def _raw_keys(path):
     import tomllib
 
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "rb") as handle:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError):
         return set()

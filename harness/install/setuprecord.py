@@ -12,7 +12,7 @@ import json
 import os
 
 from harness import project as proj
-from router.safeio import read_regular_bytes
+from router.safeio import irregular_kind, read_regular_bytes
 
 RECORD_NAME = "init.json"
 ORIGINALS_DIRNAME = "init-originals"
@@ -122,10 +122,15 @@ def plan_undo(record, project=None):
         if not isinstance(path, str):
             continue
         exists, now = file_state(path)
+        kind = irregular_kind(path) if os.path.lexists(path) else None
         if project is not None and not _inside(path, project):
             out.append((path, "keep", "outside the project, where init writes nothing"))
         elif not exists:
             out.append((path, "gone", "no longer there"))
+        elif kind is not None or os.path.islink(path) and not _inside(os.path.realpath(path), project or "/"):
+            out.append((path, "keep", kind or "it is a symlink out of the project, not a file init wrote"))
+        elif not isinstance(entry.get("sha256"), str):
+            out.append((path, "keep", "the record holds no hash of it, so it cannot be told unchanged"))
         elif now != entry.get("sha256"):
             out.append((path, "keep", "changed since init wrote it"))
         elif entry.get("created"):

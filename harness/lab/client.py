@@ -13,6 +13,8 @@ import shutil
 import subprocess
 
 from router.errors import InputError
+from router.removal import remove_built_tree
+from router.safeio import open_regular
 
 PACKAGE = "@anthropic-ai/claude-code"
 TESTED_VERSION = "2.1.328"
@@ -148,7 +150,10 @@ def _npm_install(npm_path, version, directory, environ):
         if os.path.isdir(directory):
             # A version directory without a working client: what an install before this one (or
             # an older .ci/run killed in npm) left. The lock is held, so nobody is using it.
-            shutil.rmtree(directory)
+            kept = remove_built_tree(directory, os.path.dirname(directory))
+            if kept is not None:
+                raise ClientMissingError(f"cannot replace the unusable client install: {kept}", path=directory,
+                                         fix="delete that directory, then run again")
         from router.safeio import current_umask
 
         os.chmod(work, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the client from other users
@@ -156,7 +161,7 @@ def _npm_install(npm_path, version, directory, environ):
         work = None
     finally:
         if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
+            remove_built_tree(work, os.path.dirname(directory))
     return os.path.join(directory, "node_modules", ".bin", "claude")
 
 
@@ -175,7 +180,7 @@ class _install_lock:
         self.handle = None
 
     def __enter__(self):
-        self.handle = open(self.path, "a")
+        self.handle = open_regular(self.path, "a")
         try:
             import fcntl
         except ImportError:

@@ -9,6 +9,7 @@ import os
 from dataclasses import asdict
 
 from router.errors import InputError
+from router.safeio import open_regular
 
 MANIFEST = "run.json"
 
@@ -17,7 +18,7 @@ def write_manifest(run, seconds=None):
     data = asdict(run)
     data["seconds"] = seconds
     data["format"] = 1
-    with open(os.path.join(run.run_dir, MANIFEST), "w", encoding="utf-8") as handle:
+    with open_regular(os.path.join(run.run_dir, MANIFEST), "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
 
@@ -26,7 +27,7 @@ def load_manifest(run_dir):
     """The ``run.json`` of one session run, as a dict; InputError (exit 2) when missing or bad."""
     path = os.path.join(run_dir, MANIFEST)
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except OSError as err:
         raise InputError(f"not a lab run directory: cannot read {MANIFEST}: {err.strerror or err}", path=run_dir,

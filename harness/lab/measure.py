@@ -40,6 +40,7 @@ from harness.lab.requestbody import (
     system_texts,
     thread_key,
 )
+from router.safeio import open_regular
 
 CONTEXT_MARKERS = ("UserPromptSubmit hook additional context: ", "UserPromptSubmit hook success: ")
 MEMORY_SECTION_RE = re.compile(r"Contents of (?P<path>[^\n]*?MEMORY\.md) \([^\n]*\):\n\n")
@@ -363,7 +364,7 @@ def read_log(path):
 
     records = []
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open_regular(path, encoding="utf-8")
     except OSError as err:
         raise InputError(f"cannot read the request log: {err.strerror or err}", path=path,
                          fix="pass a lab run directory (it holds requests.jsonl)") from None

@@ -26,6 +26,7 @@ import os
 
 from harness.lab import measure
 from harness.lab.requestbody import message_texts, system_texts
+from router.safeio import open_regular
 
 SELECTOR_MARK = "You are selecting memories"
 RECALL_MARK = "Retrieved for possible relevance"
@@ -70,7 +71,7 @@ def topic_files(index):
 
 def write_topic_files(memory_dir, index):
     for name, text in topic_files(index).items():
-        with open(os.path.join(memory_dir, name), "w", encoding="utf-8") as handle:
+        with open_regular(os.path.join(memory_dir, name), "w", encoding="utf-8") as handle:
             handle.write(text)
 
 
@@ -219,7 +220,7 @@ def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=N
         read_path = os.path.join(os.path.abspath(target), "project", "README.md")
 
         def prepare(paths):
-            with open(os.path.join(paths.project, "README.md"), "w", encoding="utf-8") as handle:
+            with open_regular(os.path.join(paths.project, "README.md"), "w", encoding="utf-8") as handle:
                 handle.write("A project of the lab's comparison run.\n")
             write_topic_files(paths.memory_dir, index)
 
@@ -233,6 +234,6 @@ def run_compare(run_dir, pairs, claude, clusters=None, timeout=None, on_prompt=N
         analysis["ok"] = result.ok
         analysis["failed_prompts"] = [o.index for o in result.outcomes if o.exit_code != 0]
         results[name] = analysis
-    with open(os.path.join(run_dir, "compare.json"), "w", encoding="utf-8") as handle:
+    with open_regular(os.path.join(run_dir, "compare.json"), "w", encoding="utf-8") as handle:
         json.dump({"pairs": pairs, "results": results}, handle, indent=1)
     return results

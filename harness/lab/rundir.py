@@ -12,6 +12,7 @@ import subprocess
 from dataclasses import dataclass
 
 from router.errors import InputError, MemoryRouterError
+from router.safeio import open_regular
 
 MEMORY_MODES = ("flat", "slim", "none")
 REQUEST_LOG = "requests.jsonl"
@@ -196,6 +197,6 @@ def prepare_run_dir(run_dir, memory="slim", clusters=None, flat_index=None, conf
             for name in os.listdir(paths.memory_dir):
                 if name != "MEMORY.md":
                     shutil.move(os.path.join(paths.memory_dir, name), os.path.join(run_dir, name))
-        with open(paths.memory_file, encoding="utf-8") as handle:
+        with open_regular(paths.memory_file, encoding="utf-8") as handle:
             memory_text = handle.read()
     return paths, memory_text

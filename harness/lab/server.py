@@ -31,6 +31,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from harness.lab.script import DEFAULT_INPUT_TOKENS, Script
+from router.safeio import open_regular
 
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.05
@@ -217,7 +218,7 @@ class LabServer:
         self._httpd.daemon_threads = True
         self._httpd.lab = self
         if self.log_path is not None:
-            self._log = open(self.log_path, "a", encoding="utf-8")
+            self._log = open_regular(self.log_path, "a", encoding="utf-8")
         # A short poll: stop() waits for serve_forever to notice, once per poll interval.
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS},
                                         name="lab-server", daemon=True)

@@ -45,7 +45,8 @@ def build(args):
 
     since = history.parse_since(args.since)
     directory = project_dir(args.project)
-    files, read_from = history.transcript_files(args.paths, directory)
+    skipped = []  # a FIFO or device among the transcripts: named in the report, never opened
+    files, read_from = history.transcript_files(args.paths, directory, skipped=skipped)
     writer = snapshot = None
     # --project DIR replays DIR's history on DIR's store, wherever this runs; the bundled example,
     # when DIR has none, is said on stderr even under --json (the report names the file too)
@@ -63,6 +64,7 @@ def build(args):
     tally = run_replay(files, ctx.table, ctx.settings, ctx.cluster_path, session=args.session, since=since,
                        limit=args.limit, sizes=sizes, sizes_problem=problem, sink=writer,
                        slugs={member.slug for member in ctx.index.members})
+    tally.skipped_files[:0] = skipped
     report = tally.to_json([os.path.abspath(p) for p in read_from], "memory-router replay")
     return report, writer, snapshot
 

@@ -11,6 +11,7 @@ tokens: the ratio is what matters, and ``tokens report`` counts tokens.
 import os
 
 from router.errors import MemoryRouterError
+from router.safeio import open_regular
 
 
 def index_sizes(memory_dir, cluster_path, config_path=None):
@@ -36,7 +37,7 @@ def index_sizes(memory_dir, cluster_path, config_path=None):
                           "index it replaced")
         flat_from = os.path.join(plan["memory_dir"], newest)
         try:
-            with open(flat_from, "rb") as handle:
+            with open_regular(flat_from, "rb") as handle:
                 flat_text = handle.read().decode("utf-8", errors="replace")
         except OSError as err:
             return None, f"cannot read {flat_from}: {err.strerror or err}"

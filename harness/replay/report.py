@@ -142,8 +142,8 @@ class Tally:
         return [dict(miss, misses_of_memory=count[miss["memory"]]) for _i, miss in ranked]
 
     def cost_totals(self):
-        if not self.sizes:
-            return None
+        if not self.sizes or not self.costs:
+            return None  # no session replayed (say, the only match was a FIFO): nothing to total
         flat = sum(c["flat_bytes"] for c in self.costs)
         slim = sum(c["slim_bytes"] for c in self.costs)
         return {"flat_bytes": flat, "slim_bytes": slim, "ratio": _ratio(slim, flat),
@@ -170,7 +170,8 @@ class Tally:
             "quiet": {"prompts": self.quiet, "routed": len(self.quiet_routed), "listed": self.quiet_routed,
                       "note": QUIET_NOTE},
             "cost": {"per_session": self.costs, "total": self.cost_totals(), "sizes": self.sizes,
-                     "problem": self.sizes_problem, "model": COST_MODEL},
+                     "problem": self.sizes_problem or (None if self.costs else "no session was replayed"),
+                     "model": COST_MODEL},
             "transcripts": {"damaged": dict(self.damaged, listed=self.damage_list, unlisted=self.unlisted_damage),
                             "skipped_files": [{"path": p, "why": why} for p, why in self.skipped_files],
                             "claude_code_versions": self.versions,

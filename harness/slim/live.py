@@ -232,6 +232,11 @@ def apply_prune(doomed, skipped=None):
     import stat
 
     from harness.archives import file_kind
+    from router.removal import remove_owned
+
+    def refuse(err):
+        raise RefusedError(f"cannot delete {target}: {err.strerror or err}; {len(deleted)} file(s) were "
+                           "deleted before it, the rest are kept", fix=deletion_fix(err)) from None
 
     deleted = []
     for path, record in doomed:
@@ -240,16 +245,17 @@ def apply_prune(doomed, skipped=None):
                 continue
             try:
                 mode = os.lstat(target).st_mode
-                if not stat.S_ISREG(mode):
-                    if skipped is not None:
-                        skipped.append((target, file_kind(mode)))
-                    continue
-                os.unlink(target)
             except FileNotFoundError:
                 continue
             except OSError as err:
-                raise RefusedError(f"cannot delete {target}: {err.strerror or err}; {len(deleted)} file(s) were "
-                                   "deleted before it, the rest are kept", fix=deletion_fix(err)) from None
+                refuse(err)
+            kept = remove_owned(target, os.path.dirname(os.path.abspath(target))) if stat.S_ISREG(mode) else None
+            if not stat.S_ISREG(mode) or (kept is not None and kept.error is None):
+                if skipped is not None:   # not a regular file (now): never memory-router's to delete
+                    skipped.append((target, file_kind(mode) if not stat.S_ISREG(mode) else str(kept)))
+                continue
+            if kept is not None:
+                refuse(kept.error)
             deleted.append(target)
     return deleted
 

@@ -81,6 +81,8 @@ def _undo_init(directory, record, dry_run):
               + ", ".join(result["state_kept"]))
     elif result["state_removed"]:
         print(f"{'would remove' if dry_run else 'removed'} {result['state_dir']} (records, backups, locks)")
+    for directory, why in result.get("dirs_kept") or []:
+        print(f"kept {directory}: {why}")
     if kept:
         _warn(f"{len(kept)} file(s) init wrote were changed since and are yours now, so they stay: " + ", ".join(kept))
     return 0

@@ -16,6 +16,8 @@ import re
 from harness import printedcommands
 from harness import project as proj
 from router.errors import MemoryRouterError, RefusedError
+from router.removal import remove_owned
+from router.safeio import open_regular
 
 
 def live_index(project, memory_dir=None):
@@ -95,21 +97,37 @@ def undo_files(project, record, dry_run=False):
         return []
     done = []
     for path, action, why in setuprecord.plan_undo(record, project):
-        if not dry_run and action == "delete":
-            Snapshot(path, "file").remove()  # under the lock, put back if it changed meanwhile
-        elif not dry_run and action == "restore":
-            entry = next(e for e in record["files"] if e.get("path") == path)
-            with open(entry["original"], "rb") as handle:
-                Snapshot(path, "file").replace(handle.read())
+        try:
+            if not dry_run and action == "delete":
+                # under the lock, hash-checked, put back if it changed meanwhile; never outside the project
+                Snapshot(path, "file").remove(within=[project])
+            elif not dry_run and action == "restore":
+                entry = next(e for e in record["files"] if e.get("path") == path)
+                with open_regular(entry["original"], "rb") as handle:
+                    Snapshot(path, "file").replace(handle.read())
+        except (MemoryRouterError, OSError) as err:
+            # swapped for a FIFO, changed, unreadable: named and kept, and the rest still undone
+            action, why = "keep", str(err)
         done.append((path, action, why))
     return done
 
 
-def _remove_if_empty(directory):
-    try:
-        os.rmdir(directory)
-    except OSError:
-        pass  # not empty (someone's files), or gone: left as is
+def remove_recorded_dirs(project, record, dry_run=False):
+    """The directories init recorded creating, deepest first, each removed only when it is empty
+    and inside the project (``router.removal``: an absolute or ``..`` entry elsewhere, a symlink,
+    a FIFO stay). Returns ``[(directory, why kept)]``; a directory that still holds files (yours)
+    is not listed."""
+    kept = []
+    for directory in reversed((record or {}).get("dirs") or []):
+        if not isinstance(directory, str):
+            continue
+        full = os.path.join(project, directory)
+        if dry_run:
+            continue
+        why = remove_owned(full, [project], directory=True)
+        if why is not None and not why.startswith("it is not empty"):
+            kept.append((directory, str(why)))
+    return kept
 
 
 def remove_state_dir(project, dry_run=False):
@@ -142,12 +160,11 @@ def remove_state_dir(project, dry_run=False):
     for path in ours:
         if dry_run or (kept and os.path.basename(path) == ".gitignore"):
             continue  # a file kept there stays out of git status
-        if os.path.isdir(path):
-            _remove_if_empty(path)
-        else:
-            os.unlink(path)
+        why = remove_owned(path, [state], directory=os.path.isdir(path) and not os.path.islink(path))
+        if why is not None and not why.startswith("it is not empty"):
+            kept.append(f"{os.path.basename(path)} ({why})")
     if not dry_run and not kept:
-        _remove_if_empty(state)
+        remove_owned(state, [project], directory=True)
     return state, kept
 
 
@@ -165,8 +182,9 @@ def _ours_in(directory, dry_run):
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if pattern.fullmatch(name) and os.path.isfile(path) and not os.path.islink(path):
-            if not dry_run:
-                os.unlink(path)
+            why = None if dry_run else remove_owned(path, [directory])
+            if why is not None:
+                others.append(f"{name} ({why})")
         else:
             others.append(name)
     return others
@@ -179,15 +197,14 @@ def undo_init(project, record, dry_run=False):
     files = undo_files(project, record, dry_run)
     existed = os.path.isdir(proj.project_state_dir(project))
     state, kept = remove_state_dir(project, dry_run)
-    if not dry_run:
-        for directory in reversed((record or {}).get("dirs") or []):
-            _remove_if_empty(directory)
-    return {"files": files, "state_dir": state, "state_kept": kept, "state_removed": existed and not kept}
+    dirs_kept = remove_recorded_dirs(project, record, dry_run)
+    return {"files": files, "state_dir": state, "state_kept": kept, "state_removed": existed and not kept,
+            "dirs_kept": dirs_kept}
 
 
 def _reads(path):
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, encoding="utf-8") as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError):
         return None

@@ -25,6 +25,7 @@ from router import cache
 from router.config import nearmisses_path, utterances_path
 from router.errors import InputError
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size
+from router.removal import remove_owned
 
 # About 2,000 utterance rows: the example store's 1,260 rows with its near-misses build in ~0.1 s.
 INLINE_BUILD_BYTES = 256 * 1024
@@ -101,7 +102,8 @@ def start_rebuild(path, learned_file=None):
         try:
             if time.time() - os.stat(marker).st_mtime < REBUILD_MARKER_TTL_S:
                 return False
-            os.unlink(marker)
+            if remove_owned(marker, os.path.dirname(marker)) is not None:
+                return False  # not a marker we could have written: leave it, no rebuild
         except FileNotFoundError:
             pass
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -123,10 +125,7 @@ def start_rebuild(path, learned_file=None):
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          close_fds=True, start_new_session=True, cwd=os.path.dirname(os.path.abspath(path)), env=env)
     except OSError:
-        try:
-            os.unlink(marker)
-        except OSError:
-            pass
+        remove_owned(marker, os.path.dirname(marker))
         return False
     return True
 
@@ -155,10 +154,7 @@ def main(argv=None):
     finally:
         marker = _marker(path)
         if marker:
-            try:
-                os.unlink(marker)
-            except OSError:
-                pass
+            remove_owned(marker, os.path.dirname(marker))
 
 
 if __name__ == "__main__":

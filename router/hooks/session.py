@@ -23,6 +23,7 @@ Standard library only, plain dicts and tuples: this is on the hook's path.
 import os
 import time
 
+from router.removal import remove_owned
 from router.routing.injection import plan_injection
 from router.routing.score import HEADER_PLURAL, HEADER_SINGLE
 from router.hooks.sessionrecord import (
@@ -127,15 +128,13 @@ def reset_session(session_id, directory=None, log=None):
     path = record_path(session_id, directory)
     if path is None:
         return False
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return False
-    except OSError as err:
+    existed = os.path.lexists(path)
+    why = remove_owned(path, os.path.dirname(path))
+    if why is not None:
         if log is not None:
-            log(f"session {session_id}: record not removed ({type(err).__name__}: {err})")
+            log(f"session {session_id}: record not removed ({why})")
         return False
+    return existed
 
 
 # --------------------------------------------------------------------------- the hook's stage

@@ -17,6 +17,7 @@ import time
 import zlib
 
 from router.routing.injection import line_key
+from router.removal import remove_owned
 from router.safeio import NotRegularFileError, open_regular_fd
 
 RECORD_VERSION = 1
@@ -171,10 +172,7 @@ def write_record(path, record):
             os.close(fd)
         os.replace(tmp, path)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_owned(tmp, directory)
         raise
     if created:
         prune_sessions(directory, keep=path)
@@ -209,11 +207,8 @@ def prune_sessions(directory, keep=None, now=None, max_sessions=MAX_SESSIONS, ma
     excess = max(0, len(found) + (1 if keep else 0) - max_sessions)
     for index, (mtime, full) in enumerate(found):
         if mtime < 0 or index < excess or now - mtime > max_age_s:
-            try:
-                os.unlink(full)
+            if os.path.lexists(full) and remove_owned(full, directory) is None:
                 removed.append(full)
-            except OSError:
-                pass
     return removed
 
 

@@ -52,9 +52,11 @@ def stop_stems_of(stopwords):
 def _load_stop_stems():
     import os
 
+    from router.safeio import open_regular
+
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "stopstems.txt")
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, encoding="utf-8") as handle:
             return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
     except OSError:
         return stop_stems_of(STOPWORDS)

@@ -12,6 +12,7 @@ import time
 
 from router import safeio
 from router.errors import InputError, decode_utf8
+from router.removal import remove_owned
 from router.store.learned import (
     MAX_TERMS_PER_FEEDBACK,
     LearnedFileError,
@@ -185,7 +186,7 @@ class _DirectoryLock:
         except ImportError:
             return self
         try:
-            self.fd = os.open(self.directory, os.O_RDONLY)
+            self.fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # never a FIFO
         except OSError as err:
             raise LearnedFileError(f"cannot open the directory of the learned-terms file: {err.strerror or err}",
                                    path=self.directory, fix="create it, or fix its permissions") from None
@@ -221,10 +222,7 @@ def _atomic_replace(path, data):
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_owned(tmp, os.path.dirname(os.path.abspath(tmp)))
         if isinstance(err, OSError):
             raise LearnedFileError(f"cannot write the learned-terms file: {err.strerror or err}; it is unchanged",
                                    path=path, fix="check permissions and free space") from None

@@ -28,6 +28,7 @@ from collections import namedtuple
 
 from router.errors import InputError, read_utf8
 from router.store.utterances import clean_utterance, parse_rows
+from router.safeio import open_regular
 
 COLUMNS = ("cluster_id", "near_miss", "cluster_hash", "engine", "model", "written")
 HEADER_COMMENT = (
@@ -94,5 +95,5 @@ def render_nearmisses(rows):
 
 def read_generic_negatives(path=GENERIC_PATH):
     """The shipped generic negatives: one request a line, ``#`` comments and blank lines skipped."""
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path, encoding="utf-8") as handle:
         return tuple(line.strip() for line in handle if line.strip() and not line.startswith("#"))

@@ -162,3 +162,59 @@ def test_an_edited_record_cannot_make_uninstall_delete_a_file_outside_the_projec
     code, out, _err = cli(capsys, "uninstall", "--all")
     assert code == 0 and f"kept {elsewhere}: outside the project" in out
     assert elsewhere.read_text() == "mine\n"
+
+
+# --------------------------------------------------------------------------- issue 35 item 3: deletes
+
+def _edit_record(project, change):
+    record_file = project / ".claude" / "memory-router" / "init.json"
+    record = json.loads(record_file.read_text())
+    change(record)
+    record_file.write_text(json.dumps(record))
+
+
+def test_recorded_dirs_outside_the_project_are_never_removed(capsys, project, tmp_path):
+    """An edited record listing an empty directory outside the project (absolute, or `..`): it used
+    to be removed; now it is named and kept, and the rest of the undo completes."""
+    assert cli(capsys, "init", "--yes")[0] == 0
+    outside = tmp_path / "empty-elsewhere"
+    outside.mkdir()
+    climbing = project / "brain" / ".." / ".." / "empty-sibling"
+    (tmp_path / "empty-sibling").mkdir()
+    _edit_record(project, lambda r: r["dirs"].extend([str(outside), str(climbing), "/"]))
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert outside.is_dir() and (tmp_path / "empty-sibling").is_dir()
+    assert f"kept {outside}: it is outside {project}" in out
+    assert f"kept {climbing}: it is outside" in out
+    assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_in_the_record_is_named_and_kept_and_the_undo_completes(capsys, project):
+    """A record entry naming a FIFO (with no hash, or with the hash of what was there) stopped
+    uninstall --all half way, hooks already gone, and every rerun stopped there."""
+    assert cli(capsys, "init", "--yes")[0] == 0
+    pipe = project / "brain" / "named.pipe"
+    os.mkfifo(pipe)
+    _edit_record(project, lambda r: r["files"].insert(0, {"path": str(pipe), "created": True, "sha256": None,
+                                                           "original_sha256": None, "original": None}))
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert f"kept {pipe}: it is a named pipe (FIFO), not a regular file" in out
+    assert "deleted " + str(project / "memory-router.toml") in out
+    assert not (project / "memory-router.toml").exists() and not (project / ".claude").exists()
+    assert pipe.exists() and sorted(p.name for p in (project / "brain").iterdir()) == ["named.pipe"]
+
+
+def test_a_recorded_file_swapped_for_a_symlink_out_of_the_project_is_kept(capsys, project, tmp_path):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    config = project / "memory-router.toml"
+    target = tmp_path / "shared-config.toml"
+    target.write_bytes(config.read_bytes())   # the same bytes: the hash matches through the link
+    config.unlink()
+    config.symlink_to(target)
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert target.read_bytes() and config.is_symlink()
+    assert f"kept {config}: " in out
