@@ -18,7 +18,8 @@ without looking at a router, so this checker never routes a prompt. It checks, p
   MIN_TOPICAL topical and MIN_NEAR_MISS near-miss cases;
 - sources.tsv has ``<id>\\t<url>`` rows (https, no header) for every case id and every memory
   slug, and names nothing else;
-- the blind files, once written, name only the store's slugs and cluster ids.
+- the blind files, once written, name only the store's slugs and cluster ids, with
+  BLIND_PER_MEMORY utterances a memory and BLIND_PER_CLUSTER requests a cluster.
 
 The word-overlap rule (DATA-FORMAT.md) is plain text counting, no router code: words are the
 lowercased alphanumeric runs minus English function words, crudely suffix-stripped; a
@@ -52,6 +53,8 @@ SUITE_NAME = "people.yaml"
 SOURCES_NAME = "sources.tsv"
 BLIND_UTTERANCES = "blind-utterances.tsv"
 BLIND_NEARMISSES = "blind-nearmisses.tsv"
+BLIND_PER_MEMORY = 10
+BLIND_PER_CLUSTER = 12
 
 # Stores nothing may ever be fitted on (their README carries the held-out rule).
 HELD_OUT_STORES = ("neovim", "flutter")
@@ -300,14 +303,24 @@ def _check_sources(directory, case_ids, slugs, problems):
 
 
 def _check_blind(directory, index, slugs, problems):
+    """The blind files, once written: known slugs and cluster ids only, BLIND_PER_MEMORY
+    utterances for every memory and BLIND_PER_CLUSTER requests for every cluster."""
     cluster_ids = set(index.cluster_ids) if index is not None else set()
-    for name, known, what in ((BLIND_UTTERANCES, set(slugs), "memory slug"),
-                              (BLIND_NEARMISSES, cluster_ids, "cluster id")):
+    for name, known, what, per in ((BLIND_UTTERANCES, set(slugs), "memory slug", BLIND_PER_MEMORY),
+                                   (BLIND_NEARMISSES, cluster_ids, "cluster id", BLIND_PER_CLUSTER)):
         path = os.path.join(directory, name)
         rows = _read_tsv(path, problems, required=False)
-        for number, key, _text in rows or ():
+        if rows is None:
+            continue
+        seen = dict.fromkeys(sorted(known), 0)
+        for number, key, _text in rows:
             if key not in known:
                 problems.append(f"{path}:{number}: {key} is not a {what} of this store")
+            else:
+                seen[key] += 1
+        for key, count in seen.items():
+            if count != per:
+                problems.append(f"{path}: {what} {key} has {count} rows, expected {per}")
 
 
 def check_store(directory):

@@ -115,6 +115,11 @@ def test_code_like_tokens(checker):
 
 def test_a_small_valid_store_passes(small, tmp_path, capsys):
     store = _write_store(tmp_path)
+    clusters = load_cluster_file(str(store / "clusters.md")).cluster_ids
+    (store / "blind-utterances.tsv").write_text(
+        "".join(f"{slug}\tutterance {i}\n" for slug in MEMORIES for i in range(10)), encoding="utf-8")
+    (store / "blind-nearmisses.tsv").write_text(
+        "".join(f"{cid}\trequest {i}\n" for cid in clusters for i in range(12)), encoding="utf-8")
     capsys.readouterr()
     problems, counts = small.check_store(str(store))
     assert problems == []
@@ -210,6 +215,12 @@ def _blind_unknown_slug(store):
     (store / "blind-utterances.tsv").write_text("env_no_such\tdescale it\n", encoding="utf-8")
 
 
+def _blind_too_few_requests(store):
+    clusters = load_cluster_file(str(store / "clusters.md")).cluster_ids
+    rows = [f"{cid}\trequest {i}" for cid in clusters for i in range(12)]
+    (store / "blind-nearmisses.tsv").write_text("\n".join(rows[:-1]) + "\n", encoding="utf-8")
+
+
 def _no_readme(store):
     (store / "README.md").unlink()
 
@@ -234,6 +245,7 @@ def _hook_mismatch(store):
     (_too_few_topical, "2 topical cases, at least 3 needed"),
     (_bad_type, "type 'gotcha' is not one of"),
     (_blind_unknown_slug, "env_no_such is not a memory slug of this store"),
+    (_blind_too_few_requests, "has 11 rows, expected 12"),
     (_no_readme, "README.md: missing"),
     (_hook_mismatch, "hook differs"),
 ], ids=lambda value: value.__name__.strip("_") if callable(value) else None)
