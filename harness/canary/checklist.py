@@ -110,6 +110,18 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
         hook_text = member.hook if member else None
     except MemoryRouterError:
         decision = None  # check_routes then says the routing could not be checked
+    if decision is not None and member is None:
+        from harness import printedcommands
+        from router.errors import RefusedError
+
+        # Every check below is about this memory; ticking them for one the store lacks misleads
+        example = " (the bundled example's behavioural cases name its fictional memories)" \
+            if os.path.abspath(suite.path) == os.path.abspath(default_suite_path()) else ""
+        raise RefusedError(f"behavioural case {case.id!r}: its fact {case.fact!r} is not in the store "
+                           f"{cluster_path} ({cluster_from}){example}; nothing was checked",
+                           fix="check a memory of yours: write a suite with a behavioural: case whose fact is one "
+                               "of your store's slugs (docs/canaries.md), then "
+                               + printedcommands.memory_router("checklist", "SUITE", "--project", project_dir))
     if hook_text and memory_text is not None:
         facts = memory_index_facts(memory_text, case.fact, hook_text)
 

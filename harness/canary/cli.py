@@ -19,10 +19,32 @@ from router.errors import RefusedError
 DEFAULT_RECORD_HINT = "behavioural-canaries.jsonl"
 
 
+# The user's own suite, in the words the README and docs/replay.md use.
+OWN_SUITE = "canaries/my-history.yaml"
+
+
+def bundled_example_note(config_path=None):
+    """The line a bare ``canary run`` says first in a configured project (a memory-router.toml or
+    ``[tool.memory-router]`` found): the bundled suites are the example's, on its fictional store;
+    the project's own check is ``replay --suite``. ``None`` outside a configured project."""
+    from harness import printedcommands
+    from router.configfile import load_config
+
+    if load_config(config_path) is None:
+        return None
+    return ("note: no SUITE given, so these are the bundled example's suites on the bundled example store "
+            "(fictional memories), not your project's; check your own store on your own history: "
+            f"{printedcommands.memory_router('replay', '--suite', OWN_SUITE)}, then "
+            f"{printedcommands.memory_router('canary', 'run', OWN_SUITE)}")
+
+
 def cmd_run(args):
     from harness.canary import run as canary_run
     from harness.output import print_json
 
+    note = None if args.suites else bundled_example_note(args.config)
+    if note:
+        print(note, file=sys.stderr, flush=True)
     run = canary_run.run_suites(args.suites, clusters=args.clusters, config_path=args.config,
                                 facts_only=args.facts_only, pattern=args.pattern, baseline=args.baseline)
     if args.json:

@@ -152,3 +152,18 @@ def test_checklist_without_a_hook_reads_the_suites_store_and_says_so(capsys, tmp
     (case,) = json.loads(out)["cases"]
     assert case["store"]["cluster_file_from"] == "the suite's: no hook is installed"
     assert case["store"]["memory_dir_from"] == "--memory-dir"
+
+
+def test_checklist_refuses_a_case_whose_fact_is_not_in_the_store(capsys, slim_store):
+    # issue 36 item 7: in a project whose store lacks the bundled case's fact, checklist ticked
+    # "[x] the fact ... is not always loaded" for a memory the user does not have
+    project, _memory = slim_store
+    clusters = project / "memory-layer1-clusters.md"
+    text = clusters.read_text()
+    assert "env_cloudflare_workers_build_secret_vs_text" in text
+    # the user's store: the same clusters, that memory under another name
+    clusters.write_text(text.replace("env_cloudflare_workers_build_secret_vs_text", "env_workers_public_vars"))
+    code, out, err = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project)
+    assert code == 1 and out == ""
+    assert "env_cloudflare_workers_build_secret_vs_text" in err and "not in the store" in err
+    assert str(clusters) in err and "fix:" in err and "behavioural" in err

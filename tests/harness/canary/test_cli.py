@@ -292,3 +292,31 @@ def test_a_failing_session_fails_the_run_naming_its_step_and_shows_in_json_and_j
     assert session["verdict"] == "fail" and session["steps"][1]["held"] == session["steps"][0]["sent"][:3]
     failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
     assert failure is not None and "step 2" in failure.get("message")
+
+
+def test_bare_canary_run_in_a_configured_project_says_it_runs_the_bundled_example(capsys, tmp_path, monkeypatch):
+    # issue 36 item 7: "OK: 224 cases" for the fictional bundled store, where the user expected theirs
+    project = tmp_path / "configured"
+    project.mkdir()
+    (project / "memory-router.toml").write_text('memory_dir = "memory"\n')
+    monkeypatch.chdir(project)
+    from harness.cli import main
+
+    main(["canary", "run"])
+    captured = capsys.readouterr()
+    head = captured.err.splitlines()[0]
+    assert "bundled example" in head and "memory-router replay" in head and "--suite" in head
+    main(["canary", "run", "--json"])
+    captured = capsys.readouterr()
+    assert "bundled example" in captured.err
+    import json
+
+    json.loads(captured.out)
+
+
+def test_bare_canary_run_outside_a_project_says_nothing_extra(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    from harness.cli import main
+
+    main(["canary", "run", "-k", "setx"])
+    assert "bundled example" not in capsys.readouterr().err
