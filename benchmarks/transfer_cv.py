@@ -89,7 +89,7 @@ GRID = {
     "veto_margin": (-0.1, 0.0, 0.1),
     "veto_floor": (0.0, 0.2),
     "veto_power": (1.0, 2.0),
-    "veto_protect": (0.8,),
+    "veto_protect": (0.8, 0.95),
 }
 VETO_OFF = {"veto": (False,), "utterance_floor": (6.0, 8.0, 10.0), "utterance_coverage": (0.0, 0.35, 0.45)}
 SMALL_GRID = {"veto": (True,), "utterance_floor": (8.0,), "utterance_coverage": (0.0, 0.45), "veto_k": (5,),
