@@ -196,3 +196,137 @@ def test_the_shipped_stop_stems_are_what_the_rule_gives():
 
     assert _load_stop_stems() == stop_stems_of(STOPWORDS)
     assert STOP_STEMS == STOPWORDS | stop_stems_of(STOPWORDS)
+
+
+# --------------------------------------------------------------------------- route_weighted on a hand-made table (issue 38)
+
+from router.routing.weighted import make_provider, route_weighted  # noqa: E402
+from router.routing.weightedscore import TAGS  # noqa: E402
+
+HAND_CLUSTERS = [
+    ("c_a", ("alpha",), "", (("a_one", "env", "hook one"), ("a_two", "env", "hook two"))),
+    ("c_b", (), "", (("b_one", "env", "hook b"),)),
+]
+
+
+def hand_table(**extra):
+    """Stems chosen so the sums are exact: alpha (tag of c_a), setx and vpn (line a_one), kilo and
+    zulu (line b_one, kilo only there: the rare word), bravo (line a_two)."""
+    term = {"alpha": (2.0, 0, TAGS), "setx": (3.0, 0, 0), "vpn": (1.0, 0, 0), "kilo": (4.0, 1, 0),
+            "zulu": (0.5, 1, 0), "bravo": (1.0, 0, 1), "zscaler": (2.0, 0, 0)}
+    fuzzy = {}
+    for word in term:
+        for variant in {word[:i] + word[i + 1:] for i in range(len(word))} | {word}:
+            fuzzy.setdefault(variant, []).append(word)
+    table = {"clusters": HAND_CLUSTERS, "term_postings": term, "fuzzy_postings": fuzzy}
+    table.update(extra)
+    return table
+
+
+def hand(**overrides):
+    fixed = dict(weighted_floor=2.0, weighted_tag_boost=1.0, weighted_spread=0.5, second_ratio=0.9,
+                 rare_word_rule=True, intent_gate=True, intent_gate_focus=2, word_priors=False)
+    return weighted(**dict(fixed, **overrides))
+
+
+def test_a_weighted_decision_in_full():
+    decision = route_weighted("alpha setx vpn", hand_table(), hand())
+    assert decision == {
+        "prompt_tokens": ["alpha", "setx", "vpn"],
+        "scores": [{"cluster_id": "c_a", "score": 6.0, "tag_hits": ["alpha"], "member_hits": ["setx", "vpn"]}],
+        "floor": 2.0, "top_score": 6.0, "second_score": 0, "margin_over_floor": 4.0, "lead_over_second": 6.0,
+        "confidence": 0.75,
+        "routed": ["c_a"], "clusters": ["c_a"],
+        "lines": [{"cluster_id": "c_a", "slug": "a_one", "hook": "hook one"},
+                  {"cluster_id": "c_a", "slug": "a_two", "hook": "hook two"}],
+        "total_member_lines": 2, "size_capped_lines": 0,
+        "additional_context": "Routed memory cluster: c_a\n- a_one \u2014 hook one\n- a_two \u2014 hook two",
+        "explanation": "weighted score 6.00 (floor 2.0) for c_a on setx 3.0, alpha 2.0, vpn 1.0",
+    }
+
+
+def test_the_rare_word_brings_its_cluster_and_the_explanation_says_so():
+    decision = route_weighted("alpha setx vpn kilo zulu", hand_table(), hand())
+    assert decision["routed"] == ["c_a", "c_b"]
+    assert [row["score"] for row in decision["scores"]] == [6.0, 4.5] and decision["second_score"] == 4.5
+    assert decision["explanation"] == ("weighted score 6.00 (floor 2.0) for c_a on setx 3.0, alpha 2.0, vpn 1.0; "
+                                       "'kilo' (one member line, weight 4.0) brings c_b")
+    plain = route_weighted("alpha setx vpn kilo zulu", hand_table(), hand(rare_word_rule=False))
+    assert plain["routed"] == ["c_a"]
+    assert plain["explanation"] == "weighted score 6.00 (floor 2.0) for c_a on setx 3.0, alpha 2.0, vpn 1.0"
+
+
+def test_the_explanation_names_six_words_heaviest_first_and_a_repair_by_what_was_typed():
+    table = hand_table()
+    table["term_postings"].update({w: (1.0, 0, 0) for w in ("oscar", "tango", "delta")})
+    decision = route_weighted("alpha setx vpn oscar tango delta bravo zscalr", table, hand())
+    # line a_one: setx 3 + vpn, oscar, tango, delta 1 each + zscaler (backed by setx) 2 x 0.7; a_two: bravo
+    # 1, at the spread 0.5; the tag alpha 2: 8.4 + 0.5 + 2
+    assert decision["explanation"] == ("weighted score 10.90 (floor 2.0) for c_a on setx 3.0, alpha 2.0, "
+                                       "zscaler~zscalr 1.4, bravo 1.0, delta 1.0, oscar 1.0")
+
+
+def test_under_the_floor_and_nothing_found():
+    under = route_weighted("vpn", hand_table(), hand())
+    assert under["routed"] == [] and under["additional_context"] is None and under["lines"] == []
+    assert under["explanation"] == "weighted score 1.00 (floor 2.0) for c_a on vpn 1.0: under the floor"
+    assert (under["top_score"], under["second_score"], under["confidence"]) == (1.0, 0, pytest.approx(1 / 3, abs=1e-4))
+    nothing = route_weighted("nothing here", hand_table(), hand())
+    assert nothing["scores"] == [] and nothing["top_score"] == 0 and nothing["routed"] == []
+    assert nothing["explanation"] == "no prompt word (or a one-edit variant of it) is in the store"
+
+
+@pytest.mark.parametrize("prompt, overrides, gated", [
+    ("explain alpha vpn", {}, True),                          # focus 1 (vpn) < 2
+    ("explain alpha vpn", {"intent_gate": False}, False),
+    ("explain alpha vpn", {"intent_gate_focus": 1}, False),    # focus 1 is enough
+    ("explain setx vpn", {}, False),                          # focus 2: one line holds both
+    ("our alpha vpn, explain", {}, False),                    # ownership word
+])
+def test_the_intent_gate(prompt, overrides, gated):
+    decision = route_weighted(prompt, hand_table(), hand(**overrides))
+    assert (decision["routed"] == []) is gated
+    if gated:
+        assert decision["explanation"].endswith(
+            "; silenced by the intent gate: a general 'explain' request with no ownership word")
+        assert decision["top_score"] > 2.0 and decision["lines"] == []
+
+
+def test_a_long_prompt_is_scored_on_its_head_and_tail():
+    middle = "setx " + "x" * 300
+    prompt = "alpha " + "y" * 200 + " " + middle + " " + "z" * 200 + " vpn"
+    decision = route_weighted(prompt, hand_table(), hand(max_prompt_chars=400))
+    assert "setx" not in decision["prompt_tokens"] and {"alpha", "vpn"} <= set(decision["prompt_tokens"])
+
+
+def test_lines_at_the_cap_keep_the_heaviest_and_learned_words_are_shown():
+    table = hand_table(learned_line_postings={"bravo": (0, 1), "other": (0, 0)})
+    decision = route_weighted("alpha bravo", table, hand(line_cap=1))
+    assert decision["lines"] == [{"cluster_id": "c_a", "slug": "a_two", "hook": "hook two",
+                                  "learned_hits": ["bravo"]}]
+    assert decision["total_member_lines"] == 2
+
+
+def test_utterances_in_the_table_hand_the_prompt_to_utterance_routing():
+    from router.routing import utterscore
+
+    calls = []
+    table = hand_table(utterance_meta={"members": 3})
+    original = utterscore.route_with_utterances
+    try:
+        utterscore.route_with_utterances = lambda *args: calls.append(args) or {"from": "utterances"}
+        assert route_weighted("alpha setx", table, hand()) == {"from": "utterances"}
+        assert calls == [("alpha setx", table, hand())]
+        assert route_weighted("alpha setx", table, hand(utterances=False))["routed"] == ["c_a"]
+        assert route_weighted("alpha setx", hand_table(utterance_meta={"members": 0}), hand())["routed"] == ["c_a"]
+        settings = hand()
+        del settings["utterances"]
+        assert route_weighted("alpha setx", table, settings) == {"from": "utterances"}   # on by default
+    finally:
+        utterscore.route_with_utterances = original
+
+
+def test_the_provider_routes_the_request():
+    provider = make_provider(hand())
+    assert provider({"prompt": "alpha setx vpn", "table": hand_table(), "settings": hand()}) == \
+        route_weighted("alpha setx vpn", hand_table(), hand())
