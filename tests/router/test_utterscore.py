@@ -189,3 +189,169 @@ def test_hits_by_slug_name_at_most_twelve_members():
     assert list(hits) == [f"s{i:02d}" for i in range(13, 1, -1)]
     tied = _hits_by_slug(table, [(0,)], {(0, i): {"w": 1.0} for i in range(14)}, {})
     assert list(tied) == [f"s{i:02d}" for i in range(12)]
+
+
+# --------------------------------------------------------------------------- a whole decision on a hand-made table
+
+from router.routing.utterscore import MAX_SCORES, route_with_utterances  # noqa: E402
+from router.routing.veto import member_code, near_miss_code  # noqa: E402
+
+HAND_CLUSTERS = [
+    ("c_a", ("alpha",), "", (("a_one", "env", "hook one"), ("a_two", "env", "hook two"))),
+    ("c_b", (), "", (("b_one", "env", "hook b"),)),
+]
+
+
+def hand_table(**extra):
+    """alpha: a tag of c_a; setx and vpn: line a_one; bravo: line a_two; kilo and zulu: line b_one.
+    Utterances: tango (a_two's), setx (a_one's, already its own word), oscar (b_one's)."""
+    term = {"alpha": (2.0, 0, TAGS), "setx": (3.0, 0, 0), "vpn": (1.0, 0, 0), "bravo": (1.0, 0, 1),
+            "kilo": (4.0, 1, 0), "zulu": (0.5, 1, 0)}
+    table = {"clusters": HAND_CLUSTERS, "term_postings": term, "fuzzy_postings": {},
+             "utterance_postings": {"tango": (2.0, 0, 1), "setx": (1.0, 0, 0), "oscar": (1.0, 1, 0)},
+             "utterance_meta": {"members": 3}}
+    table.update(extra)
+    return table
+
+
+def hand(**overrides):
+    out = dict(default_settings(), provider="weighted", weighted_tag_boost=1.0, weighted_spread=0.5,
+               second_ratio=0.9, rare_word_rule=True, word_priors=False, utterance_floor=2.0, utterance_weight=1.0,
+               utterance_coverage=0.5, utterance_strong=0.0, utterance_line_share=0.5, utterance_line_limit=0,
+               line_cap=12, veto=False, veto_strong=0.0, veto_protect=0.0, veto_floor=0.0, veto_margin=0.0,
+               veto_k=5, veto_power=1.0, veto_measure="cosine", intent_gate=True, intent_gate_focus=2)
+    out.update(overrides)
+    return out
+
+
+HEAD = "weighted score 6.00 (floor 2.0) for c_a, member evidence 3.00; utterance words setx, tango"
+
+
+def test_an_utterance_decision_in_full():
+    decision = route_with_utterances("alpha setx tango", hand_table(), hand())
+    # a_one: setx 3; a_two: tango 2 from its utterances; score = tag 2 + best line 3 + spread 0.5 x 2
+    assert decision == {
+        "prompt_tokens": ["alpha", "setx", "tango"],
+        "scores": [{"cluster_id": "c_a", "score": 6.0, "tag_hits": ["alpha"], "member_hits": ["setx"],
+                    "utterance_hits": ["setx", "tango"], "member_evidence": 3.0}],
+        "floor": 2.0, "top_score": 6.0, "second_score": 0, "margin_over_floor": 4.0, "lead_over_second": 6.0,
+        "confidence": 0.75,
+        "coverage": 0.7143,      # alpha 2 + setx 3 of alpha 2 + setx 3 + tango 2
+        "routed": ["c_a"], "clusters": ["c_a"],
+        "lines": [{"cluster_id": "c_a", "slug": "a_one", "hook": "hook one"},
+                  {"cluster_id": "c_a", "slug": "a_two", "hook": "hook two"}],
+        "total_member_lines": 2, "size_capped_lines": 0,
+        "additional_context": "Routed memory cluster: c_a\n- a_one \u2014 hook one\n- a_two \u2014 hook two",
+        "utterance_hits": {"a_two": ["tango"], "a_one": ["setx"]},
+        "explanation": HEAD + "; sent c_a",
+    }
+
+
+@pytest.mark.parametrize("overrides, sent", [
+    ({"utterance_coverage": 0.72}, False),
+    ({"utterance_coverage": 0.714}, True),
+    ({"utterance_coverage": 0.72, "utterance_strong": 3.0}, True),    # the best member alone is strong enough
+    ({"utterance_coverage": 0.72, "utterance_strong": 3.01}, False),
+])
+def test_the_near_miss_gate(overrides, sent):
+    decision = route_with_utterances("alpha setx tango", hand_table(), hand(**overrides))
+    assert (decision["routed"] == ["c_a"]) is sent and decision["coverage"] == 0.7143
+    if not sent:
+        assert decision["explanation"] == (HEAD + "; near miss: the chosen clusters' tags and best members explain "
+                                           "71% of the prompt's known words, nothing sent")
+        assert decision["lines"] == [] and decision["additional_context"] is None
+
+
+def test_a_cluster_with_a_member_without_utterances_is_not_gated_and_has_no_coverage():
+    table = hand_table(utterance_meta={"members": 3, "unenriched": [0]})
+    decision = route_with_utterances("alpha setx tango", table, hand(utterance_coverage=1.0))
+    assert decision["routed"] == ["c_a"] and decision["coverage"] is None
+
+
+NEAR = near_miss_code(0, 0)
+
+
+@pytest.mark.parametrize("extra, overrides, vetoed", [
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True}, True),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": False}, None),
+    ({}, {"veto": True}, None),                                                    # no exemplars in the table
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 3.0}, None),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 3.01}, True),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.71}, None),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.72}, True),
+    ({"exemplar_postings": {"setx": (1.0, member_code(0, 0, 0), 1.0)}}, {"veto": True}, False),
+])
+def test_the_veto_and_what_spares_a_decision_from_it(extra, overrides, vetoed):
+    decision = route_with_utterances("alpha setx tango", hand_table(**extra), hand(**overrides))
+    assert (decision.get("veto") or {}).get("vetoed") is vetoed
+    assert (decision["routed"] == []) is bool(vetoed)
+    if vetoed:
+        # only "tango" is an exemplar term: the near-miss holds all the prompt's known weight
+        assert decision["explanation"] == (HEAD + "; vetoed: nearer the near-misses and generic requests (1.00) "
+                                           "than the routed members' own exemplars (0.00) among the 5 nearest, "
+                                           "nothing sent")
+
+
+def test_the_protection_needs_a_coverage():
+    table = hand_table(exemplar_postings={"tango": (1.0, NEAR, 1.0)}, utterance_meta={"members": 3, "unenriched": [0]})
+    decision = route_with_utterances("alpha setx tango", table, hand(veto=True, veto_protect=0.01))
+    assert decision["veto"]["vetoed"] and decision["routed"] == []
+
+
+@pytest.mark.parametrize("postings, nearest", [
+    ({"zulu": (1.0, member_code(1, 0, 0), 1.0)}, "none shares a word"),
+    ({"tango": (1.0, member_code(0, 1, 0), 0.3)}, "the nearest is at 0.30"),
+])
+def test_a_veto_by_the_floor_says_so(postings, nearest):
+    decision = route_with_utterances("alpha setx tango", hand_table(exemplar_postings=postings),
+                                     hand(veto=True, veto_floor=0.5))
+    assert decision["routed"] == [] and decision["veto"]["rule"] == "floor"
+    assert decision["explanation"] == (HEAD + "; vetoed by veto_floor: no routed member's own exemplar reaches "
+                                       f"0.50 ({nearest}), nothing sent")
+
+
+@pytest.mark.parametrize("prompt, overrides, end", [
+    ("explain alpha setx tango", {}, "; silenced by the intent gate: a general 'explain' request with no ownership word"),
+    ("alpha setx tango", {"utterance_floor": 6.01}, ": under the floor"),
+])
+def test_what_silences_a_decision_is_explained(prompt, overrides, end):
+    decision = route_with_utterances(prompt, hand_table(), hand(**overrides))
+    assert decision["routed"] == [] and decision["explanation"].endswith(end)
+    assert decision["explanation"].startswith("weighted score 6.00 (floor ")
+
+
+@pytest.mark.parametrize("prompt, overrides, routed", [
+    ("explain alpha setx tango", {"intent_gate": False}, ["c_a"]),
+    ("explain alpha setx vpn", {}, ["c_a"]),                 # a line holds two prompt words: focus 2
+    ("explain alpha setx vpn", {"intent_gate_focus": 3}, []),
+    ("explain alpha setx kilo", {}, []),                     # the rare word's line is not the top cluster's
+])
+def test_the_intent_gate_reads_the_top_clusters_lines(prompt, overrides, routed):
+    assert route_with_utterances(prompt, hand_table(), hand(**overrides))["routed"] == routed
+
+
+def test_nothing_in_the_store_or_its_utterances():
+    decision = route_with_utterances("nothing here", hand_table(), hand())
+    assert decision["scores"] == [] and decision["routed"] == [] and decision["coverage"] is None
+    assert decision["explanation"] == "no prompt word (or a one-edit variant of it) is in the store or its utterances"
+
+
+def test_the_second_cluster_and_the_score_list():
+    # coverage 5 of 12.5: the gate would stop it (the rare word's cluster does not count for the top one)
+    assert route_with_utterances("alpha setx tango kilo zulu oscar", hand_table(), hand())["coverage"] == 0.4
+    decision = route_with_utterances("alpha setx tango kilo zulu oscar", hand_table(), hand(utterance_coverage=0.4))
+    assert decision["routed"] == ["c_a", "c_b"] and decision["second_score"] == 5.5
+    assert decision["scores"][1] == {"cluster_id": "c_b", "score": 5.5, "tag_hits": [], "member_hits": ["kilo", "zulu"],
+                                     "utterance_hits": ["oscar"], "member_evidence": 5.5}
+    assert decision["explanation"] == HEAD + "; sent c_a, c_b"
+
+
+def test_at_most_twenty_clusters_are_scored_and_six_utterance_words_named():
+    clusters = [(f"c{i:02d}", ("alpha",), "", ((f"m{i:02d}", "env", "hook"),)) for i in range(MAX_SCORES + 1)]
+    words = ["tango", "oscar", "delta", "echo", "golf", "hotel", "india"]
+    table = {"clusters": clusters, "term_postings": {"alpha": (2.0,) + sum(((i, TAGS) for i in range(21)), ())},
+             "fuzzy_postings": {}, "utterance_postings": {w: (1.0, 0, 0) for w in words},
+             "utterance_meta": {"members": 21}}
+    decision = route_with_utterances("alpha " + " ".join(words), table, hand(utterance_coverage=0.0))
+    assert [row["cluster_id"] for row in decision["scores"]] == [f"c{i:02d}" for i in range(MAX_SCORES)]
+    assert "; utterance words delta, echo, golf, hotel, india, oscar; sent c00" in decision["explanation"]
