@@ -76,8 +76,33 @@ def _record_variants(line):
             line.replace('"canary", 0, 0', '"canary", 0, 1')]
 
 
+_SIMILARITIES = 'def similarities(terms, postings, measure="cosine"):'
+_COSINE_DEFAULT = ("every measure but 'coverage' and 'balanced' is cosine: a default that is any other "
+                   "string is the same default")
+_OWN_EXEMPLAR = "exemplars.append((member_code(position, member_index, 0), exemplar_terms(own, memo)))"
+_UTTERANCE_EXEMPLAR = ("exemplars.append((member_code(position, member_index, number), "
+                       "exemplar_terms(text, memo)))")
+_NEAR_MISS_EXEMPLAR = "exemplars.append((near_miss_code(position, number), exemplar_terms(text, memo)))"
+_GENERIC_EXEMPLAR = "exemplars.append((generic_code(number), exemplar_terms(text, memo)))"
+_MEMO = ("the memo only remembers word_stems, a pure function of the word: without it (None: a fresh "
+         "one per call) the terms are the same, computed again")
+
+
+def _without_memo(line):
+    """The two mutants of passing ``memo`` on: ``None``, and the argument dropped."""
+    return [line.replace("memo)))", "None)))"), line.replace(", memo)))", ", )))")]
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    ("router.routing.veto", _SIMILARITIES, _SIMILARITIES.replace('"cosine"', '"XXcosineXX"')): _COSINE_DEFAULT,
+    ("router.routing.veto", _SIMILARITIES, _SIMILARITIES.replace('"cosine"', '"COSINE"')): _COSINE_DEFAULT,
+    ("router.routing.exemplars", "memo = {}", "memo = None"): _MEMO,
+    **{("router.routing.exemplars", line, variant): _MEMO
+       for line in (_OWN_EXEMPLAR, _UTTERANCE_EXEMPLAR, _NEAR_MISS_EXEMPLAR, _GENERIC_EXEMPLAR)
+       for variant in _without_memo(line)},
+    ("router.routing.exemplars", "if norm <= 0:", "if norm < 0:"):
+        "every idf is > 0, so the norm is 0 only when no term is kept, and then the loop it skips adds nothing",
     **{("canaries.runner", line, variant): _UNREAD_IDENTITY
        for line in (_NEW_RECORD, _FORGET) for variant in _record_variants(line)},
     ("canaries.runner", _AFTER_COMPACTION, _AFTER_COMPACTION.replace("float(number))", "None)")): _UNREAD_TIME,

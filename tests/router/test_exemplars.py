@@ -104,3 +104,13 @@ def test_a_term_in_more_than_max_df_exemplars_is_left_out_of_postings_and_norms(
         assert sum(w * w for w in weights.values()) == pytest.approx(1.0, abs=1e-4), describe_code(code)
     monkeypatch.setattr(exemplars, "MAX_DF", 2)
     assert "dump" in build()["exemplar_postings"]
+
+
+def test_an_exemplar_of_one_common_term_keeps_its_vector_and_an_empty_one_stops_nothing():
+    # "env" alone: held by two members' own exemplars and this utterance, idf ln 2 < 1; "the the"
+    # (no terms at all) comes before the other exemplars and must not end the postings
+    table = build(utterances={"env_deploy_vpn": ["the the", "env"]}, generics=())
+    by_code = vectors(table["exemplar_postings"])
+    assert by_code[member_code(0, 0, 2)] == {"env": 1.0}
+    assert member_code(0, 0, 1) not in by_code
+    assert {member_code(1, 0, 0), member_code(1, 1, 0), near_miss_code(1, 0)} <= set(by_code)

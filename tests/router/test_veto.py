@@ -334,3 +334,26 @@ def test_judge_rounds_what_it_reports():
     assert verdict["positive"] == 0.3333 and verdict["negative"] == 0.6667
     assert verdict["best_member"] == (A_MEMBER, 0.3333) and verdict["nearest_negative"] == (NEAR, 0.6667)
     assert verdict["vetoed"] and verdict["negatives"] == [NEAR]
+
+
+def test_judge_takes_the_nearest_first():
+    # k = 1: the member at 1.0 is nearer than the near-miss at 0.5, so nothing is vetoed
+    table = hand_table(vpn=(1.0, NEAR, 0.5, A_MEMBER, 1.0))
+    verdict = judge("vpn", table, [0], judge_settings(veto_k=1))
+    assert not verdict["vetoed"] and verdict["positive"] == 1.0 and verdict["negatives"] == []
+    assert verdict["nearest_negative"] == (NEAR, 0.5)
+    closer = judge("vpn", hand_table(vpn=(1.0, NEAR, 1.0, A_MEMBER, 0.5)), [0], judge_settings(veto_k=1))
+    assert closer["vetoed"] and closer["negatives"] == [NEAR] and closer["best_member"] == (A_MEMBER, 0.5)
+
+
+def test_judge_uses_the_measure_in_the_settings():
+    # code 10 (length 4) holds both of the prompt's terms; code 20 (length 2) one: by cosine the
+    # near-miss (10) is nearer, by coverage it holds all the prompt's weight, by balanced the member
+    near, member = near_miss_code(0, 0), member_code(0, 0, 0)
+    table = hand_table(vpn=(2.0, near, 0.5, member, 1.0), ssh=(1.0, near, 0.25))
+    scores = {measure: judge("vpn ssh", table, [0], judge_settings(veto_measure=measure, veto_k=2))
+              for measure in ("cosine", "coverage", "balanced")}
+    assert scores["cosine"]["nearest_negative"] == (near, round(1.25 / 5 ** 0.5, 4))
+    assert scores["coverage"]["nearest_negative"] == (near, 1.0) and scores["coverage"]["best_member"] == (member, 0.8)
+    assert scores["balanced"]["nearest_negative"] == (near, 0.3125) and not scores["balanced"]["vetoed"]
+    assert scores["coverage"]["vetoed"]
