@@ -318,6 +318,20 @@ def api_count_message(model, api_key, timeout=30.0):
     return count
 
 
+def ctok_install_command(python=None, version=None):
+    """The command that adds ctok where this memory-router runs (``python``, default this
+    interpreter). ctok's releases declare Python 3.12 or newer but run on 3.11, so on 3.11 the
+    command says ``--ignore-requires-python`` (plain ``pip install ctok`` finds nothing there)."""
+    import sys
+
+    from harness import printedcommands
+
+    python = python or sys.executable
+    version = version or sys.version_info
+    relax = ["--ignore-requires-python"] if tuple(version[:2]) < (3, 12) else []
+    return printedcommands.command(python, "-m", "pip", "install", *relax, "ctok")
+
+
 def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=None):
     """The token counter for ``--tokenizer``: ``auto`` is ``offline`` when ctok is installed, else
     ``estimate``; ``api`` needs ANTHROPIC_API_KEY; ``offline`` needs ctok."""
@@ -334,6 +348,5 @@ def make_counter(choice, model=DEFAULT_API_MODEL, ctok_version=None, environ=Non
             return ctok_counter(ctok, ctok_version, _distribution_version("ctok"))
         if choice == "offline":
             raise InputError("--tokenizer offline needs the ctok package, which is not installed",
-                             fix="pip install ctok (on Python 3.11 add --ignore-requires-python), "
-                                 "or use --tokenizer estimate")
+                             fix=f"{ctok_install_command()}, or use --tokenizer estimate")
     return estimate_counter()

@@ -55,15 +55,32 @@ def flat_slim_and_dir(flat=None, slim=None, memory_dir=None, config_path=None):
         if not paths["flat"]:
             newest = newest_archive(os.listdir(directory))
             if newest is None:
-                raise InputError("no MEMORY.archive-<UTC stamp>.md (the flat index slim render archives) here",
-                                 path=directory, fix="run `memory-router slim render` first, or pass --flat FILE")
+                from harness import printedcommands
+
+                raise InputError("no MEMORY.archive-<UTC stamp>.md (the flat index slim render archives) here: "
+                                 "MEMORY.md has not been slimmed, so there is no slim index to compare with",
+                                 path=directory,
+                                 fix=f"run {printedcommands.memory_router('slim', 'render', '--memory-dir', directory)}"
+                                     " first (slim rollback undoes it), or pass --flat FILE --slim FILE")
             paths["flat"] = os.path.join(directory, newest)
+    if paths["flat"] and paths["slim"] and _same_file(paths["flat"], paths["slim"]):
+        raise InputError("--flat and --slim are the same file, so the report would say nothing is saved",
+                         path=paths["flat"],
+                         fix="pass the flat index as --flat (after slim render: the newest MEMORY.archive-<stamp>.md) "
+                             "and the slim MEMORY.md as --slim, or just --memory-dir DIR after slim render")
     if not paths["flat"] or not paths["slim"]:
         missing = " and ".join(f"--{name}" for name, value in paths.items() if not value)
         raise InputError(f"no {missing} given",
                          fix="pass --memory-dir DIR (its newest archive is the flat index, its MEMORY.md the "
                              "slim one), set memory_dir in memory-router.toml, or pass --flat FILE --slim FILE")
     return paths["flat"], paths["slim"], directory, how
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _read_text(path, what):
@@ -227,8 +244,9 @@ def build_report(counter, flat=None, slim=None, memory_dir=None, suite=None, clu
     report["always_loaded"]["flat"]["path"] = os.path.abspath(flat)
     report["always_loaded"]["slim"]["path"] = os.path.abspath(slim)
     if counter.method == "estimate":
-        report["notes"].append(f"token figures are estimates ({tk.ESTIMATE_RULE}); install ctok or use "
-                               "--tokenizer api for Claude-shaped counts")
+        report["notes"].append(f"token figures are estimates ({tk.ESTIMATE_RULE}); for Claude-shaped counts, add "
+                               f"the offline counter where this memory-router runs ({tk.ctok_install_command()}) "
+                               "or use --tokenizer api")
 
     config = load_config(config_path)
     settings = settings_of(config)

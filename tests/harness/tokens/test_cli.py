@@ -250,7 +250,17 @@ def fake_ctok_module():
 def test_offline_tokenizer_without_ctok_exits_2(paths, capsys):
     code = main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.slim), "--tokenizer", "offline"])
     assert code == 2
-    assert "ctok" in capsys.readouterr().err
+    assert tk.ctok_install_command() in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version, relaxed", [((3, 11, 7), True), ((3, 12, 0), False), ((3, 13, 1), False)])
+def test_the_ctok_hint_installs_where_this_memory_router_runs(version, relaxed):
+    import shlex
+
+    # ctok's releases declare Python >= 3.12: plain `pip install ctok` finds nothing on 3.11 (issue 36 item 3).
+    words = shlex.split(tk.ctok_install_command("/opt/my tools/venv/bin/python", version))
+    assert words[:4] == ["/opt/my tools/venv/bin/python", "-m", "pip", "install"] and words[-1] == "ctok"
+    assert ("--ignore-requires-python" in words) is relaxed
 
 
 @pytest.mark.parametrize("choice", ["offline", "auto"])
@@ -264,7 +274,32 @@ def test_ctok_is_used_when_importable(paths, capsys, monkeypatch, choice):
 def test_auto_without_ctok_is_an_estimate_and_says_so(paths, capsys):
     result = report(capsys, "--flat", paths.flat, "--slim", paths.slim)
     assert result["tokenizer"] == {"method": "estimate", "detail": tk.ESTIMATE_RULE}
-    assert any("estimate" in note for note in result["notes"])
+    assert any("estimate" in note and tk.ctok_install_command() in note for note in result["notes"])
+
+
+def test_the_same_file_as_flat_and_slim_is_refused(paths, capsys, tmp_path):
+    # Before a render MEMORY.md is both: comparing it with itself would report "saved 0" (issue 36 item 3).
+    assert main(["tokens", "report", "--flat", str(paths.flat), "--slim", str(paths.flat)]) == 2
+    assert "--flat and --slim are the same file" in capsys.readouterr().err
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text(paths.flat.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["tokens", "report", "--memory-dir", str(memory), "--flat", "MEMORY.md"]) == 2
+    assert "the same file" in capsys.readouterr().err
+
+
+def test_before_a_render_the_fix_is_a_render_that_works(paths, capsys, tmp_path, monkeypatch):
+    import shlex
+
+    memory = tmp_path / "my memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text(paths.flat.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["tokens", "report", "--memory-dir", str(memory)]) == 2
+    err = capsys.readouterr().err
+    assert "no slim index to compare with" in err
+    command = err.split("fix: run ", 1)[1].split(" first (slim rollback undoes it)")[0]
+    words = shlex.split(command)
+    assert words[:3] == ["memory-router", "slim", "render"] and words[-1] == str(memory)
 
 
 @pytest.mark.parametrize("args, message", [
