@@ -7,9 +7,13 @@ that context. For each prompt (``session_step``) this stage picks the lines the 
 (``router.routing.injection``), sends those the session does not hold yet, and remembers what was sent
 in the session's record (``router.hooks.sessionrecord``).
 
+The hook's prompt goes through the stage in one pass (``hook_stage``, then
+``router.hooks.sessionrecord.session_pass``): the record is read and trusted once, the plan made from
+it once, the record after it written once.
+
 The record is forgotten when the context forgets: the SessionStart hook (``reset_session``,
-source ``compact`` or ``clear``) deletes it, and, as a fallback, the UserPromptSubmit hook looks
-for a ``compact_boundary`` entry written to the transcript after its last recorded injection
+source ``compact`` or ``clear``) deletes it, and, as a fallback, the pass looks for a
+``compact_boundary`` entry written to the transcript after its last recorded injection
 (``router.store.transcriptscan``). The same read checks that the last injection was recorded in the
 transcript: the record's claim is trusted only once that line is seen.
 
@@ -20,27 +24,13 @@ holds nothing": every chosen line is injected and the reason is logged.
 Standard library only, plain dicts and tuples: this is on the hook's path.
 """
 
+import functools
 import os
-import time
 
 from router.removal import remove_owned
 from router.routing.injection import plan_injection
 from router.routing.score import HEADER_PLURAL, HEADER_SINGLE
-from router.hooks.sessionrecord import (
-    MAX_PENDING_LINES,
-    check_record,
-    new_record,
-    read_record,
-    record_injection,
-    record_path,
-    store_identity,
-    write_record,
-)
-from router.store.transcriptscan import scan_transcript, transcript_size
-
-# A prompt that sends nothing still moves the record's transcript position past a stretch this
-# long that it scanned clean, so a long run of held-only prompts never outgrows the scan.
-ADVANCE_BYTES = 512 * 1024
+from router.hooks.sessionrecord import new_record, next_record, record_injection, record_path, session_pass
 
 
 # --------------------------------------------------------------------------- a new session
@@ -77,22 +67,12 @@ def route_fresh(prompt, table, settings, **route_options):
 
 
 def session_step(record, decision, prompt, settings, now, transcript=None, transcript_size=0):
-    """One prompt of one session: ``(plan, new record or None if unchanged)``. The hook and the
-    canary simulation both call this, so they cannot disagree about what a session holds.
-
-    The record also keeps, as ``pending``, the lines this prompt needed that the session already
-    held: Claude Code runs UserPromptSubmit *before* an automatic compaction (observed with
-    2.1.328), so those lines may be summarised away under the prompt that relied on them; the
-    SessionStart hook (``after_compaction``) sends them again."""
+    """One prompt of one session: ``(plan, new record or None if unchanged)``. The hook
+    (``router.hooks.sessionrecord.session_pass``), the canary simulation and replay all plan with
+    ``plan_injection`` and move the record with ``next_record``, so they cannot disagree about what
+    a session holds (``next_record`` says what ``pending`` keeps, for ``after_compaction``)."""
     plan = plan_injection(decision, prompt, settings, frozenset(record["held"]))
-    pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
-    if not plan["lines"]:
-        if pending == record["pending"]:
-            return plan, None
-        return plan, dict(record, pending=pending, updated=now)
-    updated = record_injection(record, plan["lines"], now, transcript, transcript_size)
-    updated["pending"] = pending
-    return plan, updated
+    return plan, next_record(record, plan, now, transcript, transcript_size)
 
 
 def after_compaction(record, max_chars, now, transcript=None, transcript_size=0):
@@ -144,58 +124,16 @@ def hook_stage(payload, decision, prompt, settings, cluster_path, log):
     """Apply session de-duplication for one UserPromptSubmit payload; returns the plan.
 
     Without a ``session_id`` the lines are still ranked and limited, but nothing is remembered.
-    Every doubt about the record is logged through ``log(message)`` and means "holds nothing".
+    With one, ``router.hooks.sessionrecord.session_pass`` reads the record once, makes the plan
+    from it once and writes the result once; every doubt about the record is logged through
+    ``log(message)`` and means "holds nothing".
     """
     session_id = payload.get("session_id")
     transcript = payload.get("transcript_path")
     transcript = transcript if isinstance(transcript, str) and transcript else None
+    # Bound here and called there: the pass goes from the record to the plan and back to the
+    # record without returning to this module in between.
+    plan = functools.partial(plan_injection, decision, prompt, settings)
     if not isinstance(session_id, str) or not session_id:
-        return plan_injection(decision, prompt, settings)
-    path = record_path(session_id)
-    if path is None:
-        # No cache directory (no usable HOME, no cache variable): route, record nothing.
-        log(f"session {session_id}: no cache directory to keep a session record in; every prompt is sent "
-            "its lines as in a new session")
-        return plan_injection(decision, prompt, settings)
-    now = time.time()
-    store = store_identity(cluster_path)
-    data, why = read_record(path)
-    record = None
-    if data is not None:
-        record, why = check_record(data, session_id, store, now)
-    changed = False
-    if record is not None and record["held"] and transcript is not None:
-        if record["transcript"] not in (None, transcript):
-            record, why = None, "transcript path changed"
-        else:
-            # A record the SessionStart hook wrote during a compaction predates that compaction's
-            # own boundary line, which the client writes after the hook: one is expected.
-            why, scanned_to, recorded = scan_transcript(transcript, record["transcript_size"],
-                                                        boundaries_allowed=1 if record["after_compaction"] else 0)
-            if why is None and not record["persisted"] and not recorded:
-                why = ("the last injection is not in the transcript (a client that does not record hook "
-                       "output forgets it on --resume)")
-            if why is not None:
-                record = None
-            else:
-                # Everything up to here is checked: the next scan starts here. Written when a flag
-                # changes or the scan has come far, so a long run of held-only prompts stays cheap.
-                changed = (not record["persisted"] or record["after_compaction"]
-                           or scanned_to - record["transcript_size"] > ADVANCE_BYTES)
-                record = dict(record, persisted=True, after_compaction=False, transcript=transcript,
-                              transcript_size=scanned_to)
-    if record is None:
-        if why:
-            log(f"session {session_id}: {why}; injecting as if the session held nothing")
-        record = new_record(session_id, store)
-    size = transcript_size(transcript) if transcript else 0
-    plan, updated = session_step(record, decision, prompt, settings, now, transcript, size)
-    if updated is None and changed:
-        updated = dict(record, updated=now)
-    if updated is not None:
-        try:
-            write_record(path, updated)
-        except OSError as err:
-            log(f"session {session_id}: record not written ({type(err).__name__}: {err}); "
-                "the next prompt will inject again")
-    return plan
+        return plan(frozenset())
+    return session_pass(session_id, cluster_path, transcript, plan, log)

@@ -19,6 +19,7 @@ import zlib
 from router.routing.injection import line_key
 from router.removal import remove_owned
 from router.safeio import NotRegularFileError, open_regular_fd
+from router.store.transcriptscan import scan_transcript, transcript_size
 
 RECORD_VERSION = 1
 # Bounds: a record is a few KB (one short key per injected line); past these it is not trusted.
@@ -30,6 +31,9 @@ MAX_SESSIONS = 256
 MAX_SESSION_AGE_S = 14 * 24 * 3600
 # A record dated further than this into the future means the clock jumped: not trusted.
 CLOCK_SLACK_S = 300
+# A prompt that sends nothing still moves the record's transcript position past a stretch this
+# long that it scanned clean, so a long run of held-only prompts never outgrows the scan.
+ADVANCE_BYTES = 512 * 1024
 _SAFE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -82,10 +86,15 @@ def check_record(data, session_id, store, now):
 
 def record_injection(record, lines, now, transcript=None, transcript_size=0):
     """A new record: ``record`` plus ``lines`` sent now, stamped with the transcript's size."""
+    return record_keys(record, [line_key(line["slug"], line["hook"]) for line in lines], now, transcript,
+                       transcript_size)
+
+
+def record_keys(record, keys, now, transcript=None, transcript_size=0):
+    """``record_injection`` given the sent lines' ``line_key``s (a plan carries them)."""
     held = list(record["held"])
     seen = set(held)
-    for line in lines:
-        key = line_key(line["slug"], line["hook"])
+    for key in keys:
         if key not in seen:
             seen.add(key)
             held.append(key)
@@ -97,6 +106,85 @@ def record_injection(record, lines, now, transcript=None, transcript_size=0):
     out.update(held=held, updated=now, transcript=transcript, transcript_size=transcript_size, persisted=False,
                after_compaction=False)
     return out
+
+
+def next_record(record, plan, now, transcript=None, transcript_size=0):
+    """The record after one prompt's ``plan`` (``router.routing.injection.plan_injection``'s):
+    what it sends joins ``held``; ``pending`` becomes the lines it needed that the session already
+    held (Claude Code runs UserPromptSubmit *before* an automatic compaction, observed with 2.1.328,
+    so those lines may be summarised away under the prompt that relied on them, and the
+    SessionStart hook sends them again). ``None`` when nothing changed."""
+    pending = [[line["cluster_id"], line["slug"], line["hook"]] for line in plan["held"]][:MAX_PENDING_LINES]
+    if not plan["lines"]:
+        return None if pending == record["pending"] else dict(record, pending=pending, updated=now)
+    updated = record_keys(record, plan["keys"], now, transcript, transcript_size)
+    updated["pending"] = pending
+    return updated
+
+
+# --------------------------------------------------------------------------- one prompt's pass
+
+
+def session_pass(session_id, cluster_path, transcript, plan, log):
+    """One prompt's session stage, in one pass: the record read and trusted once (its file, its
+    checks, the transcript since its last injection), ``plan(held)`` called once with the line
+    keys it holds (``router.routing.injection.plan_injection`` with the prompt bound), and the
+    record after that plan written once. Returns the plan.
+
+    Every doubt about the record is logged through ``log(message)`` and means "holds nothing"."""
+    path = record_path(session_id)
+    if path is None:
+        # No cache directory (no usable HOME, no cache variable): route, record nothing.
+        log(f"session {session_id}: no cache directory to keep a session record in; every prompt is sent "
+            "its lines as in a new session")
+        return plan(frozenset())
+    now = time.time()
+    store = store_identity(cluster_path)
+    record, why, changed, size = _trusted_record(path, session_id, store, now, transcript)
+    if record is None:
+        if why:
+            log(f"session {session_id}: {why}; injecting as if the session held nothing")
+        record = new_record(session_id, store)
+    made = plan(frozenset(record["held"]))
+    updated = next_record(record, made, now, transcript, size)
+    if updated is None and changed:
+        updated = dict(record, updated=now)
+    if updated is not None:
+        try:
+            write_record(path, updated)
+        except OSError as err:
+            log(f"session {session_id}: record not written ({type(err).__name__}: {err}); "
+                "the next prompt will inject again")
+    return made
+
+
+def _trusted_record(path, session_id, store, now, transcript):
+    """``(record or None, why, changed, transcript size)``: the record at ``path`` if it passes its
+    checks and, when it holds lines, the transcript since its last injection (no compaction, the
+    injection recorded); ``changed`` when the trusted record moved (a flag or the scan's position)."""
+    data, why = read_record(path)
+    record = None
+    if data is not None:
+        record, why = check_record(data, session_id, store, now)
+    if record is None or not record["held"] or transcript is None:
+        return record, why, False, transcript_size(transcript) if transcript else 0
+    if record["transcript"] not in (None, transcript):
+        return None, "transcript path changed", False, transcript_size(transcript)
+    # A record the SessionStart hook wrote during a compaction predates that compaction's own
+    # boundary line, which the client writes after the hook: one is expected.
+    why, scanned_to, recorded = scan_transcript(transcript, record["transcript_size"],
+                                                boundaries_allowed=1 if record["after_compaction"] else 0)
+    if why is None and not record["persisted"] and not recorded:
+        why = ("the last injection is not in the transcript (a client that does not record hook "
+               "output forgets it on --resume)")
+    if why is not None:
+        return None, why, False, transcript_size(transcript)
+    # Everything up to here is checked: the next scan starts here. Written when a flag changes or
+    # the scan has come far, so a long run of held-only prompts stays cheap.
+    changed = (not record["persisted"] or record["after_compaction"]
+               or scanned_to - record["transcript_size"] > ADVANCE_BYTES)
+    return (dict(record, persisted=True, after_compaction=False, transcript=transcript, transcript_size=scanned_to),
+            None, changed, scanned_to)
 
 
 # --------------------------------------------------------------------------- I/O

@@ -69,13 +69,14 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
         held          the chosen lines already held (not sent again)
         left_out      member lines of the routed clusters neither sent nor held
         text          the additionalContext, or None when nothing new is to be sent
+        keys          the ``line_key`` of each line sent (what the session will hold)
     """
     clusters = list(decision.get("routed") or ())
     lines = list(decision.get("lines") or ())
     limit = settings.get("lines_per_injection", 0)
     share = settings.get("line_evidence_share", 0)
     if not clusters or not lines:
-        return {"clusters": clusters, "chosen": [], "lines": [], "held": [], "left_out": 0, "text": None}
+        return {"clusters": clusters, "chosen": [], "lines": [], "held": [], "left_out": 0, "text": None, "keys": []}
     tokens = tokenize(prompt_for_scoring(prompt, settings.get("max_prompt_chars", 0)))
     reached = decision.get("utterance_hits")
     if reached:
@@ -90,8 +91,9 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
         ranked = ranked[:limit]
     chosen = [row[2] for row in ranked]
     order = sorted(ranked, key=lambda row: row[1])
-    fresh = [row[2] for row in order if line_key(row[2]["slug"], row[2]["hook"]) not in held]
-    already = [row[2] for row in order if line_key(row[2]["slug"], row[2]["hook"]) in held]
+    keyed = [(line_key(row[2]["slug"], row[2]["hook"]), row[2]) for row in order]
+    fresh = [line for key, line in keyed if key not in held]
+    already = [line for key, line in keyed if key in held]
     total = max(decision.get("total_member_lines") or 0, len(lines))
     text = None
     sent = []
@@ -99,8 +101,9 @@ def plan_injection(decision, prompt, settings, held=frozenset()):
         text, sent = render_injection(clusters, fresh, len(already), total, settings.get("max_context_chars", 9500),
                                       size_capped=bool(decision.get("size_capped_lines")))
     left_out = total - len(sent) - len(already)
+    keys = [key for key, line in keyed if key not in held][:len(sent)]
     return {"clusters": clusters, "chosen": chosen, "lines": sent, "held": already, "left_out": left_out,
-            "text": text}
+            "text": text, "keys": keys}
 
 
 def render_injection(clusters, lines, held_count, total, max_chars, size_capped=False):
