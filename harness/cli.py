@@ -34,10 +34,9 @@ COMMAND_MODULES = (
 EXIT_CODES = """exit codes:
   0  success: every check passed, or the command did what it said
   1  a check failed, or a write was refused to protect your data
-  2  invalid input: a cluster, suite, config or transcript file that cannot be read or parsed,
-     or a bad command line
-  memory-router hook always exits 0 (exit 2 would erase the user's prompt); so does memory-router gate,
-  which refuses a write through PreToolUse JSON (see memory-router gate --help)"""
+  2  invalid input: a cluster, suite, config or transcript file that cannot be read or parsed, or a bad command line
+  memory-router hook always exits 0 (exit 2 would erase the user's prompt); so does memory-router gate, which \
+refuses a write through PreToolUse JSON (see memory-router gate --help)"""
 
 
 def build_parser():
@@ -82,7 +81,9 @@ def build_parser():
                 raise
             continue
         module.register(subparsers)
-    return parser
+    from harness import options
+
+    return options.apply_help_formatter(parser)
 
 
 def main(argv=None):

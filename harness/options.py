@@ -101,3 +101,49 @@ def unplaced_option(parser, args):
             for _ in range(1 if action.nargs is None else action.nargs):
                 next(tokens, None)
     return None
+
+
+def help_formatter():
+    """The help formatter of every parser (``harness.cli`` sets it on each): argparse's own
+    wrapping to the terminal's width, except that a word is never cut (a slug, a path or an option
+    stays whole on one line) and a description or epilog keeps the lines it was written with: each
+    line is a paragraph wrapped on its own, and a line indented (a list item) wraps under itself."""
+    import argparse
+    import textwrap
+
+    class ParagraphHelpFormatter(argparse.HelpFormatter):
+        def _split_lines(self, text, width):
+            text = self._whitespace_matcher.sub(" ", text).strip()
+            return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+        def _fill_text(self, text, width, indent):
+            lines = []
+            for line in text.splitlines():
+                if not line.strip():
+                    lines.append("")
+                    continue
+                lead = indent + line[:len(line) - len(line.lstrip())]
+                hang = lead + ("    " if lead.strip() == "" and lead != indent else "")
+                lines += textwrap.wrap(line.strip(), width, initial_indent=lead, subsequent_indent=hang,
+                                       break_long_words=False, break_on_hyphens=False) or [""]
+            return "\n".join(lines)
+
+    return ParagraphHelpFormatter
+
+
+def apply_help_formatter(parser):
+    """Give ``parser`` and every subcommand's parser, at any depth, ``help_formatter()``."""
+    import argparse
+
+    formatter = help_formatter()
+    stack, seen = [parser], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.formatter_class = formatter
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+    return parser

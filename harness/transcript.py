@@ -308,7 +308,7 @@ def register(subparsers):
                     "are audited too, separately. Exit 0 all checks pass, 1 a check fails, 2 a file cannot be "
                     "read at all.")
     audit.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcript files, or directories to search for *.jsonl")
-    audit.add_argument("--sentinel", metavar="TEXT", help="a unique string a one-shot hook injected (spec §3 test)")
+    audit.add_argument("--sentinel", metavar="TEXT", help="a unique string a one-shot hook injected (the sentinel test)")
     audit.add_argument("--no-subagents", action="store_true",
                        help="do not add the subagent files that sit beside a session FILE")
     options.json_output(audit)

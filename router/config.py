@@ -67,7 +67,7 @@ DOCS = {
                            "lines the session already holds are never sent again",
     "line_evidence_share": "a member line is sent only with at least this share of the best line's evidence "
                            "for the prompt (0: no cut)",
-    "provider": "who routes: null (never injects), spec (spec §10's scorer, the reference), weighted "
+    "provider": "who routes: null (never injects), spec (the reference scorer: points per tag and member word), weighted "
                 "(IDF-weighted, stemmed), or package.module:factory",
     "provider_timeout_ms": "a custom provider (import, factory and call) past this budget injects nothing",
     "min_confidence": "a decision whose confidence (0-1) is under this injects nothing",

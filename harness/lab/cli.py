@@ -245,9 +245,13 @@ def register(subparsers):
     sub = lab.add_subparsers(dest="lab_command", metavar="ACTION", required=True)
 
     def client_option(parser):
+        import os
+
+        root, home = cache_root(), os.path.expanduser("~")
+        shown = "~" + root[len(home):] if home != os.sep and root.startswith(home + os.sep) else root
         parser.add_argument("--claude", metavar="PATH",
-                            help="the claude executable (default: $MEMORY_ROUTER_CLAUDE, then "
-                                 f"{cache_root()}/{TESTED_VERSION}/node_modules/.bin/claude, then claude on PATH)")
+                            help="the claude executable (default: $MEMORY_ROUTER_CLAUDE, then the pinned "
+                                 f"{TESTED_VERSION} in the lab cache, {shown}, then claude on PATH)")
 
     def report_options(parser):
         options.json_output(parser)

@@ -142,8 +142,10 @@ def cmd_sentinel_hook(args):
 
 def register(subparsers):
     sentinel = subparsers.add_parser(
-        "sentinel", help="the spec \u00a73 one-shot sentinel test",
-        description="Proves the spec §3 assumption on a real session: 'install' wires a hook that injects a "
+        "sentinel", help="the one-shot sentinel test: an injection reaches the model once, at its prompt",
+        description="Proves on a real session what the router relies on: a prompt hook's injection reaches the "
+                    "model once, at its prompt, and the later turns still hold it. 'install' wires a hook that "
+                    "injects a "
                     "unique sentinel on the first prompt only, 'check' audits a transcript for it (exactly once, "
                     "at its prompt), 'uninstall' takes the hook out again.")
     sub = sentinel.add_subparsers(dest="sentinel_command", metavar="ACTION", required=True)

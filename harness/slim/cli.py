@@ -318,7 +318,7 @@ def cmd_slim_prune(args):
 def register(subparsers):
     parser = subparsers.add_parser(
         "slim", help="render a slim MEMORY.md (hot strip + cluster router), roll it back, or prune old archives",
-        description="Phase 2 (spec §5, §11): replace the flat MEMORY.md with a slim index, or restore the "
+        description="Phase 2: replace the flat MEMORY.md with a slim index, or restore the "
                     "flat one. Both commands archive the current file first, write atomically and refuse "
                     "(exit 1, nothing written) if the file changed while they ran.")
     sub = parser.add_subparsers(dest="slim_command", metavar="ACTION", required=True)
