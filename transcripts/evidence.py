@@ -39,40 +39,20 @@ small sets of slugs are kept.
 import bisect
 import json
 import os
-import re
 from typing import NamedTuple
 
 from router.safeio import irregular_kind, open_regular
-from router.store.memorystore import is_index_file, normalise_slug
 from transcripts.auditmodel import RECORDED, capability_of
-from transcripts.entries import (ASSISTANT, INJECTION, LEGACY_HOOK_TAG, PROMPT, SYSTEM, TOOL_RESULT,
-                                 wrote_legacy_hook_tag)
+from transcripts.entries import ASSISTANT, INJECTION, PROMPT, SYSTEM, TOOL_RESULT, wrote_legacy_hook_tag
 from transcripts.locate import subagent_files
 from transcripts.reader import TranscriptReader
+from transcripts.sightings import entry_sightings, injected_slugs, split_legacy_prompt
 
 # Only the first MAX_TERMS_PER_FEEDBACK (16) new words of a prompt are learned; a pasted log's
 # tail never reaches them, so it is not kept.
 MAX_PROMPT_CHARS = 8000
 
-READ, CITED, GET_MEMORY = "read", "cited", "get_memory"
 INJECTED, IN_CONTEXT = "injected", "in_context"
-
-_LEGACY_BLOCK = re.compile(re.escape(LEGACY_HOOK_TAG) + r"(.*?)(?:</user-prompt-submit-hook>|\Z)", re.S)
-_WORD = re.compile(r"(?<![\w-])[a-z0-9][a-z0-9_]*(?![\w-])")
-_MEMBER_LINE = re.compile(r"^\s*[-*]\s+`?([a-z0-9_]+)`?\s+(?:\u2014|\u2013|-{1,2})", re.M)
-_MEMORY_PREFIX = re.compile(r"memory:\s*`?$", re.I)
-
-
-class Sighting(NamedTuple):
-    """A memory the agent met in a turn: how (read, cited, get_memory), where (file, line)."""
-    slug: str
-    how: str
-    path: str
-    line: int
-
-    def as_dict(self):
-        return {"slug": self.slug, "how": self.how, "path": self.path, "line": self.line}
-
 
 class PromptEvidence(NamedTuple):
     """One typed prompt of the main session and what it tells the router.
@@ -125,82 +105,6 @@ class SessionEvidence(NamedTuple):
                 "prompts": [p.as_dict() for p in self.prompts],
                 "subagents": [{"path": p, "prompt_line": line} for p, line in self.subagents],
                 "reader": self.reader_summary}
-
-
-# --------------------------------------------------------------------------- recognising slugs
-
-
-def slug_of_path(path, slugs):
-    """The store slug a file path names (``.../env-bash-tool.md`` -> ``env_bash_tool``), or ``None``."""
-    if not isinstance(path, str):
-        return None
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    if not name.lower().endswith(".md") or is_index_file(name):
-        return None
-    stem = name[:-3]
-    if stem in slugs:
-        return stem
-    slug = normalise_slug(stem)
-    return slug if slug in slugs else None
-
-
-def _marked(text, start, end):
-    """A one-word slug written as a name: ``slug.md``, ```slug```, ``memory: slug``."""
-    if text.startswith(".md", end):
-        return True
-    if start > 0 and text[start - 1] == "`" and text.startswith("`", end):
-        return True
-    return bool(_MEMORY_PREFIX.search(text[max(0, start - 12):start]))
-
-
-def slugs_in_text(text, slugs):
-    """Store slugs named in ``text`` (see the module docstring for the rule), in first-seen order."""
-    found = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if word in slugs and word not in found and ("_" in word or _marked(text, match.start(), match.end())):
-            found.append(word)
-    return found
-
-
-def injected_slugs(text, slugs):
-    """Store slugs an injection's text puts in front of the agent: its member lines, and names."""
-    found = [slug for slug in _MEMBER_LINE.findall(text) if slug in slugs]
-    for slug in slugs_in_text(text, slugs):
-        if slug not in found:
-            found.append(slug)
-    return found
-
-
-def split_legacy_prompt(text):
-    """``(prompt text, injected text)``: 1.0.x put the hook's output inside the prompt's own line."""
-    if LEGACY_HOOK_TAG not in text:
-        return text, ""
-    injected = "\n".join(m.group(1) for m in _LEGACY_BLOCK.finditer(text))
-    return _LEGACY_BLOCK.sub(" ", text).strip(), injected
-
-
-def tool_sightings(tool_uses, slugs, path):
-    found = []
-    for use in tool_uses:
-        tool_input = use.input if isinstance(use.input, dict) else {}
-        if use.name == "Read":
-            slug = slug_of_path(tool_input.get("file_path"), slugs)
-            if slug:
-                found.append(Sighting(slug, READ, path, use.line))
-        elif use.name == "get_memory" or use.name.endswith("__get_memory"):
-            slug = tool_input.get("slug")
-            if isinstance(slug, str) and slug in slugs:
-                found.append(Sighting(slug, GET_MEMORY, path, use.line))
-    return found
-
-
-def entry_sightings(entry, slugs, path):
-    """What one assistant line shows the agent meeting: tool calls, then slugs in its text."""
-    found = tool_sightings(entry.tool_uses, slugs, path)
-    if entry.text:
-        found += [Sighting(slug, CITED, path, entry.line) for slug in slugs_in_text(entry.text, slugs)]
-    return found
 
 
 # --------------------------------------------------------------------------- one session

@@ -11,18 +11,8 @@ from router.store.clusterfile import load_cluster_file
 from router.config import bundled_cluster_file
 from router.errors import InputError
 from support.fixture_transcripts import raw_lines, session_file, user_text
-from transcripts.evidence import (
-    CITED,
-    GET_MEMORY,
-    IN_CONTEXT,
-    INJECTED,
-    READ,
-    session_evidence,
-    session_transcripts,
-    slug_of_path,
-    slugs_in_text,
-    split_legacy_prompt,
-)
+from transcripts.evidence import IN_CONTEXT, INJECTED, session_evidence, session_transcripts
+from transcripts.sightings import CITED, GET_MEMORY, READ, slug_of_path, slugs_in_text, split_legacy_prompt
 
 # A routed, silent, routed session the real 2.1.328 client wrote with our hook (tests/fixtures/README.md).
 REAL_CLIENT = session_file("2.1.328", "routed-silent-routed")

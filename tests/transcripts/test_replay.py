@@ -174,7 +174,7 @@ def test_replay_sends_what_the_hook_sends(tmp_path, ctx):
     """The same prompts typed into the real hook (router.hooks.hook.decide, with its session record
     file in the test's cache directory) send the same lines, prompt by prompt."""
     from router.hooks.hook import decide
-    from transcripts.evidence import injected_slugs
+    from transcripts.sightings import injected_slugs
 
     steps = [(SETX, []), (SETX, []), (CLOUDFLARE, []), (QUIET, []), (SETX + " again", []), (CLOUDFLARE, [])]
     path = write_session(tmp_path, "hook-same", steps)
