@@ -4,14 +4,14 @@ and the size-and-sha256 record that lets a later rollback refuse a damaged copy.
 
 Apart from ``harness.fileops`` because an archive is a file memory-router names and keeps, not
 an overwrite: it is never replaced, only added beside the others. Its temp files, no-clobber
-link and cleanup are fileops' own, used through the module so a test that fails them fails
-archives and overwrites alike."""
+link (``harness.renames``) and cleanup are the ones overwrites use, called through their modules so a
+test that fails them fails archives and overwrites alike."""
 
 import math
 import os
 import time
 
-from harness import fileops
+from harness import fileops, renames
 from router.errors import RefusedError
 from router.safeio import current_umask, fsync_directory, read_regular_bytes
 
@@ -45,7 +45,7 @@ def write_archive(directory, stem, suffix, data, record=False):
         tmp = fileops.synced_temp_beside(base, data, 0o666 & ~current_umask())
         while True:
             try:
-                fileops.link_no_clobber(tmp, candidate)
+                renames.link_no_clobber(tmp, candidate)
                 linked = candidate
                 break
             except FileExistsError:

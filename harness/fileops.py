@@ -3,14 +3,12 @@ changed since it was read. Shared by every command that writes; the copy kept be
 overwrite is ``harness.archives``."""
 
 import contextlib
-import errno
 import hashlib
 import os
-import sys
 import tempfile
 import time
 
-from harness import printedcommands
+from harness import printedcommands, renames
 from router.errors import InputError, RefusedError
 from router.safeio import fsync_directory as _fsync_dir
 from router.safeio import current_umask, open_regular_fd, read_regular_bytes, write_all_synced
@@ -93,7 +91,7 @@ class Snapshot:
                         self._swap_in(tmp, target, data, note)
                     else:
                         try:
-                            link_no_clobber(tmp, target)  # never over a file created meanwhile
+                            renames.link_no_clobber(tmp, target)  # never over a file created meanwhile
                         except FileExistsError:
                             raise RefusedError(f"{self.path} was created while it was being written; it was not "
                                                f"overwritten{note}", fix="look at it, then run the command again") \
@@ -141,14 +139,14 @@ class Snapshot:
     def _swap_in(self, tmp, target, data, note):
         changed = RefusedError(f"{self.path} changed while it was being replaced; your version was put back and "
                                f"nothing was written{note}", fix="look at the change, then run the command again")
-        if exchange_names(tmp, target):
+        if renames.exchange_names(tmp, target):
             # ``tmp`` now names exactly the file our bytes displaced.
             try:
                 displaced = read_regular_bytes(tmp)
             except OSError:
                 displaced = None  # unreadable is not "unchanged": swap back
             if displaced != self.data:
-                exchange_names(tmp, target)
+                renames.exchange_names(tmp, target)
                 raise changed
             return
         old = open_regular_fd(target)
@@ -317,62 +315,6 @@ def advisory_lock(path, timeout=None):
         yield lock
     finally:
         os.close(fd)  # releases the lock
-
-
-# --------------------------------------------------------------------------- atomic name swap
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-_renameat2 = None
-
-
-def exchange_names(first, second):
-    """Atomically swap what the names ``first`` and ``second`` point to (Linux
-    ``renameat2(RENAME_EXCHANGE)``). False, with nothing changed, where the kernel, C library or
-    file system cannot; an ``OSError`` for any other failure."""
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = _load_renameat2()
-    if not _renameat2:
-        return False
-    import ctypes
-
-    if _renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), second)
-
-
-def _load_renameat2():
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        function = ctypes.CDLL(None, use_errno=True).renameat2  # glibc >= 2.28, musl >= 1.2.2
-    except (OSError, AttributeError, ImportError):
-        return False
-    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
-    function.restype = ctypes.c_int
-    return function
-
-
-def link_no_clobber(source, target):
-    """Give ``source`` the name ``target`` unless ``target`` exists (``FileExistsError``)."""
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        raise
-    except OSError as err:
-        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-            raise
-        # A file system without hard links (FAT, some network shares): check, then rename. Two
-        # archives in one millisecond racing here is the one case a name could be reused.
-        if os.path.lexists(target):
-            raise FileExistsError(errno.EEXIST, "exists", target) from None
-        os.replace(source, target)
 
 
 def remove_quietly(path):

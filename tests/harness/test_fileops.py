@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from harness import fileops
+from harness import fileops, renames
 from router.errors import RefusedError
 from support.late_edit import HAS_PROC_FD, edit_during_fsync_of_temp_for
 
@@ -175,13 +175,13 @@ def require_exchange(directory):
     fallback's limit is in docs/safety.md)."""
     (directory / "probe-a").write_bytes(b"a")
     (directory / "probe-b").write_bytes(b"b")
-    if not fileops.exchange_names(directory / "probe-a", directory / "probe-b"):
+    if not renames.exchange_names(directory / "probe-a", directory / "probe-b"):
         pytest.skip("no atomic name exchange on this file system")
-    return fileops.exchange_names
+    return renames.exchange_names
 
 
 def no_exchange(monkeypatch):
-    monkeypatch.setattr(fileops, "exchange_names", lambda first, second: False)
+    monkeypatch.setattr(renames, "exchange_names", lambda first, second: False)
 
 
 @pytest.mark.skipif(not HAS_PROC_FD, reason="needs /proc to name the fsynced file")
@@ -219,7 +219,7 @@ def test_an_edit_after_the_last_check_is_found_in_the_swapped_out_file_and_put_b
             save_as_user(path, b'{"a": 2}\n', style)
         return real_exchange(first, second)
 
-    monkeypatch.setattr(fileops, "exchange_names", edit_then_exchange)
+    monkeypatch.setattr(renames, "exchange_names", edit_then_exchange)
     with pytest.raises(RefusedError, match="changed while it was being replaced; your version was put back"):
         snap.replace(b'{"a": 1, "hooks": {}}\n')
     assert path.read_bytes() == b'{"a": 2}\n'
@@ -335,7 +335,7 @@ def test_a_displaced_file_that_cannot_be_read_is_swapped_back(tmp_path, monkeypa
             os.rename(tmp_path / "pipe", path)  # whatever is there now, it is not what was read
         return real_exchange(first, second)
 
-    monkeypatch.setattr(fileops, "exchange_names", fifo_then_exchange)
+    monkeypatch.setattr(renames, "exchange_names", fifo_then_exchange)
     with pytest.raises(RefusedError, match="your version was put back"):
         snap.replace(b"new\n")
     assert stat.S_ISFIFO(os.lstat(path).st_mode)

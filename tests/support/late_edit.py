@@ -4,7 +4,7 @@ bytes are being fsynced, just before the rename), and a final rename that fails.
 
 import os
 
-from harness import fileops
+from harness import fileops, renames
 
 HAS_PROC_FD = os.path.isdir("/proc/self/fd")
 
@@ -53,4 +53,4 @@ def fail_final_rename(monkeypatch, target, error=None):
         return False
 
     monkeypatch.setattr(fileops.os, "replace", failing_replace)
-    monkeypatch.setattr(fileops, "exchange_names", failing_exchange)  # the Linux path: a swap
+    monkeypatch.setattr(renames, "exchange_names", failing_exchange)  # the Linux path: a swap
