@@ -143,3 +143,31 @@ def test_cycle_check_finds_a_cycle(tmp_path, monkeypatch):
     graph = grimp.build_graph("cyclic_pkg", cache_dir=None)
     assert import_cycles(graph) == [("cyclic_pkg.a", "cyclic_pkg.b"), ("cyclic_pkg.b", "cyclic_pkg.c"),
                                     ("cyclic_pkg.c", "cyclic_pkg.a")]
+
+
+# A module longer than this does more than one thing: split it by what the parts do (issue 37).
+MAX_MODULE_LINES = 400
+
+
+def long_modules(roots, limit=MAX_MODULE_LINES):
+    """``[(path, lines)]`` of every ``*.py`` under ``roots`` longer than ``limit`` lines."""
+    found = []
+    for root in roots:
+        for path in sorted(pathlib.Path(root).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                found.append((path.relative_to(REPO_ROOT if path.is_relative_to(REPO_ROOT) else root).as_posix(), lines))
+    return found
+
+
+def test_no_module_is_over_400_lines():
+    assert long_modules([REPO_ROOT / name for name in PACKAGES]) == []
+
+
+def test_the_line_bar_finds_a_long_module(tmp_path):
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    (tmp_path / "harness" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    assert long_modules([tmp_path]) == [("harness/long.py", MAX_MODULE_LINES + 1)]
