@@ -179,7 +179,7 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
                              memory_md=path, lines=facts["lines"], bytes=facts["bytes"], slim=facts["slim"],
                              loaded_lines=facts["loaded_lines"]))
         if facts["slim"]:
-            checks.append(_slimcheck(path, bool(entries or plugin_view.hook_installed())))
+            checks.append(_slimcheck(path, project_dir))
     from harness.doctor.gate import doctor_checks as gate_doctor_checks
 
     checks.extend(gate_doctor_checks(project_dir, run_commands, plugin_gates=plugin_view.sources("citation gate")))
@@ -193,15 +193,20 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     return checks
 
 
-def _slimcheck(path, routed):
+def _slimcheck(path, project_dir):
     """A slim MEMORY.md leaves most memories to the router: with no router hook (in any settings
-    scope, or an enabled plugin) they reach no prompt (issue 29 item 3). Whether the hook runs is
-    the "hook runs" check's."""
-    if routed:
+    scope, or an enabled plugin) they reach no prompt (issue 29 item 3); a hook whose program is
+    gone, or ``disableAllHooks``, is no router (issue 35 item 4). Whether the hook's output is
+    right is the "hook runs" check's."""
+    from harness.install import routes
+
+    working, why = routes.working_routes(project_dir)
+    if working:
         return check("slim index", "pass", f"{path} is a slim index and a router hook sends what it routes")
-    return check("slim index", "fail", f"slim index live, no router: {path} is a slim index, but no memory-router "
-                 "prompt hook is installed in any settings scope or by an enabled plugin, so the memories it moved "
-                 "out of the always-loaded index reach no prompt", memory_md=path,
+    reason = f"the memory-router prompt hook is wired but none runs ({why})" if why else \
+        "no memory-router prompt hook is installed in any settings scope or by an enabled plugin"
+    return check("slim index", "fail", f"slim index live, no router: {path} is a slim index, but {reason}, so the "
+                 "memories it moved out of the always-loaded index reach no prompt", memory_md=path,
                  fix="memory-router install (or init) to route them, or memory-router slim rollback to restore the "
                      "flat index")
 

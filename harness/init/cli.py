@@ -143,7 +143,9 @@ def cmd_init(args):
     report["install"] = {key: install[key] for key in ("settings", "scope", "scope_why", "command", "action")}
     if before is not None:
         report["record"] = setuprecord.record_path(directory)
-        setuprecord.write(directory, before, scope)
+        # A scope is init's own only when init wrote the hook there: one found in place (another
+        # project's user-scope hook) is not this project's to remove on uninstall --all.
+        setuprecord.write(directory, before, scope if install["action"] == "added" else None)
 
     ok = True
     if not args.dry_run:

@@ -146,11 +146,17 @@ def runs_gate_hook(command):
 def runs_subcommand(command, subcommand):
     """True when the shell ``command`` runs ``memory-router SUBCOMMAND`` at one of its command
     positions (after ``&&``, ``;``, ``|``..., past ``env``/``exec`` and ``VAR=value`` words)."""
+    return router_program(command, subcommand) is not None
+
+
+def router_program(command, subcommand):
+    """The program word (the console script's path or name, or the Python interpreter) with which
+    the shell ``command`` runs ``memory-router SUBCOMMAND``, as written; ``None`` when it does not."""
     if not isinstance(command, str):
-        return False
+        return None
     words = _shell_tokens(command)
     if not words:
-        return False
+        return None
     at_command = True
     for i, word in enumerate(words):
         if word in _OPERATORS:
@@ -162,8 +168,8 @@ def runs_subcommand(command, subcommand):
             continue
         at_command = False
         if runs_memory_router(words[i:], subcommand):
-            return True
-    return False
+            return word
+    return None
 
 
 def runs_memory_router(argv, subcommand):

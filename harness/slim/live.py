@@ -116,13 +116,18 @@ def router_verdict(project_dir):
     scope or by an enabled plugin, and one of them passes a trial run (``harness.install.routes``)."""
     from harness.install import routes as routing
 
-    found = routing.project_routes(project_dir)
-    if not found:
+    wired = routing.project_routes(project_dir)
+    if not wired:
         return {"ok": False, "route": None, "routes": [],
                 "message": "no memory-router prompt hook for this project in its local, project or user settings, "
                            "and no enabled plugin runs one"}
+    found, why = routing.working_routes(project_dir, routes=wired)
+    listed = [{"scope": r.scope, "where": r.where, "command": r.command} for r in wired]
+    if not found:
+        # disableAllHooks, or every hook's program gone (its venv deleted): none would run
+        return {"ok": False, "route": None, "routes": listed,
+                "message": f"the router hook is wired but none runs: {why}"}
     route, message = routing.trial(found, project_dir)
-    listed = [{"scope": r.scope, "where": r.where, "command": r.command} for r in found]
     if route is None:
         return {"ok": False, "route": None, "routes": listed,
                 "message": f"the router hook is wired but its trial run failed: {message}"}

@@ -10,7 +10,7 @@ from harness import options, printedcommands
 from harness.install import hooks, mcpjson, scopes, setuprecord
 from harness.project import project_dir
 from harness.uninstall import undo
-from router.errors import InputError
+from router.errors import InputError, RefusedError
 
 
 def _print(lines):
@@ -37,6 +37,8 @@ def cmd_uninstall(args):
     if args.all:
         asked += [scope for scope in (record or {}).get("scopes") or [] if scope not in asked]
 
+    if "user" in asked:
+        _guard_other_projects(directory, args.force)
     live = undo.live_index(directory)
     if live["slim"] and (args.rollback or args.all):
         if args.dry_run:
@@ -63,6 +65,25 @@ def cmd_uninstall(args):
         return _undo_init(directory, record, args.dry_run)
     _print(hooks.uninstall_router(args.project, args.scope, args.user, args.gate, args.dry_run))
     return 0
+
+
+def _guard_other_projects(directory, force):
+    """Refuse to remove the user-scope router while another project's slim MEMORY.md relies on it
+    (issue 35 item 4), wherever this runs; ``--force`` removes it anyway, naming them."""
+    from harness.install import routes
+
+    reliant = routes.projects_relying_on("user", exclude=directory)
+    if not reliant:
+        return
+    named = "; ".join(f"{r.project or 'a project'} ({r.memory_md})" for r in reliant)
+    if not force:
+        raise RefusedError(f"the user-scope router hook is the only router of {len(reliant)} other project(s) whose "
+                           f"MEMORY.md is a slim index: {named}; removing it would leave the memories they moved "
+                           "out reaching no prompt; nothing was written",
+                           fix="run memory-router slim rollback in each of them first (or install the hook in "
+                               "their project scope), or pass --force to remove it anyway")
+    _warn(f"--force: these slim indexes are left with no router: {named}; their memories reach no prompt until "
+          "memory-router slim rollback there")
 
 
 def _undo_init(directory, record, dry_run):

@@ -44,7 +44,8 @@ def stranded(project, scopes, memory_dir=None):
     live = live_index(project, memory_dir)
     if not live["slim"]:
         return None
-    if routes.left_after_uninstall(routes.project_routes(project), scopes):
+    # a hook whose program is gone, or disableAllHooks, is no router (routes.working_routes)
+    if routes.left_after_uninstall(routes.working_routes(project)[0], scopes):
         return None
     return live
 
