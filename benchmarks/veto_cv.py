@@ -1,5 +1,9 @@
 """The nearest-exemplar veto, chosen by cross-validation on the example store's fitting data.
 
+Superseded for choosing the shipped constants by benchmarks/transfer_cv.py (issue 34): constants
+chosen here, on one store and judged on the engine's own near-misses, did not transfer to other
+stores. Kept to reproduce issue 28's figures (docs/providers.md).
+
     python benchmarks/veto_cv.py [--k 5] [--json] [--top 10]
 
 The data is utterance_cv.py's (the bundled suites and benchmarks/fitting/ on the example store,
