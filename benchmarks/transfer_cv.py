@@ -20,9 +20,12 @@ than what people type, and judging priming on them chose constants that lost rec
 store (issue 34).
 
 THE GRID (``GRID``, plus ``VETO_OFF`` and ``LANDED``, today's defaults): the coverage gate
-(``utterance_coverage``), the utterance floor, the veto's k, margin, floor and power, and the
-veto's protection (``veto_protect``). ``veto_measure`` (coverage), ``veto_strong`` and
-``utterance_strong`` (15) stay as landed: the old CV had one value of each.
+(``utterance_coverage``), the utterance floor, the veto's k, margin and floor, the veto's
+protection (``veto_protect``) and whether a plain hit under the utterance floor is kept
+(``utterance_keep_plain``, issue 34 item 4). ``veto_measure`` (coverage), ``veto_strong`` and
+``utterance_strong`` (15) stay as landed: the old CV had one value of each. ``veto_power`` 2 was
+in the first full runs (15:00 UTC, pool data only) and led nowhere; it left the grid to keep the
+run in minutes.
 
 OBJECTIVE (fixed 2026-12-06 14:50 UTC, before this script's first run; over a set of stores,
 each store's figures computed on its own cases):
@@ -80,7 +83,7 @@ EPSILON = 1e-9
 # Today's defaults of the enriched route (what landed before this choice): the "landed" row.
 LANDED = {"veto": True, "utterance_floor": 8.0, "utterance_coverage": 0.45, "veto_k": 5, "veto_margin": -0.1,
           "veto_floor": 0.2, "veto_power": 1.0, "veto_protect": 0.8, "veto_strong": 15.0,
-          "utterance_strong": 15.0, "veto_measure": "coverage"}
+          "utterance_strong": 15.0, "veto_measure": "coverage", "utterance_keep_plain": False}
 GRID = {
     "veto": (True,),
     "utterance_floor": (6.0, 8.0, 10.0),
@@ -88,10 +91,12 @@ GRID = {
     "veto_k": (3, 5),
     "veto_margin": (-0.1, 0.0, 0.1),
     "veto_floor": (0.0, 0.2),
-    "veto_power": (1.0, 2.0),
+    "veto_power": (1.0,),
     "veto_protect": (0.8, 0.95),
+    "utterance_keep_plain": (False, True),
 }
-VETO_OFF = {"veto": (False,), "utterance_floor": (6.0, 8.0, 10.0), "utterance_coverage": (0.0, 0.35, 0.45)}
+VETO_OFF = {"veto": (False,), "utterance_floor": (6.0, 8.0, 10.0), "utterance_coverage": (0.0, 0.35, 0.45),
+            "utterance_keep_plain": (False, True)}
 SMALL_GRID = {"veto": (True,), "utterance_floor": (8.0,), "utterance_coverage": (0.0, 0.45), "veto_k": (5,),
               "veto_margin": (-0.1, 0.1), "veto_floor": (0.2,), "veto_power": (1.0,), "veto_protect": (0.8,)}
 

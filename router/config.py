@@ -41,6 +41,7 @@ DEFAULTS = {
     "utterance_strong": 15.0,
     "utterance_line_share": 0.5,
     "utterance_line_limit": 0,
+    "utterance_keep_plain": False,
     "veto": True,
     "veto_k": 5,
     "veto_margin": -0.1,
@@ -94,6 +95,8 @@ DOCS = {
     "utterance_line_share": "weighted provider, utterances: a member line is sent only with this share of the best "
                             "member's evidence",
     "utterance_line_limit": "weighted provider, utterances: most member lines sent per prompt (0: line_cap)",
+    "utterance_keep_plain": "weighted provider, utterances: a prompt the router without utterances routes at "
+                            "weighted_floor is not dropped under utterance_floor (the gate and the veto still judge it)",
     "veto": "weighted provider, utterances: drop a decision whose prompt is nearer the near-misses and generic "
             "requests than the routed members' own exemplars (router.routing.veto)",
     "veto_k": "weighted provider, utterances (veto): how many nearest exemplars vote",

@@ -24,6 +24,10 @@ the utterances add is **evidence per member**:
   keeps its lines out. Without member evidence (a prompt that matched tags alone) the lines are
   chosen as before.
 
+- **Plain hits kept** (``utterance_keep_plain``): a prompt whose score with utterances falls under
+  ``utterance_floor`` while the router without them routes it at ``weighted_floor`` keeps that
+  cluster (the gate and the veto still judge it).
+
 - **The veto** (``router.routing.veto``): a decision whose prompt is nearer the near-misses and
   the generic requests than the routed members' own exemplars is dropped, unless its best member
   weighs ``veto_strong`` or its top cluster explains ``veto_protect`` of the prompt.
@@ -232,6 +236,15 @@ def route_with_utterances(prompt, table, settings):
     floor = settings["utterance_floor"]
     clusters = table["clusters"]
     chosen = choose_clusters(rows, parts["rare"], floor, settings)
+    kept_plain = False
+    if not chosen and settings["utterance_keep_plain"]:
+        # Counting utterance words as member words adds documents, so a word's idf (and a score)
+        # can fall under the floor where the router without utterances routes: keep that hit
+        # (issue 34: no prompt kind below the plain router), for the gate and the veto to judge.
+        plain_parts = score_parts(lookup_stems(words, table, settings), settings)
+        chosen = choose_clusters(rank_parts(plain_parts, settings), plain_parts["rare"], settings["weighted_floor"],
+                                 settings)
+        kept_plain = bool(chosen)
     share = None
     near_miss = False
     if chosen and _enriched(table, chosen[0]):
@@ -279,6 +292,9 @@ def route_with_utterances(prompt, table, settings):
     decision["utterance_hits"] = _hits_by_slug(table, rows, heard, forms)
     decision["explanation"] = _explain(rows, near_miss, share, chosen, gate, clusters, parts, best, floor, heard,
                                        veto)
+    if kept_plain and chosen:
+        decision["explanation"] += f" (under the floor with utterances; kept: the router without them routes it at "\
+                                   f"{settings['weighted_floor']})"
     return decision
 
 

@@ -357,3 +357,21 @@ def test_judge_uses_the_measure_in_the_settings():
     assert scores["coverage"]["nearest_negative"] == (near, 1.0) and scores["coverage"]["best_member"] == (member, 0.8)
     assert scores["balanced"]["nearest_negative"] == (near, 0.3125) and not scores["balanced"]["vetoed"]
     assert scores["coverage"]["vetoed"]
+
+
+def test_keep_plain_keeps_a_hit_the_floor_with_utterances_drops():
+    """Issue 34 item 4: counting utterance words as member words lowers a word's idf, so a prompt the
+    router without utterances routes can fall under the floor; utterance_keep_plain keeps it."""
+    t = table(near_misses={}, generics=())
+    plain = extend_table(build_routing_table(index()), index(), utterances=None)
+    prompt = "the deploy script hangs"
+    floor = route(prompt, plain, settings(veto=False))["top_score"]
+    between = settings(veto=False, weighted_floor=floor, utterance_floor=floor + 5.0)
+    assert route(prompt, plain, between)["routed"] == ["c_deploy"]
+    assert route(prompt, t, between)["routed"] == []
+    kept = route(prompt, t, dict(between, utterance_keep_plain=True))
+    assert kept["routed"] == ["c_deploy"] and "kept: the router without them routes it" in kept["explanation"]
+    # ... and the veto still judges it.
+    near = table(near_misses={"c_deploy": (prompt,)}, generics=())
+    vetoed = route(prompt, near, dict(between, utterance_keep_plain=True, veto=True, veto_k=1))
+    assert vetoed["routed"] == [] and vetoed["veto"]["rule"] == "margin"
