@@ -9,8 +9,7 @@ import sys
 from router import config as config_mod
 from router.store.clusterfile import load_cluster_file
 from router.configfile import load_config
-from router.hookio import hook_output
-from router.providers.provider import build_table
+from router.agenttext import hook_output, veto_summary
 from router.hooks.session import route_fresh
 
 
@@ -31,22 +30,31 @@ def is_bundled(cluster_path):
     return os.path.abspath(cluster_path) == os.path.abspath(config_mod.bundled_cluster_file())
 
 
-class RouterContext:
-    """Index, routing table and settings for one CLI invocation."""
+def say_on_stderr(command):
+    """A ``log`` for ``router.hooks.compiled``: one line on stderr, as ``memory-router COMMAND: ...``."""
+    def log(message):
+        print(f"memory-router {command}: {message}", file=sys.stderr, flush=True)
+    return log
 
-    def __init__(self, cluster_path, settings, config=None):
+
+class RouterContext:
+    """Index, routing table and settings for one CLI invocation. The table is the hook's own
+    (``router.hooks.compiled.hook_table``: the compiled table, compiled now when it is stale), so
+    a command shows the decision the hook makes; what the hook would log about it (a damaged
+    learned file, a skipped row) goes to ``log``."""
+
+    def __init__(self, cluster_path, settings, config=None, log=None):
+        from router.hooks.compiled import hook_table
+
         self.cluster_path = cluster_path
         self.settings = settings
         self.config = config
         self.index = load_cluster_file(cluster_path)
-        # The hook's table: with learning on, the learned terms beside the cluster file join it
-        # (a damaged learned file is an error here, exit 2; the hook routes without it).
-        learned = None
-        if config and config.get("learning"):
-            from router.store.learned import learned_terms_for
+        self.table = hook_table(cluster_path, config_mod.hook_learned_file(cluster_path, config), log)
 
-            learned = learned_terms_for(cluster_path)
-        self.table = build_table(self.index, learned_terms=learned)
+    def skipped_rows(self):
+        """``((file:line:col, message), ...)``: the bad rows the table was built without."""
+        return tuple(self.table.get("skipped_rows", ()))
 
     def route(self, prompt):
         return route_fresh(prompt, self.table, self.settings, cwd=os.getcwd(), cluster_file=self.cluster_path,
@@ -63,20 +71,22 @@ def compile_hook_table(cluster_path, config=None):
     return compile_store(cluster_path, config_mod.hook_learned_file(cluster_path, config))
 
 
-def context_for(clusters=None, config_path=None, quiet=False, dirs=None):
+def context_for(clusters=None, config_path=None, quiet=False, dirs=None, command="route"):
     """The ``RouterContext`` of ``--clusters``/``--config`` (either may be ``None``); ``dirs``: where
     the config and store are looked for (a ``--project`` directory; default: the hook's)."""
     config = load_config(config_path, dirs=dirs)
     settings = config_mod.settings_of(config)
-    return RouterContext(resolve_cli_clusters(clusters, config, quiet=quiet, dirs=dirs), settings, config)
+    return RouterContext(resolve_cli_clusters(clusters, config, quiet=quiet, dirs=dirs), settings, config,
+                         log=say_on_stderr(command))
 
 
 def route_json(ctx, decision):
     """The ``route --json`` object (README): ``decision`` plus the cluster file, the settings and
-    the exact hook output. The MCP ``route`` tool returns the same object."""
+    the exact hook output. The MCP ``route`` tool returns the same object, so a veto's exemplars
+    are named here without their text (``router.agenttext.veto_summary``)."""
     result = dict(decision)
     if decision.get("veto"):
-        result["veto"] = explain_veto(ctx, decision["veto"])
+        result["veto"] = veto_summary(decision["veto"], name_exemplars(ctx, decision["veto"]))
     result["cluster_file"] = os.path.abspath(ctx.cluster_path)
     result["settings"] = ctx.settings
     text = decision["additional_context"]
@@ -84,13 +94,12 @@ def route_json(ctx, decision):
     return result
 
 
-def explain_veto(ctx, veto):
-    """The veto's verdict with its exemplars named: the nearest near-miss (or generic request) and
-    the routed members' best exemplar, each with its text and similarity (the table holds codes,
-    never text; the texts are read here, for the person asking, from the files beside the store)."""
+def name_exemplars(ctx, veto, with_text=False):
+    """The veto's nearest near-miss (or generic request) and the routed members' best exemplar, each
+    ``{"kind", "similarity", "slug" | "cluster_id"}`` (the table holds codes, never text).
+    ``with_text``: each also with its ``text``, read from the files beside the store, for a person
+    at a terminal (``memory-router route``); that text never goes to a model."""
     from router.routing.veto import describe_code
-    from router.store.nearmisses import nearmisses_by_cluster, read_generic_negatives, read_nearmisses
-    from router.store.utterances import read_utterances, utterances_by_slug
 
     clusters = ctx.index.clusters
 
@@ -103,24 +112,32 @@ def explain_veto(ctx, veto):
         try:
             if kind == "member":
                 member = clusters[where[0]].members[where[1]]
-                texts = utterances_by_slug(read_utterances(config_mod.utterances_path(ctx.cluster_path)))
                 out["slug"] = member.slug
-                out["text"] = member.hook if where[2] == 0 else texts[member.slug][where[2] - 1]
+                if with_text:
+                    out["text"] = member.hook if where[2] == 0 else _exemplar_text(ctx, kind, member.slug, where[2] - 1)
             elif kind == "near_miss":
-                cluster_id = clusters[where[0]].cluster_id
-                near = nearmisses_by_cluster(read_nearmisses(config_mod.nearmisses_path(ctx.cluster_path)))
-                out["cluster_id"] = cluster_id
-                out["text"] = near[cluster_id][where[1]]
-            else:
-                out["text"] = read_generic_negatives()[where[0]]
+                out["cluster_id"] = clusters[where[0]].cluster_id
+                if with_text:
+                    out["text"] = _exemplar_text(ctx, kind, out["cluster_id"], where[1])
+            elif with_text:
+                out["text"] = _exemplar_text(ctx, kind, None, where[0])
         except (LookupError, OSError, ValueError):
             out["text"] = None   # the file changed since the table was built
         return out
 
-    shown = {key: value for key, value in veto.items() if key not in ("best_member", "nearest_negative", "negatives")}
-    shown["nearest_negative"] = exemplar(veto.get("nearest_negative"))
-    shown["best_member_exemplar"] = exemplar(veto.get("best_member"))
-    return shown
+    return {"nearest_negative": exemplar(veto.get("nearest_negative")),
+            "best_member_exemplar": exemplar(veto.get("best_member"))}
+
+
+def _exemplar_text(ctx, kind, owner, number):
+    from router.store.nearmisses import nearmisses_by_cluster, read_generic_negatives, read_nearmisses
+    from router.store.utterances import read_utterances, utterances_by_slug
+
+    if kind == "member":
+        return utterances_by_slug(read_utterances(config_mod.utterances_path(ctx.cluster_path), skipped=[]))[owner][number]
+    if kind == "near_miss":
+        return nearmisses_by_cluster(read_nearmisses(config_mod.nearmisses_path(ctx.cluster_path), skipped=[]))[owner][number]
+    return read_generic_negatives()[number]
 
 
 def typed_words(prompt):

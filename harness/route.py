@@ -33,9 +33,9 @@ def cmd_route(args):
               f"margin over floor {decision['margin_over_floor']}, lead over second {decision['lead_over_second']}")
     veto = decision.get("veto")
     if veto and veto["vetoed"]:
-        from harness.context import explain_veto
+        from harness.context import name_exemplars
 
-        named = explain_veto(ctx, veto)
+        named = name_exemplars(ctx, veto, with_text=True)
         nearest, best = named["nearest_negative"], named["best_member_exemplar"]
         if veto.get("rule") == "floor":
             out.print(f"vetoed by veto_floor: no routed member's own exemplar reaches {veto['floor']:.2f}"

@@ -70,8 +70,18 @@ def cache_dir():
     return os.path.join(home, ".cache", "memory-router")
 
 
-def _caching_off():
+def caching_off():
     return bool(os.environ.get("MEMORY_ROUTER_NO_CACHE")) or cache_dir() is None
+
+
+def whycaching_off():
+    """Why ``caching_off()`` holds, in words (``None`` when caching is on)."""
+    if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
+        return "MEMORY_ROUTER_NO_CACHE is set"
+    if cache_dir() is None:
+        return ("no cache directory: HOME is empty or not a directory, and neither MEMORY_ROUTER_CACHE_DIR nor an "
+                "absolute XDG_CACHE_HOME is set")
+    return None
 
 
 def _code_stamp():
@@ -124,7 +134,7 @@ def cached(path, kind, build):
     """
     path = os.path.abspath(path)
     key, st = _stat_key(path, kind)
-    if _caching_off():
+    if caching_off():
         return build(path)
     entry = entry_path(path, kind)
     try:
@@ -196,8 +206,10 @@ def load_routing_table(path, build, companions=(), fallback=None, beside=True):
     finish in its budget; ``router.hooks.compiled``), ``None`` means build. ``beside=False``: the
     files beside the cluster file are not part of the key (a table built on the cluster file alone)."""
     path = os.path.abspath(path)
-    if _caching_off():
-        return build(path)
+    if caching_off():
+        # No cache: ``fallback`` still decides (the hook must not build a table it cannot finish).
+        table = fallback(path) if fallback is not None else None
+        return build(path) if table is None else table
     key, st, entry = _table_place(path, companions, beside)
     try:
         return _open_table(entry, key)
@@ -227,7 +239,7 @@ def compile_routing_table(path, build, companions=()):
     same-size in-place edit within one clock tick). Returns the entry's path, or ``None`` when
     caching is off or the entry could not be written."""
     path = os.path.abspath(path)
-    if _caching_off():
+    if caching_off():
         return None
     key, _st, entry = _table_place(path, companions)
     _store(entry, serialise_table(build(path), key))
@@ -237,7 +249,7 @@ def compile_routing_table(path, build, companions=()):
 def table_is_current(path, companions=()):
     """Whether the stored routing table of ``path`` (with the files beside it) is current."""
     path = os.path.abspath(path)
-    if _caching_off():
+    if caching_off():
         return False
     key, _st, entry = _table_place(path, companions)
     return _current(entry, key)

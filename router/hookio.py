@@ -1,4 +1,5 @@
-"""What every memory-router hook shares: the output shape, the fail-open run, the diagnostic log.
+"""What every memory-router hook shares: the fail-open run and the diagnostic log (what a hook prints
+for the model is ``router.agenttext``'s).
 
 Both the router hook and the spec §3 sentinel hook run through ``run_fail_open``, so a fix to how
 a hook reads its payload or prints its answer (the output is ASCII JSON *bytes*, whatever the
@@ -8,11 +9,6 @@ stdout encoding) reaches both. Standard library only: this is on the hook's star
 import json
 import os
 import sys
-
-
-def hook_output(text, event="UserPromptSubmit"):
-    """The exact object a UserPromptSubmit (or ``event``) hook prints to add ``text`` as context."""
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def log_diagnostic(hook_name, message):

@@ -1,16 +1,18 @@
 """What the MCP tools need of a store's files, and when to rebuild it (issue 24 items 20, 21).
 
 The server is long-lived, so it keeps one ``LoadedStore`` and rebuilds it when its reload key
-changes: the stat of the cluster file, of the learned-terms file (while learning is on) and of
-the utterances file (``None`` while one is absent). A ``record_feedback``, a ``learn`` run, a
-person editing either file or a ``clusters enrich`` is seen by the next tool call, as the hook
-sees it on the next prompt.
+changes: the stat of every file the hook's table is built from (the cluster file, the learned-terms
+file while learning is on, the utterances and near-misses files; ``None`` while one is absent). A
+``record_feedback``, a ``learn`` run, a person editing a file or a ``clusters enrich`` is seen by
+the next tool call, as the hook sees it on the next prompt. The table is the hook's own
+(``router.hooks.compiled.hook_table``), read from the compiled cache.
 
-A damaged learned-terms or utterances file does what it does to the hook: one line in
-``$MEMORY_ROUTER_LOG`` (and on the server's stderr, which MCP hosts keep as the server's log),
-routing and search without it, every tool still serving; the results carry the line in
-``store_problems``. Only a missing or broken cluster file is an error, since there is nothing to
-serve without it. ``record_feedback`` still refuses to rewrite a damaged learned file.
+A damaged learned-terms or utterances file, or a bad row in one, does what it does to the hook: one
+line in ``$MEMORY_ROUTER_LOG`` (and on the server's stderr, which MCP hosts keep as the server's
+log), routing and search without it, every tool still serving; the results name it in
+``store_problems`` by file (and line and column) only (``router.agenttext``). Only a missing or
+broken cluster file is an error, since there is nothing to serve without it. ``record_feedback``
+still refuses to rewrite a damaged learned file.
 """
 
 import os
@@ -18,11 +20,9 @@ import stat
 import sys
 
 from harness.context import RouterContext
-from router.store.clusterfile import load_cluster_file
-from router.config import learned_path, utterances_path
+from router.config import learned_path, nearmisses_path, utterances_path
 from router.errors import InputError
 from router.hookio import log_diagnostic
-from router.providers.provider import build_table
 
 
 def _stat_key(path):
@@ -49,51 +49,40 @@ def reload_key(cluster_path, learning):
                          fix="point --clusters at a .md or .tsv cluster file")
     own = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     learned = _stat_key(learned_path(cluster_path)) if learning else None
-    return (own, learned, _stat_key(utterances_path(cluster_path)))
+    return (own, learned, _stat_key(utterances_path(cluster_path)), _stat_key(nearmisses_path(cluster_path)))
 
 
 def read_learned_terms(cluster_path):
-    """``({slug: terms}, problem)``: the learned terms beside ``cluster_path``, or ``{}`` and the
-    one-line reason when the file cannot be used."""
+    """``({slug: terms}, problem)``: the learned terms beside ``cluster_path`` (a bad row left
+    out), or ``{}`` and the one-line reason when the file cannot be used at all."""
     from router.store.learned import LearnedFileError, learned_terms_for
 
     try:
-        return learned_terms_for(cluster_path), None
+        return learned_terms_for(cluster_path, []), None
     except LearnedFileError as err:
         return {}, err.format()
 
 
-class ServedContext:
-    """``harness.context.RouterContext`` as the server needs it: the same index, table and
-    ``route``, with the learned terms passed in (read leniently by the caller) instead of a
-    damaged file failing the whole context."""
-
-    route = RouterContext.route
-
-    def __init__(self, cluster_path, settings, config, learned_terms):
-        self.cluster_path = cluster_path
-        self.settings = settings
-        self.config = config
-        self.index = load_cluster_file(cluster_path)
-        self.table = build_table(self.index, learned_terms=learned_terms or None)
-
-
 def load_store(cluster_path, settings, config, learning):
-    """The state the tools read: ``context`` (a ``ServedContext``), ``tag_words`` per cluster
-    position, ``member_words`` and ``position`` (cluster position, member number) per slug,
-    ``postings`` (word -> positions), ``hand_tags`` (every tag word), ``learned`` ({slug:
-    terms}, empty while learning is off) and ``problems`` (one line per file left out)."""
+    """The state the tools read: ``context`` (a ``RouterContext`` on the hook's table),
+    ``tag_words`` per cluster position, ``member_words`` and ``position`` (cluster position,
+    member number) per slug, ``postings`` (word -> positions), ``hand_tags`` (every tag word),
+    ``learned`` ({slug: terms}, empty while learning is off) and ``problems`` (``(where,
+    message)`` per file left out or row skipped: ``where`` is the file, or ``file:line:col``)."""
     from router.tokens import slug_words, tokenize
 
     learned, problem = read_learned_terms(cluster_path) if learning else ({}, None)
     problems = []
     if problem:
-        problems.append(f"{problem}; routing and search go on without learned terms until it is fixed")
-    ctx = ServedContext(cluster_path, settings, config, learned)
+        problems.append((learned_path(cluster_path),
+                         f"{problem}; routing and search go on without learned terms until it is fixed"))
+    ctx = RouterContext(cluster_path, settings, config, log=lambda message: None)
     utterance_problem = (ctx.table.get("utterance_meta") or {}).get("problem")
     if utterance_problem:
-        problems.append(f"{utterance_problem}; routing and search go on without utterances until it is fixed")
-    for line in problems:
+        problems.append((utterances_path(cluster_path),
+                         f"{utterance_problem}; routing and search go on without utterances until it is fixed"))
+    problems += [(where, f"{message}; that row is skipped, the rest are used") for where, message in ctx.skipped_rows()]
+    for _where, line in problems:
         log_diagnostic("mcp", line)
         print(f"memory-router mcp: {line}", file=sys.stderr, flush=True)
     tag_words = [set().union(*(tokenize(t) for t in c.tags)) for c in ctx.index.clusters]

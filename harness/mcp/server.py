@@ -6,6 +6,7 @@ is plain Python, testable and usable without the ``mcp`` extra. A ``MemoryRouter
 store becomes a tool error (``isError``) or a resource error carrying its one-line message."""
 
 from harness.mcp.store import INDEX_URI, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT
+from router.agenttext import tool_error
 from router.errors import MemoryRouterError
 
 SERVER_NAME = "memory-router"
@@ -36,7 +37,7 @@ def build_server(store):
         try:
             return call(*args)
         except MemoryRouterError as err:
-            raise ToolError(str(err)) from None
+            raise ToolError(tool_error(err)) from None
 
     @server.tool(annotations=read_only)
     def route(prompt: Annotated[str, Field(description="the request to route, in the user's words")]
@@ -76,7 +77,7 @@ def build_server(store):
         try:
             return store.cluster_index()
         except MemoryRouterError as err:
-            raise ResourceError(str(err)) from None
+            raise ResourceError(tool_error(err)) from None
 
     return server
 

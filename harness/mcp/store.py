@@ -21,6 +21,7 @@ import stat
 
 from harness.mcp.resultcap import cap_lists, json_size
 from router import config as config_mod
+from router.agenttext import feedback_result, index_result, memory_result, route_result, search_result
 from router.errors import InputError, RefusedError
 
 TOOL_NAMES = ("route", "search_memory", "get_memory", "record_feedback")
@@ -108,11 +109,6 @@ class MemoryStore:
     def _learned_terms(self):
         return self._load()["learned"]
 
-    def _with_problems(self, result, loaded):
-        if loaded["problems"]:
-            result["store_problems"] = list(loaded["problems"])
-        return result
-
     # ----------------------------------------------------------------------- tools
 
     def route(self, prompt):
@@ -135,7 +131,7 @@ class MemoryStore:
         result = route_decision(ctx, prompt)
         if custom:
             self.breaker.record(name, is_overrun(result, time.monotonic() - started, budget_ms / 1000))
-        return cap_lists(self._with_problems(result, loaded), ("scores", "prompt_tokens"), self.max_result_chars)
+        return route_result(cap_lists(result, ("scores", "prompt_tokens"), self.max_result_chars), loaded["problems"])
 
     def search(self, query, limit=SEARCH_DEFAULT_LIMIT):
         """Member lines ranked by the query's words: tag_weight per word among their cluster's tags,
@@ -189,7 +185,7 @@ class MemoryStore:
             result["note"] = "the query has no routing words (only stopwords, numbers or single letters)"
         elif len(matches) > limit:
             result["note"] = f"showing the top {limit} of {len(matches)} matching member lines; raise limit for more"
-        return cap_lists(self._with_problems(result, loaded), ("results",), self.max_result_chars)
+        return search_result(cap_lists(result, ("results",), self.max_result_chars), loaded["problems"])
 
     def get_memory(self, slug):
         """The memory file of ``slug``: front matter fields and body. Only a slug of the store is
@@ -233,7 +229,7 @@ class MemoryStore:
                     excess = json_size(result) - self.max_result_chars
                     result[field] = result[field][: max(0, len(result[field]) - max(excess, 64))]
                     result["truncated"] = note()
-        return result
+        return memory_result(result)
 
     def _memory_file(self, slug):
         from router.store.memorystore import is_index_file, normalise_slug
@@ -285,7 +281,7 @@ class MemoryStore:
             from harness.context import compile_hook_table
 
             compile_hook_table(self.cluster_path, self.config)
-        return result
+        return feedback_result(result)
 
     def cluster_index(self):
         """The cluster index as Markdown: one line per cluster (id, size, tags, label)."""
@@ -311,7 +307,7 @@ class MemoryStore:
         if len(shown) < len(lines):
             text += (f"\n\n(showing {len(shown)} of {len(lines)} clusters: the rest exceed the server's result "
                      f"cap of {self.max_result_chars} characters; search_memory finds any member)")
-        return text + "\n"
+        return index_result(text + "\n")
 
 
 def utterance_matches(tokens, table):

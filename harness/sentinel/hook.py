@@ -36,7 +36,7 @@ def sentinel_context(text):
 
 
 def hook_output(text):
-    from router.hookio import hook_output as output_shape
+    from router.agenttext import hook_output as output_shape
 
     return output_shape(sentinel_context(text))
 

@@ -24,6 +24,7 @@ import os
 
 from router.gate import citations
 from router import config as config_mod
+from router.agenttext import gate_deny, gate_notice
 from router.argv import parse_long_options
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size, hook_config
 from router.hookio import log_diagnostic, run_fail_open
@@ -111,30 +112,19 @@ def payload_project_dir(payload, path):
     return None
 
 
-def notice(text):
-    """A visible, non-blocking message: the user sees ``systemMessage``, the model the context."""
-    return {"systemMessage": text,
-            "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
-
-
-def deny(reason):
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
-
-
 def respond(raw, argv):
     """The object the hook prints for one raw payload, or ``None`` for no output."""
     try:
         payload = json.loads(raw)
     except (ValueError, RecursionError) as err:  # RecursionError: JSON nested too deep
         log_diagnostic(HOOK_NAME, f"payload is not JSON: {err}")
-        return notice(f"memory-router gate: this write was NOT checked for citations: the hook payload is not "
+        return gate_notice(f"memory-router gate: this write was NOT checked for citations: the hook payload is not "
                       f"JSON ({err})")
     path, texts = citations.payload_texts(payload)
     why = citations.unreadable(payload, texts)
     if why:
         log_diagnostic(HOOK_NAME, f"write payload not readable: {why}")
-        return notice(f"memory-router gate: this write was NOT checked for citations: {why}")
+        return gate_notice(f"memory-router gate: this write was NOT checked for citations: {why}")
     if not texts:
         log_diagnostic(HOOK_NAME, f"no text to check in the payload (tool_name {payload.get('tool_name')!r})")
         return None
@@ -144,13 +134,13 @@ def respond(raw, argv):
     except Exception as err:  # noqa: BLE001 - the write goes ahead, visibly unchecked
         message = f"{type(err).__name__}: {err}"
         log_diagnostic(HOOK_NAME, f"internal error, write let through unchecked: {message}")
-        return notice("memory-router gate: internal error, this write was NOT checked for citations "
+        return gate_notice("memory-router gate: internal error, this write was NOT checked for citations "
                       f"({message}); see $MEMORY_ROUTER_LOG")
     rendered = citations.render(result)
     if result["verdict"] == "block":
-        return deny("memory-router citation gate refused this write:\n" + rendered)
+        return gate_deny("memory-router citation gate refused this write:\n" + rendered)
     if result["verdict"] == "warn":
-        return notice("memory-router citation gate:\n" + rendered)
+        return gate_notice("memory-router citation gate:\n" + rendered)
     return None
 
 

@@ -41,16 +41,21 @@ def build_table_of(path, learned_file=None, beside=True, log=None):
 
     check_size(path, MAX_CLUSTER_FILE_BYTES, "cluster file")
     terms = None
+    skipped = []
     if learned_file is not None:
         from router.store.learned import read_learned, terms_by_slug
 
         try:
-            terms = terms_by_slug(read_learned(learned_file))
+            terms = terms_by_slug(read_learned(learned_file, skipped))
         except InputError as err:
             # A damaged learned file must not silence the router: route on the hand-made words.
             if log is not None:
                 log(f"{err}; routing without learned terms until it is fixed")
-    return build_table(load_cluster_file(path), learned_terms=terms, beside=beside)
+    table = build_table(load_cluster_file(path), learned_terms=terms, beside=beside)
+    from router.routing.weightedtable import note_skipped_rows
+
+    note_skipped_rows(table, skipped, "learned terms")
+    return table
 
 
 def beside_bytes(path):
@@ -68,6 +73,38 @@ def companions_of(learned_file):
     return (learned_file,) if learned_file else ()
 
 
+def hook_table(path, learned_file=None, log=None):
+    """The table the hook routes on for the cluster file at ``path``, for a command that must show
+    the hook's decision (``route``, ``replay``, ``canary run``, the MCP server): the compiled table
+    when it is current, else compiled now and stored where the hook reads it (a command has no
+    prompt budget). With caching off it is what the hook builds: the whole table while the files
+    beside the cluster file are small, else the cluster file's own (``log`` says so)."""
+    def build(p):
+        return build_table_of(p, learned_file, log=log)
+
+    companions = companions_of(learned_file)
+    if cache.caching_off():
+        size = beside_bytes(path)
+        if size <= INLINE_BUILD_BYTES:
+            return build(os.path.abspath(path))
+        if log is not None:
+            log(no_cache_message(path, size))
+        return build_table_of(os.path.abspath(path), learned_file, beside=False, log=log)
+
+    def compile_then_read(p):
+        cache.compile_routing_table(p, build, companions)
+        return cache.load_routing_table(p, build, companions)
+
+    return cache.load_routing_table(path, build, companions, fallback=compile_then_read)
+
+
+def no_cache_message(path, size):
+    return (f"caching is off ({cache.why_caching_off()}), so the routing table of {path} cannot be "
+            f"compiled ahead, and its utterances and near-misses ({size:,} bytes) are too large to compile "
+            "inside a prompt: routing on the cluster file alone (fix: unset MEMORY_ROUTER_NO_CACHE, or set "
+            "MEMORY_ROUTER_CACHE_DIR to a local directory you can write)")
+
+
 def hook_fallback(path, learned_file, log):
     """The hook's ``fallback`` on a table miss (``router.cache.use_routing_table``): ``None``
     (build inline) when the files beside the cluster file are small, else the cluster file's own
@@ -75,6 +112,9 @@ def hook_fallback(path, learned_file, log):
     size = beside_bytes(path)
     if size <= INLINE_BUILD_BYTES:
         return None
+    if cache.caching_off():
+        log(no_cache_message(path, size))
+        return build_table_of(os.path.abspath(path), learned_file, beside=False, log=log)
     started = start_rebuild(path, learned_file)
     log(f"the routing table of {path} is missing or stale and its utterances and near-misses "
         f"({size:,} bytes) are too large to compile inside a prompt: routing on the cluster file "

@@ -13,7 +13,8 @@ from router import config as config_mod
 from router.argv import parse_long_options
 from router.cache import use_routing_table
 from router.hookconfig import hook_config
-from router.hookio import hook_output, log_diagnostic, run_fail_open
+from router.agenttext import hook_output
+from router.hookio import log_diagnostic, run_fail_open
 from router.providers.provider import route
 from router.hooks.session import after_compaction, hook_stage, reset_session
 from router.hooks.sessionrecord import read_trusted_record, record_path, write_record

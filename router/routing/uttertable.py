@@ -54,10 +54,11 @@ def stems_of_text(text, memo=None):
     return out
 
 
-def read_beside(cluster_path):
+def read_beside(cluster_path, skipped=None):
     """``(utterances by slug, file, problem)`` for the utterances file beside ``cluster_path``:
     ``({}, file, None)`` when there is none, ``({}, file, "why")`` when it cannot be used (damaged,
-    unreadable, too large): the router then routes on the cluster file alone."""
+    unreadable, too large): the router then routes on the cluster file alone. With a ``skipped``
+    list, a bad row goes there and the rest are used (``router.store.utterances.parse_rows``)."""
     from router.config import utterances_path
     from router.errors import InputError
     from router.store.utterances import read_utterances, utterances_by_slug
@@ -73,7 +74,7 @@ def read_beside(cluster_path):
         return {}, path, (f"utterances file {path} is {size} bytes, over the router's limit of "
                           f"{MAX_UTTERANCES_FILE_BYTES}")
     try:
-        return utterances_by_slug(read_utterances(path)), path, None
+        return utterances_by_slug(read_utterances(path, skipped)), path, None
     except InputError as err:
         return {}, path, err.format()
 

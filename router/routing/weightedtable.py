@@ -89,6 +89,28 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     return table
 
 
+# Skipped rows a table names at most (each is logged when the table is built; doctor lists them all).
+MAX_SKIPPED_ROWS = 50
+
+
+def note_skipped_rows(table, errors, what):
+    """Log each row a reader skipped (``errors``) and name it in the table's ``skipped_rows``
+    (``router.store.learned.skipped_rows``: ``((file:line:col, message), ...)``), so ``route``,
+    the MCP tools and doctor can say what the hook left out."""
+    if not errors:
+        return
+    from router.hookio import log_diagnostic
+    from router.store.learned import skipped_rows
+
+    rows = skipped_rows(errors)
+    for _where, message in rows[:3]:
+        log_diagnostic(what, f"{message}; that row is skipped, the rest are used")
+    if len(rows) > 3:
+        log_diagnostic(what, f"and {len(rows) - 3} more bad rows skipped (memory-router doctor names them)")
+    table["skipped_rows"] = (tuple(table.get("skipped_rows", ())) + rows)[:MAX_SKIPPED_ROWS]
+    table["skipped_row_count"] = table.get("skipped_row_count", 0) + len(rows)
+
+
 def _add_utterances(table, index, utterances, near_misses=None, generics=None):
     source = problem = None
     if utterances == BESIDE:
@@ -97,7 +119,9 @@ def _add_utterances(table, index, utterances, near_misses=None, generics=None):
             return
         from router.routing.uttertable import read_beside
 
-        utterances, source, problem = read_beside(path)
+        skipped = []
+        utterances, source, problem = read_beside(path, skipped)
+        note_skipped_rows(table, skipped, "utterances")
         if problem:
             from router.hookio import log_diagnostic
 
@@ -116,7 +140,9 @@ def _add_exemplars(table, index, utterances, near_misses, generics):
 
     problem = None
     if near_misses == BESIDE:
-        near_misses, problem = _near_misses_beside(index)
+        skipped = []
+        near_misses, problem = _near_misses_beside(index, skipped)
+        note_skipped_rows(table, skipped, "near-misses")
     if generics == BESIDE:
         generics = read_generic_negatives()
     add_exemplar_postings(table, index, utterances, near_misses or {}, generics or ())
@@ -124,8 +150,9 @@ def _add_exemplars(table, index, utterances, near_misses, generics):
         table["exemplar_meta"]["problem"] = problem
 
 
-def _near_misses_beside(index):
-    """``({cluster id: texts}, problem)`` from the near-misses file beside the index's cluster file."""
+def _near_misses_beside(index, skipped):
+    """``({cluster id: texts}, problem)`` from the near-misses file beside the index's cluster file
+    (a bad row goes to ``skipped``, the rest are used)."""
     path = getattr(index, "path", None)
     if not path or str(path).startswith("<"):
         return {}, None
@@ -134,7 +161,7 @@ def _near_misses_beside(index):
     from router.store.nearmisses import nearmisses_by_cluster, read_nearmisses
 
     try:
-        return nearmisses_by_cluster(read_nearmisses(nearmisses_path(path))), None
+        return nearmisses_by_cluster(read_nearmisses(nearmisses_path(path), skipped)), None
     except InputError as err:
         from router.hookio import log_diagnostic
 

@@ -56,6 +56,8 @@ _CLUSTER_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 class LearnedFileError(InputError):
     """A learned-terms file that cannot be read back (exit 2, never rewritten on a guess)."""
 
+    quotes_build_time_text = True   # its message may quote a row: router.agenttext.tool_error
+
 
 def utc_stamp(now=None):
     """The UTC time in ISO 8601 to the second (2026-11-30T19:55:01Z), as the learned-terms and
@@ -116,8 +118,25 @@ def hidden_character(line, columns):
 # --------------------------------------------------------------------------- reading
 
 
-def parse_learned_text(text, path="<learned>"):
-    """Rows of a learned-terms file's text; a bad row is a ``LearnedFileError`` naming its line."""
+def skip_or_raise(skipped, err):
+    """A bad row's error: kept in ``skipped`` (the row is left out, the rest are used) or raised.
+    Every row file's reader (learned terms, utterances, near-misses) decides this one way."""
+    if skipped is None:
+        raise err
+    skipped.append(err)
+
+
+def skipped_rows(errors):
+    """``((where, message), ...)`` of the rows a reader skipped: ``where`` is ``file:line:col``
+    (what may be shown anywhere), ``message`` the whole line with its fix (it may quote the row, so
+    it is for a person: the log, ``clusters compile``, ``route``, doctor; never a model)."""
+    return tuple((f"{err.path}:{err.line}:{err.column}", err.format()) for err in errors)
+
+
+def parse_learned_text(text, path="<learned>", skipped=None):
+    """Rows of a learned-terms file's text; a bad row is a ``LearnedFileError`` naming its line
+    (with a ``skipped`` list, it is appended there and the row left out: what routing does; a
+    writer passes none, so it never drops a row it cannot read)."""
     rows = []
     seen_header = False
     for lineno, raw in split_rows(text):
@@ -125,7 +144,11 @@ def parse_learned_text(text, path="<learned>"):
             continue
         hidden = hidden_character(raw, COLUMNS)
         if hidden:
-            raise LearnedFileError(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX)
+            err = LearnedFileError(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX)
+            if not seen_header:
+                raise err
+            skip_or_raise(skipped, err)
+            continue
         fields = raw.split("\t")
         if not seen_header:
             if tuple(f.strip() for f in fields) != COLUMNS:
@@ -134,8 +157,10 @@ def parse_learned_text(text, path="<learned>"):
             seen_header = True
             continue
         if len(fields) != len(COLUMNS):
-            raise LearnedFileError(f"expected {len(COLUMNS)} tab-separated fields, got {len(fields)}", path=path,
+            err = LearnedFileError(f"expected {len(COLUMNS)} tab-separated fields, got {len(fields)}", path=path,
                                    line=lineno, column=1, fix="write " + ", ".join(COLUMNS) + " separated by tabs")
+            skip_or_raise(skipped, err)
+            continue
         added, cluster_id, slug, term, source = (f.strip() for f in fields)
         problem = None
         column = 1
@@ -155,22 +180,24 @@ def parse_learned_text(text, path="<learned>"):
             column = len("\t".join(fields[:4])) + 2
             problem, fix = f"unknown source {source!r}", "use one of: " + ", ".join(SOURCES)
         if problem:
-            raise LearnedFileError(problem, path=path, line=lineno, column=column, fix=fix)
+            err = LearnedFileError(problem, path=path, line=lineno, column=column, fix=fix)
+            skip_or_raise(skipped, err)
+            continue
         rows.append(LearnedTerm(added, cluster_id, slug, term, source, lineno))
     return rows
 
 
-def read_learned(path):
+def read_learned(path, skipped=None):
     """The rows of the learned-terms file at ``path``, in file order; ``[]`` when there is none."""
     text = read_utf8(path, "learned-terms file", "fix its permissions, or delete it to start over",
                      LearnedFileError, missing_ok=True)
-    return [] if text is None else parse_learned_text(text, path)
+    return [] if text is None else parse_learned_text(text, path, skipped)
 
 
-def learned_terms_for(cluster_path):
+def learned_terms_for(cluster_path, skipped=None):
     """``{slug: terms}`` of the learned-terms file beside ``cluster_path`` (``{}`` when there is
     none): what the default provider adds to each memory's words while ``learning = true``."""
-    return terms_by_slug(read_learned(learned_path(cluster_path)))
+    return terms_by_slug(read_learned(learned_path(cluster_path), skipped))
 
 
 def terms_by_slug(rows):

@@ -51,6 +51,8 @@ NearMiss.__doc__ = ("One row: cluster id, the near-miss, hash of the cluster tex
 class NearMissesFileError(InputError):
     """A near-misses file that cannot be read back (exit 2; the hook routes without it)."""
 
+    quotes_build_time_text = True   # its message may quote a row: router.agenttext.tool_error
+
 
 def cluster_text_hash(member_hashes):
     """16 hex digits of the SHA-256 of a cluster's members, in file order: each member's slug and
@@ -61,19 +63,20 @@ def cluster_text_hash(member_hashes):
     return digest.hexdigest()[:16]
 
 
-def parse_nearmisses_text(text, path="<near-misses>"):
+def parse_nearmisses_text(text, path="<near-misses>", skipped=None):
     """``NearMiss`` rows of a near-misses file's text, in file order; a bad row is a
-    ``NearMissesFileError`` naming its line, column and fix."""
+    ``NearMissesFileError`` naming its line, column and fix (``skipped``:
+    ``router.store.utterances.parse_rows``)."""
     return [NearMiss(*row) for row in parse_rows(text, path, COLUMNS, NearMissesFileError, MAX_NEAR_MISS_CHARS,
-                                                 key_name="cluster id", hash_name="cluster_hash")]
+                                                 key_name="cluster id", hash_name="cluster_hash", skipped=skipped)]
 
 
-def read_nearmisses(path):
+def read_nearmisses(path, skipped=None):
     """The rows of the near-misses file at ``path``; ``[]`` when there is none."""
     text = read_utf8(path, "near-misses file",
                      "fix its permissions, or delete it and run memory-router clusters enrich",
                      NearMissesFileError, missing_ok=True)
-    return [] if text is None else parse_nearmisses_text(text, path)
+    return [] if text is None else parse_nearmisses_text(text, path, skipped)
 
 
 def nearmisses_by_cluster(rows):

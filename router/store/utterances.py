@@ -23,7 +23,7 @@ import re
 from collections import namedtuple
 
 from router.errors import InputError, read_utf8
-from router.store.learned import HIDDEN_CHARACTER_FIX, hidden_character, split_rows, utc_stamp_problem
+from router.store.learned import HIDDEN_CHARACTER_FIX, hidden_character, skip_or_raise, split_rows, utc_stamp_problem
 
 COLUMNS = ("slug", "utterance", "memory_hash", "engine", "model", "written")
 HEADER_COMMENT = (
@@ -49,6 +49,8 @@ _ENGINE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 class UtterancesFileError(InputError):
     """An utterances file that cannot be read back (exit 2; the hook routes without it)."""
 
+    quotes_build_time_text = True   # its message may quote a row: router.agenttext.tool_error
+
 
 def memory_text_hash(text):
     """16 hex digits of the SHA-256 of a memory's text (its hook line, a newline, its body)."""
@@ -60,22 +62,29 @@ def clean_utterance(text):
     return " ".join(str(text).split())
 
 
-def parse_utterances_text(text, path="<utterances>"):
+def parse_utterances_text(text, path="<utterances>", skipped=None):
     """Rows of an utterances file's text, in file order; a bad row is an ``UtterancesFileError``
-    naming its line and column and the fix."""
-    return [Utterance(*row) for row in parse_rows(text, path, COLUMNS, UtterancesFileError, MAX_UTTERANCE_CHARS)]
+    naming its line and column and the fix (``skipped``: see ``parse_rows``)."""
+    return [Utterance(*row) for row in parse_rows(text, path, COLUMNS, UtterancesFileError, MAX_UTTERANCE_CHARS,
+                                                  skipped=skipped)]
 
 
-def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name="memory_hash"):
+def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name="memory_hash", skipped=None):
     """``(key, text, hash, engine, model, written, line)`` of each row of a build-time TSV file
     (utterances, near-misses: six columns, the first a slug-shaped key), in file order. A bad row
-    raises ``error`` naming its line and column and the fix."""
+    raises ``error`` naming its line and column and the fix; with a ``skipped`` list, the error is
+    appended there and the row left out (what routing does: one bad row must not switch the file
+    off), while a writer, which must not drop a row it cannot read, passes none. A missing or wrong
+    column row always raises: without it no row can be read."""
     rows = []
     seen_header = False
     for lineno, raw in split_rows(text):     # \n and \r\n only (router.store.learned)
         if not raw.strip() or raw.startswith("#"):
             continue
         hidden = hidden_character(raw, columns)
+        if hidden and seen_header:
+            skip_or_raise(skipped, error(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX))
+            continue
         if hidden:
             raise error(hidden[0], path=path, line=lineno, column=hidden[1], fix=HIDDEN_CHARACTER_FIX)
         fields = raw.split("\t")
@@ -87,9 +96,10 @@ def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name
             seen_header = True
             continue
         if len(fields) != len(columns):
-            raise error(f"expected {len(columns)} tab-separated fields, got {len(fields)}",
-                        path=path, line=lineno, column=1,
-                        fix="write " + ", ".join(columns) + " separated by tabs")
+            skip_or_raise(skipped, error(f"expected {len(columns)} tab-separated fields, got {len(fields)}",
+                                         path=path, line=lineno, column=1,
+                                         fix="write " + ", ".join(columns) + " separated by tabs"))
+            continue
         key, body, text_hash, engine, model, written = (f.strip() for f in fields)
         starts = [1]
         for field in fields[:-1]:
@@ -114,16 +124,18 @@ def parse_rows(text, path, columns, error, max_chars, key_name="slug", hash_name
             problem, column, fix = (f"written {written!r} {utc_stamp_problem(written)}", starts[5],
                                     "write a real UTC time like 2026-12-01T21:00:00Z")
         if problem:
-            raise error(problem, path=path, line=lineno, column=column, fix=fix)
+            skip_or_raise(skipped, error(problem, path=path, line=lineno, column=column, fix=fix))
+            continue
         rows.append((key, body, text_hash, engine, model, written, lineno))
     return rows
 
 
-def read_utterances(path):
-    """The rows of the utterances file at ``path``, in file order; ``[]`` when there is none."""
+def read_utterances(path, skipped=None):
+    """The rows of the utterances file at ``path``, in file order; ``[]`` when there is none
+    (``skipped``: see ``parse_rows``)."""
     text = read_utf8(path, "utterances file", "fix its permissions, or delete it and run memory-router clusters enrich",
                      UtterancesFileError, missing_ok=True)
-    return [] if text is None else parse_utterances_text(text, path)
+    return [] if text is None else parse_utterances_text(text, path, skipped)
 
 
 def utterances_by_slug(rows):

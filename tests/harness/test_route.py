@@ -135,8 +135,10 @@ def test_route_says_when_the_veto_silenced_a_prompt_and_names_the_exemplars(caps
     decision = json.loads(capsys.readouterr().out)
     veto = decision["veto"]
     assert veto["vetoed"] and decision["routed"] == []
-    assert veto["nearest_negative"]["text"] and veto["nearest_negative"]["similarity"] > 0
-    assert veto["best_member_exemplar"]["slug"]
+    # --json is the MCP route result: exemplars named, never their text (issue 35 item 1) ...
+    assert "text" not in veto["nearest_negative"] and veto["nearest_negative"]["similarity"] > 0
+    assert veto["best_member_exemplar"]["slug"] and "text" not in veto["best_member_exemplar"]
     assert main(["route", prompt, "--clusters", str(example_cluster_file)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"vetoed: nearest {veto['nearest_negative']['kind'].replace('_', '-')}" in out
+    # ... while a person at a terminal is shown the text
+    assert f"vetoed: nearest {veto['nearest_negative']['kind'].replace('_', '-')} '" in out

@@ -465,7 +465,7 @@ def test_a_damaged_learned_file_is_logged_and_the_hand_words_still_route(tmp_pat
                                                                            monkeypatch):
     project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
     learned = _write_learned(store, cluster_id, ["flibbertigibbet"])
-    learned.write_text(learned.read_text(encoding="utf-8").replace("learn\n", "nobody\n"), encoding="utf-8")
+    learned.write_text(learned.read_text(encoding="utf-8").replace("source\n", "origin\n"), encoding="utf-8")
     log = tmp_path / "hook.log"
     monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
@@ -473,7 +473,23 @@ def test_a_damaged_learned_file_is_logged_and_the_hand_words_still_route(tmp_pat
     run_hook([], io.BytesIO(payload(SETX_PHRASINGS[0], cwd=str(project))), out)
     assert "env_bash_tool_env_var_caching" in assert_injection(out.getvalue())
     logged = log.read_text(encoding="utf-8")
-    assert "unknown source 'nobody'" in logged and "routing without learned terms" in logged
+    assert "expected the column row" in logged and "routing without learned terms" in logged
+
+
+def test_a_bad_learned_row_is_logged_skipped_and_the_other_rows_still_route(tmp_path, example_cluster_file,
+                                                                            monkeypatch):
+    """Issue 35 item 7: one bad row is skipped and logged by place; the file's other rows still route."""
+    project, store, cluster_id = _learning_project(tmp_path, example_cluster_file, learning=True)
+    learned = _write_learned(store, cluster_id, ["gobbledygook", "flibbertigibbet", "glacial"])
+    learned.write_text(learned.read_text(encoding="utf-8").replace("learn\n", "nobody\n", 1), encoding="utf-8")
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    out = io.StringIO()
+    run_hook([], io.BytesIO(payload(LEARNED_PROMPT, cwd=str(project))), out)
+    assert "env_defender_excludes_dev_dir" in assert_injection(out.getvalue())
+    logged = log.read_text(encoding="utf-8")
+    assert f"{learned}:2:" in logged and "unknown source 'nobody'" in logged and "that row is skipped" in logged
 
 
 def test_a_task_notification_turn_is_not_routed(example_cluster_file):

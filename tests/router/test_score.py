@@ -2,7 +2,7 @@ import pytest
 
 from router.store.clusterfile import Cluster, ClusterIndex, Member, parse_cluster_text
 from router.config import default_settings
-from router.hookio import hook_output
+from router.agenttext import hook_output
 from router.routing.score import (
     build_routing_table,
     choose_clusters,

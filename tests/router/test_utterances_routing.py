@@ -170,12 +170,28 @@ def test_each_chosen_cluster_sends_its_best_member_even_at_a_limit_of_one(tables
     assert len(decision["lines"]) == 2
 
 
-def test_a_damaged_file_routes_as_without_utterances_and_says_why(store, monkeypatch, tmp_path):
+def test_a_bad_row_is_skipped_and_the_file_still_routes_and_says_why(store, monkeypatch, tmp_path):
+    """Issue 35 item 7: the rest of the file is used, as if the bad row were not there."""
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    index = load_cluster_file(store)
+    whole = build_table(index)
     with open(utterances_path(store), "a", encoding="utf-8") as handle:
         handle.write("not\ta row\n")
+    table = build_table(index)
+    assert route(PARAPHRASE, table, settings()) == route(PARAPHRASE, whole, settings())
+    assert table["utterance_meta"]["problem"] is None
+    assert "expected 6 tab-separated fields" in table["skipped_rows"][0][1]
+
+
+def test_a_damaged_file_routes_as_without_utterances_and_says_why(store, monkeypatch, tmp_path):
+    with open(utterances_path(store), "r+", encoding="utf-8") as handle:
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace("slug\tutterance", "slug\tsaid", 1))
+        handle.truncate()
     monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
     index = load_cluster_file(store)
     table = build_table(index)
     plain = extend_table(build_routing_table(index), index, utterances=None)
     assert route(PARAPHRASE, table, settings()) == route(PARAPHRASE, plain, settings())
-    assert "expected 6 tab-separated fields" in table["utterance_meta"]["problem"]
+    assert "expected the column row" in table["utterance_meta"]["problem"]

@@ -129,7 +129,6 @@ def test_clusters_with_a_member_without_utterances_are_named(store):
 
 @pytest.mark.parametrize("damage", [
     "not the column row\n",
-    "slug\tutterance\tmemory_hash\tengine\tmodel\twritten\nBAD SLUG\tx\t-\thand\t-\t2026-12-01T21:00:00Z\n",
     b"slug\tutterance\tmemory_hash\tengine\tmodel\twritten\nok\t\xff\t-\thand\t-\t2026-12-01T21:00:00Z\n",
 ])
 def test_a_damaged_file_is_logged_once_and_routes_on_the_cluster_file(store, tmp_path, monkeypatch, damage):
@@ -150,6 +149,22 @@ def test_a_damaged_file_is_logged_once_and_routes_on_the_cluster_file(store, tmp
     assert table["utterance_postings"] == {}
     plain = extend_table(build_routing_table(index), index, utterances=None)
     assert canonical({k: v for k, v in table.items() if k in plain}) == canonical(plain)
+
+
+def test_a_bad_row_is_logged_by_place_and_skipped_the_rest_are_used(store, tmp_path, monkeypatch):
+    """Issue 35 item 7: an utterance over 200 characters (or any bad row) no longer switches the file off."""
+    log = tmp_path / "router.log"
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(log))
+    good = "env_bash_path_conversion\tpaths come out wrong\t-\thand\t-\t2026-12-01T21:00:00Z\n"
+    with open(utterances_path(store), "w", encoding="utf-8") as handle:
+        handle.write("slug\tutterance\tmemory_hash\tengine\tmodel\twritten\n"
+                     f"env_bash_path_conversion\t{'x' * 201}\t-\thand\t-\t2026-12-01T21:00:00Z\n" + good)
+    table = build_table(load_cluster_file(store))
+    assert table["utterance_meta"]["problem"] is None and table["utterance_meta"]["rows"] == 1
+    [(where, message)] = table["skipped_rows"]
+    assert where == f"{utterances_path(store)}:2:26" and "of 201 characters (at most 200)" in message
+    logged = log.read_text(encoding="utf-8")
+    assert f"{utterances_path(store)}:2:26" in logged and "that row is skipped, the rest are used" in logged
 
 
 def test_an_oversized_file_is_not_read(store, monkeypatch):

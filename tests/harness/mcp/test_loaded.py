@@ -6,11 +6,12 @@ import shutil
 import pytest
 
 from harness.mcp.loaded import load_store, read_learned_terms, reload_key
-from router.config import bundled_cluster_file, default_settings, learned_path, utterances_path
+from router.config import bundled_cluster_file, default_settings, learned_path, nearmisses_path, utterances_path
 from router.errors import InputError
 
 HEADER_LEARNED = "added\tcluster_id\tslug\tterm\tsource\n"
 HEADER_UTTERANCES = "slug\tutterance\tmemory_hash\tengine\tmodel\twritten\n"
+HEADER_NEARMISSES = "cluster_id\tnear_miss\tcluster_hash\tengine\tmodel\twritten\n"
 
 
 @pytest.fixture
@@ -32,14 +33,17 @@ def touch(path, text):
     ("learned", False, False),      # learning off: the learned file is never read, so it is not watched
     ("utterances", False, True),
     ("utterances", True, True),
+    ("nearmisses", False, True),    # the veto reads them: a deleted row must stop vetoing (issue 35 item 6)
 ])
 def test_the_key_changes_with_each_file_the_store_is_built_from(clusters, which, learning, changes):
     before = reload_key(clusters, learning)
-    path = {"cluster": clusters, "learned": learned_path(clusters), "utterances": utterances_path(clusters)}[which]
+    path = {"cluster": clusters, "learned": learned_path(clusters), "utterances": utterances_path(clusters),
+            "nearmisses": nearmisses_path(clusters)}[which]
     if which == "cluster":
         touch(path, open(path, encoding="utf-8").read() + "\n")
     else:
-        touch(path, HEADER_LEARNED if which == "learned" else HEADER_UTTERANCES)
+        touch(path, {"learned": HEADER_LEARNED, "utterances": HEADER_UTTERANCES,
+                     "nearmisses": HEADER_NEARMISSES}[which])
     assert (reload_key(clusters, learning) != before) is changes
 
 
@@ -55,12 +59,25 @@ def test_no_cluster_file_is_an_input_error(tmp_path, make, message):
 
 
 def test_a_damaged_learned_file_is_a_problem_not_an_error(clusters):
-    touch(learned_path(clusters), HEADER_LEARNED + "yesterday\tlayer1_01\tenv_x\tslow\tmcp\n")
+    touch(learned_path(clusters), "added\tcluster\n2026-01-01T00:00:00Z\tlayer1_01\n")
     terms, problem = read_learned_terms(clusters)
-    assert terms == {} and f"{learned_path(clusters)}:2:1: added 'yesterday'" in problem
+    assert terms == {} and f"{learned_path(clusters)}:1:1: expected the column row" in problem
     loaded = load_store(clusters, default_settings(), {"learning": True}, learning=True)
     assert loaded["learned"] == {} and len(loaded["problems"]) == 1
-    assert "routing and search go on without learned terms" in loaded["problems"][0]
+    assert loaded["problems"][0][0] == learned_path(clusters)
+    assert "routing and search go on without learned terms" in loaded["problems"][0][1]
+
+
+def test_a_bad_learned_row_is_skipped_and_named_the_rest_are_used(clusters):
+    """Issue 35 item 7: one bad row no longer switches the learned file off."""
+    touch(learned_path(clusters), HEADER_LEARNED + "yesterday\tlayer1_01\tenv_x\tslow\tmcp\n"
+          "2026-01-01T00:00:00Z\tlayer1_01\tenv_msys_path_conversion\tmangled\tmcp\n")
+    terms, problem = read_learned_terms(clusters)
+    assert problem is None and terms == {"env_msys_path_conversion": frozenset({"mangled"})}
+    loaded = load_store(clusters, default_settings(), {"learning": True}, learning=True)
+    assert loaded["learned"] == terms
+    [(where, message)] = loaded["problems"]
+    assert where == f"{learned_path(clusters)}:2:1" and "added 'yesterday'" in message and "skipped" in message
 
 
 def test_learning_off_never_reads_the_learned_file(clusters):

@@ -237,7 +237,9 @@ def test_item21_a_damaged_file_is_logged_and_every_tool_keeps_serving(project, m
                       env=mcp_env(project, tmp_path, MEMORY_ROUTER_LOG=log))
     route = out["calls"]["route"]
     assert route.is_error is False and route.structured_content["routed"], text_of(route)
-    assert any(f"{damaged_file}{line}" in p and left_out in p for p in route.structured_content["store_problems"])
+    # issue 35 items 1 and 7: the bad row is skipped (the rest are used) and named to the agent by place only
+    assert any(p.startswith(f"{damaged_file}:2:1: a bad row was skipped") for p in route.structured_content["store_problems"])
+    assert "yesterday" not in str(route.structured_content) and "Not A Slug" not in str(route.structured_content)
     assert out["calls"]["search"].structured_content["results"][0]["slug"] == DEFENDER
     assert out["calls"]["get"].structured_content["body"] == "Exclude D:\\dev.\n"
     assert out["reads"]["memory-router://clusters"].startswith("# Memory clusters")
@@ -245,7 +247,8 @@ def test_item21_a_damaged_file_is_logged_and_every_tool_keeps_serving(project, m
     assert f"{damaged_file}{line}" in out["stderr"] and "Traceback" not in out["stderr"]
     feedback = out["calls"]["feedback"]
     if suffix == ".learned.tsv":   # never rewritten on a guess
-        assert feedback.is_error is True and line in text_of(feedback)
+        assert feedback.is_error is True and f"{damaged_file}:2:1" in text_of(feedback)
+        assert "yesterday" not in text_of(feedback)
     else:
         assert feedback.is_error is False and feedback.structured_content["written"] is True
     assert damaged_file.read_text(encoding="utf-8") == damaged
