@@ -9,7 +9,7 @@ import sys
 from router import config as config_mod
 from router.store.clusterfile import load_cluster_file
 from router.configfile import load_config
-from router.agenttext import hook_output, veto_summary
+from router.agenttext import hook_output, store_problems, veto_summary
 from router.hooks.session import route_fresh
 
 
@@ -91,6 +91,8 @@ def route_json(ctx, decision):
     result["settings"] = ctx.settings
     text = decision["additional_context"]
     result["hook_output"] = hook_output(text) if text is not None else None
+    if ctx.skipped_rows():
+        result["store_problems"] = store_problems(ctx.skipped_rows())
     return result
 
 

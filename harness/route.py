@@ -1,5 +1,7 @@
 """``memory-router route``: explain how one prompt is scored and what the hook would inject."""
 
+import sys
+
 from harness import options
 from harness.context import as_typed, context_for, route_json, typed_words
 
@@ -9,6 +11,8 @@ def cmd_route(args):
 
     ctx = context_for(args.clusters, args.config, quiet=args.json)
     decision = ctx.route(args.prompt)
+    for _where, message in ctx.skipped_rows():  # the whole line, fix included: for the person running route
+        print(f"memory-router route: {message}; the hook skips that row and uses the rest", file=sys.stderr)
     if args.json:
         print_json(route_json(ctx, decision))
         return 0

@@ -74,7 +74,7 @@ def caching_off():
     return bool(os.environ.get("MEMORY_ROUTER_NO_CACHE")) or cache_dir() is None
 
 
-def whycaching_off():
+def why_caching_off():
     """Why ``caching_off()`` holds, in words (``None`` when caching is on)."""
     if os.environ.get("MEMORY_ROUTER_NO_CACHE"):
         return "MEMORY_ROUTER_NO_CACHE is set"
@@ -154,7 +154,8 @@ def cached(path, kind, build):
 
 def _store(entry, data):
     """Put ``data`` at ``entry`` only complete: a private temp file beside it, fsync, rename, fsync
-    the directory. A failure leaves no temp file and is ignored (the cache is optional)."""
+    the directory. A failure leaves no temp file and is returned, never raised (the cache is
+    optional; a command that needs the entry names it); ``None`` when it was stored."""
     directory = os.path.dirname(entry)
     tmp = None
     try:
@@ -169,9 +170,11 @@ def _store(entry, data):
         os.replace(tmp, entry)
         tmp = None
         fsync_directory(directory)
-    except (OSError, ValueError):
+    except (OSError, ValueError) as err:
         if tmp is not None:
             remove_owned(tmp, directory)
+        return err
+    return None
 
 
 def _open_table(entry, key):
@@ -236,14 +239,20 @@ def compile_routing_table(path, build, companions=()):
     """Build the routing table of the cluster file at ``path`` now and store it where
     ``load_routing_table`` looks, settled or not: for a command that has just written the store
     (the files are ours, replaced by rename, so a later write cannot keep their key short of a
-    same-size in-place edit within one clock tick). Returns the entry's path, or ``None`` when
-    caching is off or the entry could not be written."""
+    same-size in-place edit within one clock tick). Returns ``(entry path or None, why not)``:
+    ``why not`` says why the table is not there for the hook (caching off, the cache directory not
+    writable, a write that failed, an entry that does not read back whole), ``None`` when it is."""
     path = os.path.abspath(path)
     if caching_off():
-        return None
+        return None, f"caching is off ({why_caching_off()})"
     key, _st, entry = _table_place(path, companions)
-    _store(entry, serialise_table(build(path), key))
-    return entry if _current(entry, key) else None
+    failed = _store(entry, serialise_table(build(path), key))
+    if failed is not None:
+        reason = failed.strerror if isinstance(failed, OSError) and failed.strerror else str(failed)
+        return None, f"the table could not be written in the cache directory {os.path.dirname(entry)}: {reason}"
+    if not _current(entry, key):
+        return None, f"the table written at {entry} does not read back whole (the cache directory keeps a damaged copy)"
+    return entry, None
 
 
 def table_is_current(path, companions=()):

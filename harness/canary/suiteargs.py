@@ -113,11 +113,15 @@ def load_suites(paths, cluster_path=None, facts_only=False, config=None):
 
 
 def table_for(suite, cache):
-    from router.providers.provider import build_table
+    """The table a suite's cases route on: the hook's compiled table of its cluster file (without
+    learned terms: a suite is a gate on the cluster file a repository holds), so ``canary run``
+    shows the hook's decisions (``router.hooks.compiled.hook_table``)."""
+    from harness.context import say_on_stderr
+    from router.hooks.compiled import hook_table
 
     key = os.path.abspath(suite.cluster_path)
     if key not in cache:
-        cache[key] = build_table(suite.index)
+        cache[key] = hook_table(key, None, say_on_stderr("canary run"))
     return cache[key]
 
 

@@ -128,17 +128,36 @@ def cmd_clusters_compile(args):
     from harness.output import print_json
     from router.configfile import load_config
 
+    from router.hooks.compiled import marker_state, not_compiled
+
     config = load_config(args.config)
     path = resolve_cli_clusters(args.clusters, config)
     result = dict(compile_hook_table(path, config), cluster_file=os.path.abspath(path))
+    if result["problem"]:
+        result["hook_meanwhile"], result["fix"] = not_compiled(path, result["problem"])
+    marker = marker_state(path)
+    if marker and marker["age_s"] < 0:
+        result["rebuild_marker"] = dict(marker, problem="dated ahead of the clock; it no longer holds rebuilds back",
+                                        fix=f"delete {marker['path']}")
+    # Exit 1 when the hook cannot read what was asked for: no table stored, or rows left out.
+    code = 1 if result["problem"] or result["skipped_row_count"] else 0
     if args.json:
         print_json(result)
-    elif result["entry"] is None:
-        print(f"{path}: caching is off (MEMORY_ROUTER_NO_CACHE, or no cache directory): the hook builds the "
-              "table on each prompt")
+        return code
+    if result["problem"]:
+        print(f"not compiled: {path}: {result['problem']}; meanwhile {result['hook_meanwhile']} "
+              f"(fix: {result['fix']})")
     else:
         print(f"compiled the hook's routing table for {path} in {result['seconds']:.2f} s")
-    return 0
+    for _where, message in result["skipped_rows"]:
+        print(f"{message}; the row is skipped, the rest are used")
+    more = result["skipped_row_count"] - len(result["skipped_rows"])
+    if more > 0:
+        print(f"and {more} more bad rows skipped (memory-router doctor lists them all)")
+    if "rebuild_marker" in result:
+        found = result["rebuild_marker"]
+        print(f"{found['path']}: a rebuild marker {found['problem']} (fix: {found['fix']})")
+    return code
 
 
 def cmd_clusters_build(args):

@@ -143,6 +143,10 @@ def doctor_report(project_dir, memory_dir=None, run_commands=True):
     checks.append(_providercheck(config, table, _entry_timeout(entries, distinct)))
     if index is not None and config and config.get("learning"):
         checks.append(_learnedcheck(cluster_path))
+    if index is not None:
+        from harness.doctor.table import table_checks
+
+        checks.extend(table_checks(cluster_path, config))
 
     if run_commands:
         for command in distinct:

@@ -50,7 +50,7 @@ def build(args):
     writer = snapshot = None
     # --project DIR replays DIR's history on DIR's store, wherever this runs; the bundled example,
     # when DIR has none, is said on stderr even under --json (the report names the file too)
-    ctx = context_for(args.clusters, args.config, dirs=[directory] if args.project else None)
+    ctx = context_for(args.clusters, args.config, dirs=[directory] if args.project else None, command="replay")
     if args.suite:
         from harness.fileops import Snapshot
         from harness.replay.suite import SuiteWriter, check_target

@@ -26,6 +26,7 @@ from router.config import nearmisses_path, utterances_path
 from router.errors import InputError
 from router.hookconfig import MAX_CLUSTER_FILE_BYTES, check_size
 from router.removal import remove_owned
+from router.safeio import read_regular_bytes
 
 # About 2,000 utterance rows: the example store's 1,260 rows with its near-misses build in ~0.1 s.
 INLINE_BUILD_BYTES = 256 * 1024
@@ -75,27 +76,25 @@ def companions_of(learned_file):
 
 def hook_table(path, learned_file=None, log=None):
     """The table the hook routes on for the cluster file at ``path``, for a command that must show
-    the hook's decision (``route``, ``replay``, ``canary run``, the MCP server): the compiled table
-    when it is current, else compiled now and stored where the hook reads it (a command has no
-    prompt budget). With caching off it is what the hook builds: the whole table while the files
-    beside the cluster file are small, else the cluster file's own (``log`` says so)."""
+    the hook's decision (``route``, ``replay``, the MCP server): the compiled table when it is
+    current; else what the hook does on that miss, without writing anything: the whole table built
+    here while the files beside the cluster file are small, else the cluster file's own (``log``
+    says so, with the fix). A stale large table is for ``clusters compile`` to rebuild."""
     def build(p):
         return build_table_of(p, learned_file, log=log)
 
-    companions = companions_of(learned_file)
-    if cache.caching_off():
-        size = beside_bytes(path)
+    def on_miss(p):
+        size = beside_bytes(p)
         if size <= INLINE_BUILD_BYTES:
-            return build(os.path.abspath(path))
+            return build(p)
         if log is not None:
-            log(no_cache_message(path, size))
-        return build_table_of(os.path.abspath(path), learned_file, beside=False, log=log)
+            log(no_cache_message(p, size) if cache.caching_off() else
+                f"the compiled routing table of {p} is missing or stale and its utterances and near-misses "
+                f"({size:,} bytes) are too large to compile inside a prompt, so the hook routes on the cluster "
+                "file alone until it is compiled (fix: memory-router clusters compile)")
+        return build_table_of(p, learned_file, beside=False, log=log)
 
-    def compile_then_read(p):
-        cache.compile_routing_table(p, build, companions)
-        return cache.load_routing_table(p, build, companions)
-
-    return cache.load_routing_table(path, build, companions, fallback=compile_then_read)
+    return cache.load_routing_table(path, build, companions_of(learned_file), fallback=on_miss)
 
 
 def no_cache_message(path, size):
@@ -116,19 +115,51 @@ def hook_fallback(path, learned_file, log):
         log(no_cache_message(path, size))
         return build_table_of(os.path.abspath(path), learned_file, beside=False, log=log)
     started = start_rebuild(path, learned_file)
+    failed = None if started else rebuild_failure(path)
     log(f"the routing table of {path} is missing or stale and its utterances and near-misses "
         f"({size:,} bytes) are too large to compile inside a prompt: routing on the cluster file "
-        f"alone; {'a rebuild has started' if started else 'a rebuild is already running'} "
-        "(or run: memory-router clusters compile)")
+        "alone; " + ("a rebuild has started" if started else
+                     f"the last rebuild could not store the table ({failed}); another is tried "
+                     f"{REBUILD_MARKER_TTL_S // 60} minutes after it" if failed else "a rebuild is already running")
+        + " (or run: memory-router clusters compile)")
     return cache.load_routing_table(path, lambda p: build_table_of(p, learned_file, beside=False, log=log),
                                     companions_of(learned_file), beside=False)
 
 
 def _marker(path):
-    """The file a running rebuild of this store holds, in the cache directory (``None``: no cache)."""
+    """The file a running rebuild of this store holds, in the cache directory (``None``: no cache).
+    It is empty while the rebuild runs; a rebuild that could not store the table leaves it holding
+    ``failed: why`` (so prompts do not start a rebuild that cannot land, one after another, until
+    ``REBUILD_MARKER_TTL_S`` has passed)."""
     if cache.cache_dir() is None:
         return None
     return cache.entry_path(os.path.abspath(path), "rebuild", ".marker")
+
+
+FAILED = "failed: "
+
+
+def marker_state(path):
+    """The rebuild marker of this store: ``None`` (none), or ``{"path", "age_s", "failed"}``
+    (``failed``: why the last rebuild could not store the table, else ``None``; ``age_s`` below
+    zero: dated ahead of the clock)."""
+    marker = _marker(path)
+    if marker is None:
+        return None
+    try:
+        age = time.time() - os.stat(marker).st_mtime
+        text = read_regular_bytes(marker)[:2000].decode("utf-8", "replace")
+    except OSError:
+        return None
+    failed = text[len(FAILED):].strip() if text.startswith(FAILED) else None
+    return {"path": marker, "age_s": round(age, 1), "failed": failed}
+
+
+def rebuild_failure(path):
+    """Why the last detached rebuild of this store could not store its table, while its marker
+    still holds back the next one; else ``None``."""
+    state = marker_state(path)
+    return state["failed"] if state and 0 <= state["age_s"] < REBUILD_MARKER_TTL_S else None
 
 
 def start_rebuild(path, learned_file=None):
@@ -140,7 +171,10 @@ def start_rebuild(path, learned_file=None):
     try:
         os.makedirs(os.path.dirname(marker), exist_ok=True)
         try:
-            if time.time() - os.stat(marker).st_mtime < REBUILD_MARKER_TTL_S:
+            age = time.time() - os.stat(marker).st_mtime
+            # A marker dated ahead of the clock (a clock set back, a copied cache) is stale, not
+            # running: it must not hold rebuilds back until the clock catches up with it.
+            if 0 <= age < REBUILD_MARKER_TTL_S:
                 return False
             if remove_owned(marker, os.path.dirname(marker)) is not None:
                 return False  # not a marker we could have written: leave it, no rebuild
@@ -172,11 +206,75 @@ def start_rebuild(path, learned_file=None):
 
 def compile_store(path, learned_file=None, log=None):
     """Compile and store the hook's table for the cluster file at ``path`` now. Returns
-    ``{"entry": path or None, "seconds": float}`` (``entry`` None: caching is off or unwritable)."""
+    ``{"entry": path or None, "seconds": float, "problem": why it is not stored or None,
+    "skipped_rows": [[file:line:col, message], ...], "skipped_row_count": int}`` (the bad rows of
+    the utterances, near-misses and learned files the table was built without)."""
     start = time.perf_counter()
-    entry = cache.compile_routing_table(path, lambda p: build_table_of(p, learned_file, log=log),
-                                        companions_of(learned_file))
-    return {"entry": entry, "seconds": round(time.perf_counter() - start, 3)}
+    built = {}
+
+    def build(p):
+        built["table"] = build_table_of(p, learned_file, log=log)
+        return built["table"]
+
+    entry, problem = cache.compile_routing_table(path, build, companions_of(learned_file))
+    table = built.get("table") or {}
+    return {"entry": entry, "seconds": round(time.perf_counter() - start, 3), "problem": problem,
+            "skipped_rows": [list(row) for row in table.get("skipped_rows", ())],
+            "skipped_row_count": table.get("skipped_row_count", 0)}
+
+
+def row_file_problems(path):
+    """Every problem of the utterances and near-misses files beside the cluster file at ``path``
+    (the learned-terms file has its own check): ``[(where, message)]``, a bad row as
+    ``file:line:col`` with its message and fix, a file that cannot be used at all as its path.
+    All rows are read (no cap): for doctor, not for a prompt."""
+    from router.errors import InputError
+    from router.store.learned import skipped_rows
+    from router.store.nearmisses import read_nearmisses
+    from router.store.utterances import read_utterances
+
+    found = []
+    for read, file in ((read_utterances, utterances_path(path)), (read_nearmisses, nearmisses_path(path))):
+        skipped = []
+        try:
+            read(file, skipped)
+        except InputError as err:
+            found.append((file, err.format()))
+        found.extend(skipped_rows(skipped))
+    return found
+
+
+def not_compiled(path, problem):
+    """``(what the hook does meanwhile, the fix)`` when the table of ``path`` could not be stored
+    (``problem``, from ``compile_store``)."""
+    size = beside_bytes(path)
+    if size <= INLINE_BUILD_BYTES:
+        meanwhile = (f"the hook builds the whole table inside each prompt, since the utterances and near-misses "
+                     f"({size:,} bytes) are under {INLINE_BUILD_BYTES // 1024} KiB")
+    else:
+        meanwhile = (f"the hook routes on the cluster file alone: the utterances and near-misses ({size:,} bytes) "
+                     f"are over the {INLINE_BUILD_BYTES // 1024} KiB a prompt may build, so they go unused")
+    if problem.startswith("caching is off"):
+        fix = "unset MEMORY_ROUTER_NO_CACHE, or set MEMORY_ROUTER_CACHE_DIR to a local directory you can write"
+    else:
+        fix = ("make the cache directory writable (or free space in it), or set MEMORY_ROUTER_CACHE_DIR to a "
+               "local directory you can write; then run memory-router clusters compile again")
+    return meanwhile, fix
+
+
+def _note_failure(marker, problem):
+    """Leave the marker holding why the rebuild failed (best effort: the marker itself still holds
+    the next rebuild back for ``REBUILD_MARKER_TTL_S``)."""
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        os.write(fd, (FAILED + problem.replace("\n", " ") + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def main(argv=None):
@@ -185,16 +283,25 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     path = argv[0]
     learned_file = argv[argv.index("--learned") + 1] if "--learned" in argv else None
+    problem = None
     try:
         time.sleep(cache.RACY_WINDOW_NS / 1e9)
-        compile_store(path, learned_file)
-        return 0
-    except Exception:  # noqa: BLE001 - detached, nobody to tell; the next prompt falls back again
-        return 1
-    finally:
-        marker = _marker(path)
+        problem = compile_store(path, learned_file)["problem"]
+    except Exception as err:  # noqa: BLE001 - detached: the log and the marker say it
+        problem = f"{type(err).__name__}: {err}"
+    marker = _marker(path)
+    if problem is None:
         if marker:
             remove_owned(marker, os.path.dirname(marker))
+        return 0
+    from router.hookio import log_diagnostic
+
+    log_diagnostic("rebuild", f"the routing table of {path} was not stored: {problem}; the hook routes on the "
+                              f"cluster file alone and tries again in {REBUILD_MARKER_TTL_S // 60} minutes "
+                              "(fix: memory-router clusters compile names what to change)")
+    if marker:
+        _note_failure(marker, problem)
+    return 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ builds one it could not finish (it routes on the cluster file alone and a rebuil
 import io
 import json
 import os
+import re
 import time
 
 import pytest
@@ -133,3 +134,131 @@ def test_clusters_compile_says_what_it_did(store, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["entry"] and report["cluster_file"] == os.path.abspath(store)
     assert table_is_current(store)
+
+
+# --------------------------------------------------------------------------- issue 35 items 6 and 7
+
+
+def _forbid_builds(monkeypatch):
+    """Any build of a table with the files beside the cluster file fails the test."""
+    import router.routing.uttertable as uttertable
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a table was built with the utterances and near-misses")
+
+    monkeypatch.setattr(uttertable, "read_beside", refuse)
+
+
+def test_route_reads_the_compiled_table_and_shows_the_hooks_decision(store, monkeypatch, capsys):
+    from harness.cli import main
+
+    compiled.compile_store(store)
+    hook_said = json.loads(ask(store, SAID))
+    _forbid_builds(monkeypatch)
+    assert main(["route", SAID, "--clusters", store, "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    assert decision["hook_output"] == hook_said
+
+
+def test_route_on_a_large_stale_table_shows_what_the_hook_does_and_says_why(store, monkeypatch, capsys):
+    from harness.cli import main
+
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    monkeypatch.setattr(compiled, "start_rebuild", lambda path, learned=None: True)
+    _forbid_builds(monkeypatch)
+    assert main(["route", SAID, "--clusters", store, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["hook_output"] is None and ask(store, SAID) == ""
+    assert "routes on the cluster file alone" in captured.err and "memory-router clusters compile" in captured.err
+
+
+@pytest.mark.parametrize("environment", [{"MEMORY_ROUTER_NO_CACHE": "1"}, {"HOME": ""}], ids=["no-cache", "no-home"])
+def test_without_a_cache_the_hook_never_builds_a_large_table_in_a_prompt(store, monkeypatch, tmp_path, environment):
+    for name in ("MEMORY_ROUTER_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    _forbid_builds(monkeypatch)
+    assert "pg_dump" in ask(store, "how do I restore the nightly pg_dump backup?")  # the cluster file alone
+    lines = [line for line in (tmp_path / "log").read_text(encoding="utf-8").splitlines() if "table" in line]
+    assert len(lines) == 1 and "caching is off" in lines[0] and "routing on the cluster file alone" in lines[0]
+
+
+def test_a_rebuild_marker_dated_ahead_of_the_clock_does_not_hold_rebuilds_back(store, monkeypatch):
+    monkeypatch.setattr("subprocess.Popen", lambda *a, **k: None)    # the rebuild itself is not the point
+    marker = compiled._marker(store)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    pathlib_write(marker, "")
+    ahead = time.time() + 86400
+    os.utime(marker, (ahead, ahead))
+    assert compiled.start_rebuild(store) is True
+
+
+def test_a_rebuild_that_cannot_land_is_not_restarted_each_prompt_and_compile_names_it(
+        store, monkeypatch, tmp_path, capsys):
+    import errno
+
+    import router.cache
+    from harness.cli import main
+
+    def full(_fd, _data):
+        raise OSError(errno.EDQUOT, "Disk quota exceeded")
+
+    monkeypatch.setattr(router.cache, "write_all_synced", full)      # takes the marker, not the table
+    monkeypatch.setattr(compiled.time, "sleep", lambda _s: None)
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    marker = compiled._marker(store)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    pathlib_write(marker, "")
+    assert compiled.main([store]) == 1
+    assert "Disk quota exceeded" in compiled.marker_state(store)["failed"]
+    assert compiled.start_rebuild(store) is False                    # not started again on the next prompt
+    assert "Disk quota exceeded" in (tmp_path / "log").read_text(encoding="utf-8")
+    assert main(["clusters", "compile", "--clusters", store]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("not compiled:") and "Disk quota exceeded" in out and "fix:" in out
+
+
+def test_clusters_compile_with_caching_off_says_what_the_hook_really_does(store, monkeypatch, capsys):
+    from harness.cli import main
+
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    assert main(["clusters", "compile", "--clusters", store]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "builds the table on each prompt" not in out
+    assert "routes on the cluster file alone" in out and "MEMORY_ROUTER_NO_CACHE" in out
+
+
+def test_clusters_compile_names_each_bad_row_and_exits_1(store, capsys):
+    from harness.cli import main
+
+    with open(utterances_path(store), "a", encoding="utf-8") as handle:
+        handle.write(f"env_long_paths\t{'y' * 201}\t-\thand\t-\t2026-12-01T00:00:00Z\n")
+    with open(nearmisses_path(store), "w", encoding="utf-8") as handle:
+        handle.write("cluster_id\tnear_miss\tcluster_hash\tengine\tmodel\twritten\n"
+                     "c_db\tdrop the test table\t-\thand\t-\tyesterday\n")
+    assert main(["clusters", "compile", "--clusters", store]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("compiled the hook's routing table")
+    assert re.search(re.escape(utterances_path(store)) + r":\d+:16: utterance of 201 characters \(at most 200\) "
+                     r"\(fix: shorten it\)", out)
+    assert f"{nearmisses_path(store)}:2:" in out and "written 'yesterday'" in out
+    assert "env_defender_excludes_dev_dir" in ask(store, SAID)     # the good rows still route
+
+
+def test_doctor_names_bad_rows_and_a_damaged_near_misses_file_fails(store):
+    from harness.doctor.table import table_checks
+
+    assert [c["status"] for c in table_checks(store, None)][0] == "pass"
+    with open(nearmisses_path(store), "w", encoding="utf-8") as handle:
+        handle.write("cluster_id\tnear_miss\tcluster_hash\tengine\tmodel\twritten\n"
+                     "c_db\tdrop the test table\t-\thand\t-\tyesterday\n")
+    rows = table_checks(store, None)[0]
+    assert rows["status"] == "fail" and f"{nearmisses_path(store)}:2:" in rows["message"] and "fix:" in rows["message"]
+    with open(nearmisses_path(store), "w", encoding="utf-8") as handle:
+        handle.write("not the column row\n")
+    rows = table_checks(store, None)[0]
+    assert rows["status"] == "fail" and "expected the column row" in rows["message"]
