@@ -104,6 +104,20 @@ class FittedTable:
         return self.table.title
 
     def __rich_console__(self, console, options):
+        from rich.text import Text
+
+        # The title above the table, wrapped by words at the console's width: as rich's own title
+        # it wraps at the table's width, a word or two a line over a narrow table
+        title = self.table.title
+        if title:
+            yield Text(str(title))
+        self.table.title = None
+        try:
+            yield from self._render(console, options)
+        finally:
+            self.table.title = title
+
+    def _render(self, console, options):
         available = options.max_width - self._overhead()
         ranges = self._ranges()
         if sum(low for low, _high in ranges) <= available or self.cells is None:
@@ -146,8 +160,6 @@ class FittedTable:
                 grid.add_row("", "")
             for name, cell in zip(names, row):
                 grid.add_row(name, wrap_cell(console, cell, value_width))
-        if self.table.title:
-            yield console.render_str(str(self.table.title))
         yield grid
 
     def _overhead(self):

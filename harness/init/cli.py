@@ -49,8 +49,17 @@ def _ask_hot_strip(proposal, memories, say):
     hooks = {m.slug: m.hook for m in memories}
     say(f"hot strip: {len(proposal)} memories proposed to stay always loaded in the slim MEMORY.md "
         "(corrections and gotchas whose plausible answer is wrong; the rest is routed per prompt):")
+    import shutil
+    import textwrap
+
+    # Each memory on its own lines, wrapped by words under its number; a long hook shortened at a
+    # word, never cut inside one
+    width = min(shutil.get_terminal_size((80, 24)).columns, 100)
     for number, slug in enumerate(proposal, 1):
-        say(f"  {number:2d}. {slug} \u2014 {hooks.get(slug, '')[:90]}")
+        hook = textwrap.shorten(hooks.get(slug, ""), width=140, placeholder=" ...")
+        for line in textwrap.wrap(f"{number:2d}. {slug} \u2014 {hook}", width=width, initial_indent="  ",
+                                  subsequent_indent="      ", break_long_words=False, break_on_hyphens=False):
+            say(line)
     while True:
         print("Keep these? Enter: yes; numbers or slugs: only those; -: none > ", end="", file=sys.stderr,
               flush=True)

@@ -111,3 +111,17 @@ def test_terminal_text_removes_what_a_terminal_would_act_on(raw, shown):
 
     assert terminal_text(raw) == shown
     assert terminal_text({"k": [raw, 3]}) == {"k": [shown, 3]}
+
+
+def test_a_table_title_wraps_by_words_at_the_console_width_not_the_tables():
+    # issue 36 item 8: rich wrapped a title to its table's width, two words a line over a narrow one
+    from rich.console import Console
+
+    from harness.output import table
+
+    title = "Memory bytes per session: flat against slim + router (newest last), and more words after it"
+    console = Console(width=80, record=True)
+    console.print(table(title, ["a", "b"], [("x", "1")]))
+    lines = console.export_text().splitlines()
+    assert lines[0].rstrip() == title[:title.rindex(" ", 0, 81)] and lines[1].strip() == title[len(lines[0].rstrip()):].strip()
+    assert all(len(line) <= 80 for line in lines)

@@ -176,3 +176,23 @@ def test_a_project_scope_path_cannot_serve_is_refused_before_anything_is_written
     code, _out, err = cli(capsys, "init", "--yes", "--scope", "project")
     assert code == 1 and "PATH finds no memory-router" in err
     assert git_status(heldout2_project) == "" and not (heldout2_project / ".claude").exists()
+
+
+def test_the_hot_strip_question_fits_80_columns_and_cuts_no_word(capsys, heldout2_project, monkeypatch):
+    # issue 36 item 8: each proposed memory's hook line was cut at 90 characters, mid-word
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys, "stdin", _Terminal("\n"))
+    code, out, _err = cli(capsys, "init")
+    assert code == 0
+    start = out.index("hot strip:")
+    listing = out[start:out.index("hot strip:", start + 1)].splitlines()[1:]
+    assert listing and all(len(line) <= 80 for line in listing), listing
+    from router.store.clusterfile import load_cluster_file
+
+    hooks = {m.slug: m.hook for m in load_cluster_file(str(heldout2_project / "brain" /
+                                                           "memory-layer1-clusters.md")).members}
+    words = {word for hook in hooks.values() for word in hook.split()}
+    shown = " ".join(listing).split()
+    # every word shown is a whole word of a hook (or a slug, a number, the dash, the ellipsis)
+    cut = [w for w in shown if w not in words and w.rstrip(".") not in hooks and not re.fullmatch(r"\d+\.|\u2014|\.\.\.", w)]
+    assert not cut, cut
