@@ -118,7 +118,7 @@ def help_formatter():
 
         def _fill_text(self, text, width, indent):
             lines = []
-            for line in text.splitlines():
+            for line in _short_paragraphs(text).splitlines():
                 if not line.strip():
                     lines.append("")
                     continue
@@ -129,6 +129,36 @@ def help_formatter():
             return "\n".join(lines)
 
     return ParagraphHelpFormatter
+
+
+# A description line longer than this is cut into paragraphs of whole sentences of about this size.
+PARAGRAPH_CHARS = 420
+_SENTENCE_END = None
+
+
+def _short_paragraphs(text):
+    """``text`` with each unindented line longer than ``PARAGRAPH_CHARS`` cut into paragraphs of whole
+    sentences (a sentence ends at ``. `` before a capital, a parenthesis or an option): a
+    1,300-character description reads as three or four short paragraphs, not one wall."""
+    import re
+
+    global _SENTENCE_END
+    if _SENTENCE_END is None:
+        _SENTENCE_END = re.compile(r"(?<=[a-z0-9)'\]]\.)\s+(?=[A-Z(]|--)")
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= PARAGRAPH_CHARS or line[:1].isspace():
+            out.append(line)
+            continue
+        paragraph = ""
+        for sentence in _SENTENCE_END.split(line):
+            if paragraph and len(paragraph) + 1 + len(sentence) > PARAGRAPH_CHARS:
+                out += [paragraph, ""]
+                paragraph = sentence
+            else:
+                paragraph = f"{paragraph} {sentence}" if paragraph else sentence
+        out.append(paragraph)
+    return "\n".join(out)
 
 
 def apply_help_formatter(parser):

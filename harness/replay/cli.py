@@ -193,15 +193,17 @@ def register(subparsers):
         description="Reads your Claude Code session transcripts (default: this project's, under "
                     "~/.claude/projects/<project key>/) and routes every typed prompt through the current store, "
                     "config and provider as the hook would, keeping each session's record in memory (a line sent "
-                    "once is held until a compaction). Reports the prompts routed; evidence recall: of the "
-                    "memories the agent read, fetched (get_memory) or named after a prompt, the share the router "
-                    "sends at that prompt or holds from an earlier one, with the misses worst first; the quiet "
-                    "prompts (no memory evidence) it sends something; and the memory bytes of each session flat "
-                    "against slim + router, with the session's real API calls and compactions. Writes nothing, "
-                    "except the suite --suite names. docs/replay.md.",
-        epilog="exit codes: 0 replayed (whatever the figures); 1 refused (a --suite path inside the package, or "
-               "changed during the run); 2 no transcripts, or a transcript, cluster or config file that cannot "
-               "be read",
+                    "once is held until a compaction). --project DIR replays DIR's history on DIR's store.\n\n"
+                    "Reports the prompts routed; evidence recall: of the memories the agent read, fetched "
+                    "(get_memory) or named after a prompt, the share the router sends at that prompt or holds from "
+                    "an earlier one, with the misses worst first; the quiet prompts (no memory evidence) it sends "
+                    "something; and the memory bytes of each session flat against slim + router, with the "
+                    "session's real API calls and compactions.\n\n"
+                    "Writes nothing, except the suite --suite names (and not that when no prompt had memory "
+                    "evidence: --quiet-as-silent makes cases of the quiet prompts).",
+        epilog="exit codes: 0 replayed (whatever the figures); 1 refused (a --suite path inside an installed "
+               "package, changed during the run, or no case to write); 2 no transcripts, or a transcript, "
+               "cluster or config file that cannot be read",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     replay.add_argument("paths", nargs="*", metavar="TRANSCRIPT|DIR",
                         help="session transcript(s) or directories (default: this project's transcript directory)")

@@ -79,3 +79,18 @@ def test_the_checks_fail_on_a_parser_that_overflows_and_cuts(monkeypatch):
     text = parser.format_help()
     assert any(len(line) > WIDTH for line in text.splitlines()) or \
         any(word not in set(text.split()) for word in source_words(parser))
+
+
+def test_descriptions_read_as_short_paragraphs():
+    # issue 36 item 8: descriptions of up to 1,349 characters were one unbroken paragraph
+    from harness.options import PARAGRAPH_CHARS, _short_paragraphs
+
+    long = []
+    for words, parser in parsers():
+        for paragraph in _short_paragraphs(parser.description or "").split("\n"):
+            sentences = re.split(r"(?<=[a-z0-9)'\]]\.)\s+(?=[A-Z(]|--)", paragraph)
+            if len(paragraph) > PARAGRAPH_CHARS and len(sentences) > 1:
+                long.append(f"{' '.join(words)}: {len(paragraph)} characters")
+    assert not long, long
+    wall = "This is one sentence of a wall. " * 40
+    assert len(_short_paragraphs(wall.strip()).split("\n\n")) >= 3
