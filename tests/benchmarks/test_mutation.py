@@ -23,6 +23,9 @@ RESULTS = """\
     router.routing.utterscore.x_coverage__mutmut_1: killed
     router.routing.veto.x_judge__mutmut_1: killed
     router.routing.exemplars.x_add_exemplar_postings__mutmut_1: killed
+    router.hooks.compiled.x_start_rebuild__mutmut_1: killed
+    router.cache.x_table_is_current__mutmut_1: killed
+    router.cacheformat.x_read_table__mutmut_1: killed
 """
 
 ONLY_LINE_DIFF = """\
@@ -49,7 +52,7 @@ def test_results_lines_are_parsed_with_their_module(mutation):
     rows = mutation.parse_results("some banner\n" + RESULTS)
     assert rows[0] == ("router.routing.score.x_route_prompt__mutmut_1", "router.routing.score", "killed")
     assert rows[5] == ("canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1", "canaries.runner", "no tests")
-    assert len(rows) == 14
+    assert len(rows) == 17
 
 
 @pytest.mark.parametrize("target, mutants, killed, survived, rate", [
