@@ -97,8 +97,67 @@ def _without_memo(line):
     return [line.replace("memo)))", "None)))"), line.replace(", memo)))", ", )))")]
 
 
+_TAUGHT = "lambda positions: learned_hits_by_line(tokenize(text), table, positions), settings)"
+_TAUGHT_ALL = ("the positions only spare work: the hits are looked up by (position, index) of the lines "
+               "sent, which are all in the chosen clusters")
+_PATTERN_GET = "found = _COMPILED.get(source)"
+_RECOMPILED = "a cache miss compiles the pattern again, and re.compile keeps its own cache: only time differs"
+_STOPSTEMS_OPEN = 'with open_regular(path, encoding="utf-8") as handle:'
+_ASCII_STOPSTEMS = ("the shipped stopstems.txt is ASCII, which every locale encoding decodes alike "
+                    "(as router/tokens.py's stopword file)")
+_STEM_FORM = 'key = token if "_" in token else stem(token)'
+_WORD_STEM = 'key = stem(token) if "_" not in token else token   # as stem_forms keys a prompt token'
+_IDENTIFIER_STEM = "stem() returns a word with a non-letter unchanged, so an identifier (it has a _) keeps its form"
+_CONFIDENCE = ('"confidence": round(top / (top + floor), 4) if top > 0 and floor > 0 else '
+               '(1.0 if top > 0 else 0.0),')
+_NON_NEGATIVE = ("scores are sums of positive idf weights and floors are at least 0 (config ranges): "
+                 "where the branches differ, top / (top + floor) gives the same 0.0 or 1.0")
+_LINE_SORT = "candidates = sorted(sorted(candidates, key=relevance)[:line_cap], key=lambda row: (row[0], row[2]))"
+_WHOLE_ROW = "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order"
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    ("router.routing.weighted", _TAUGHT, _TAUGHT.replace("table, positions)", "table, None)")): _TAUGHT_ALL,
+    ("router.routing.weighted", _TAUGHT, _TAUGHT.replace("table, positions)", "table, )")): _TAUGHT_ALL,
+    ("router.routing.weightedscore", _PATTERN_GET, "found = None"): _RECOMPILED,
+    ("router.routing.weightedscore", _PATTERN_GET, "found = _COMPILED.get(None)"): _RECOMPILED,
+    ("router.routing.weightedscore", _STOPSTEMS_OPEN, _STOPSTEMS_OPEN.replace('"utf-8"', "None")): _ASCII_STOPSTEMS,
+    ("router.routing.weightedscore", _STOPSTEMS_OPEN, _STOPSTEMS_OPEN.replace(', encoding="utf-8"', ", ")):
+        _ASCII_STOPSTEMS,
+    ("router.routing.weightedscore", _STOPSTEMS_OPEN, _STOPSTEMS_OPEN.replace('"utf-8"', '"UTF-8"')): "the same codec",
+    ("router.routing.weightedscore", _STEM_FORM, _STEM_FORM.replace('if "_" in token', 'if ("_" in token) and False')):
+        _IDENTIFIER_STEM,
+    ("router.routing.weightedscore", _STEM_FORM, _STEM_FORM.replace('"_"', '"XX_XX"')): _IDENTIFIER_STEM,
+    ("router.routing.weightedscore", _WORD_STEM, _WORD_STEM.replace('if "_" not in token', 'if ("_" not in token) or True')):
+        _IDENTIFIER_STEM,
+    ("router.routing.weightedscore", _WORD_STEM, _WORD_STEM.replace('"_"', '"XX_XX"')): _IDENTIFIER_STEM,
+    ("router.routing.weightedscore", "return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)",
+     "return 1.0 if zipf < knee else 1.0 / (1.0 + zipf - knee)"): "at zipf == knee the other branch is 1 / (1 + 0) = 1.0",
+    ("router.routing.weightedscore", "if abs(la - lb) > 1:", "if abs(la - lb) > 2:"):
+        "two words two letters apart fall through to the one-deletion test, which cannot match them either",
+    ("router.routing.weightedscore", "if la > lb:", "if la >= lb:"): "reached only when la != lb",
+    ("router.routing.weightedscore", "return form.group(0).split()[0]", "return form.group(1).split()[0]"):
+        "the pattern is \\b(...)\\b: group 1 is the whole match, the word boundaries being empty",
+    ("router.routing.weightedscore",
+     "if rare is None or weight > rare[1] or (weight == rare[1] and word < rare[0]):",
+     "if rare is None or weight > rare[1] or (weight == rare[1] and word <= rare[0]):"):
+        "each word of found is seen once, so it is never compared with itself",
+    ("router.routing.weightedscore",
+     'return min(best_member.get(position, 0.0), parts["member_only"].get(position, 0.0))',
+     'return min(best_member.get(position, 1.0), parts["member_only"].get(position, 0.0))'):
+        "a member-only word adds its weight to its lines too, so a position with no best line has member-only 0",
+    ("router.routing.weightedscore", "if total > line_cap:", "if total >= line_cap:"):
+        "at total == line_cap the branch keeps every line and restores their (rank, index) order",
+    ("router.routing.weightedscore", _LINE_SORT, _LINE_SORT.replace("key=lambda row: (row[0], row[2])", "key=None")):
+        _WHOLE_ROW,
+    ("router.routing.weightedscore", _LINE_SORT, _LINE_SORT.replace("key=lambda row: (row[0], row[2])", "")): _WHOLE_ROW,
+    ("router.routing.weightedscore", _CONFIDENCE, _CONFIDENCE.replace("if top > 0 and floor > 0", "if top > 0 or floor > 0")):
+        _NON_NEGATIVE,
+    ("router.routing.weightedscore", _CONFIDENCE, _CONFIDENCE.replace("if top > 0 and floor > 0", "if top >= 0 and floor > 0")):
+        _NON_NEGATIVE,
+    ("router.routing.weightedscore", _CONFIDENCE, _CONFIDENCE.replace("if top > 0 and floor > 0", "if top > 0 and floor >= 0")):
+        _NON_NEGATIVE,
     ("router.routing.veto", _SIMILARITIES, _SIMILARITIES.replace('"cosine"', '"XXcosineXX"')): _COSINE_DEFAULT,
     ("router.routing.veto", _SIMILARITIES, _SIMILARITIES.replace('"cosine"', '"COSINE"')): _COSINE_DEFAULT,
     ("router.routing.exemplars", "memo = {}", "memo = None"): _MEMO,

@@ -286,6 +286,14 @@ def test_rank_parts_breaks_ties_by_tag_words_then_position():
     assert [row[0] for row in rank_parts(parts, settings())] == [1, 0, 2, 3]
 
 
+def test_rank_parts_breaks_full_ties_by_position_not_set_order():
+    # {1, 8} iterates as 8, 1 (a set of small ints is ordered by hash slot): the rank must not follow it
+    parts = {"cluster_part": {8: 2.0, 1: 2.0}, "member_only": {}, "line_weight": {},
+             "tag_words": {8: ["a"], 1: ["b"]}, "member_words": {}}
+    assert list({8, 1}) == [8, 1]
+    assert [row[0] for row in rank_parts(parts, settings())] == [1, 8]
+
+
 def test_rank_parts_rounds_scores_to_four_places():
     parts = {"cluster_part": {0: 1.0 / 3.0}, "member_only": {}, "line_weight": {}, "tag_words": {0: ["a"]},
              "member_words": {}}
@@ -364,6 +372,10 @@ def test_learned_hits_by_line():
                      "lead_over_second": 0.0, "confidence": 0.0}),
     (1.0, 0.0, 2.0, {"floor": 2.0, "top_score": 1.0, "second_score": 0.0, "margin_over_floor": -1.0,
                      "lead_over_second": 1.0, "confidence": 0.3333}),
+    (0.5, 0.0, 0.0, {"floor": 0.0, "top_score": 0.5, "second_score": 0.0, "margin_over_floor": 0.5,
+                     "lead_over_second": 0.5, "confidence": 1.0}),     # any score at a zero floor
+    (0.0, 0.0, 0.0, {"floor": 0.0, "top_score": 0.0, "second_score": 0.0, "margin_over_floor": 0.0,
+                     "lead_over_second": 0.0, "confidence": 0.0}),
 ])
 def test_score_summary(top, second, floor, summary):
     assert score_summary(top, second, floor) == summary
@@ -431,3 +443,59 @@ def test_finish_decision_cuts_lines_to_the_context_cap():
     assert [line["slug"] for line in decision["lines"]] == ["b0", "a0"]
     assert decision["size_capped_lines"] == 1 and decision["additional_context"] == two
     assert kept == [1, 0] and decision["routed"] == ["c1", "c0"]
+
+
+def test_select_member_lines_breaks_ties_by_file_order_not_by_slug():
+    members = (("zeta", "env", "z"), ("alpha", "env", "a"), ("mid", "env", "m"))
+    table = {"clusters": [("c0", (), "", members)]}
+    lines, total = select_member_lines(table, [0], {(0, 2): 1.0}, 2)
+    # the heaviest line, then the first in the file; sent in file order
+    assert total == 3 and lines == [(0, 0, "zeta", "z"), (0, 2, "mid", "m")]
+    lines, _ = select_member_lines(table, [0], {}, 2)
+    assert lines == [(0, 0, "zeta", "z"), (0, 1, "alpha", "a")]
+
+
+# --------------------------------------------------------------------------- what is read once
+
+
+def test_the_intent_gates_patterns_compile_on_first_use_once(monkeypatch):
+    from router.routing import weightedscore
+
+    monkeypatch.setattr(weightedscore, "_COMPILED", {})
+    assert general_request("explain how dns works", {"dns"}) == "explain"
+    compiled = dict(weightedscore._COMPILED)
+    assert len(compiled) == 2 and all(hasattr(p, "search") for p in compiled.values())
+    assert general_request("what is a vpn", {"vpn"}) == "what"
+    assert all(weightedscore._COMPILED[source] is pattern for source, pattern in compiled.items())
+
+
+def test_the_stop_stems_are_read_from_the_shipped_file_not_computed(monkeypatch):
+    from router.routing import weightedscore
+    from router.tokens import STOPWORDS
+
+    expected = stop_stems_of(STOPWORDS)
+
+    def not_computed(_stopwords):
+        raise AssertionError("the shipped file was not read")
+
+    monkeypatch.setattr(weightedscore, "stop_stems_of", not_computed)
+    assert weightedscore._load_stop_stems() == expected
+
+
+def test_without_the_shipped_file_the_stop_stems_follow_the_rule(monkeypatch):
+    from router import safeio
+    from router.routing import weightedscore
+    from router.tokens import STOPWORDS
+
+    def unreadable(*_args, **_kwargs):
+        raise OSError("gone")
+
+    monkeypatch.setattr(safeio, "open_regular", unreadable)
+    assert weightedscore._load_stop_stems() == stop_stems_of(STOPWORDS) and "becaus" in stop_stems_of(STOPWORDS)
+
+
+def test_a_repair_is_backed_by_any_line_of_an_exact_word_not_only_its_first():
+    table = postings_table()
+    table["term_postings"]["zscaler"] = (2.0, 0, 0, 1, 0)      # in a line of each cluster
+    found = lookup_stems({"certficate", "zscaler"}, table, settings())
+    assert found["certificate"] == (2.5 * 0.7, (1, 0), "certficate")   # backed by zscaler's second line
