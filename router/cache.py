@@ -186,6 +186,13 @@ def _open_table(entry, key):
         raise
 
 
+def release_table(table):
+    """Close the file a table read from the cache reads its shards through (a table built in
+    memory holds none): for a long-lived reader that loads a newer table."""
+    if not isinstance(table.get("clusters"), (list, tuple)):
+        close_table(table)
+
+
 def _table_place(path, companions, beside=True):
     """``(key, stat result, entry path)`` of the routing table of the cluster file at ``path``
     (absolute): the one place a table's kind, key and cache entry are worked out."""

@@ -86,12 +86,16 @@ class MemoryStore:
 
     def _load(self):
         """The ``harness.mcp.loaded.load_store`` state, rebuilt when its reload key changes (the
-        cluster file's, the learned file's and the utterances file's stats)."""
+        stats of every file the hook's table is built from, ``harness.mcp.loaded.reload_key``)."""
         from harness.mcp.loaded import load_store, reload_key
+        from router.cache import release_table
 
         key = reload_key(self.cluster_path, self.learning)
         if self._state is None or self._state[0] != key:
-            self._state = (key, load_store(self.cluster_path, self.settings, self.config, self.learning))
+            old, self._state = self._state, (key, load_store(self.cluster_path, self.settings, self.config,
+                                                             self.learning))
+            if old is not None:   # a long-lived server must not keep one open table file per reload
+                release_table(old[1]["context"].table)
         return self._state[1]
 
     def context(self):

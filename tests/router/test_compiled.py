@@ -262,3 +262,40 @@ def test_doctor_names_bad_rows_and_a_damaged_near_misses_file_fails(store):
         handle.write("not the column row\n")
     rows = table_checks(store, None)[0]
     assert rows["status"] == "fail" and "expected the column row" in rows["message"]
+
+
+def test_canary_run_and_the_mcp_server_read_the_compiled_table(store, monkeypatch):
+    from types import SimpleNamespace
+
+    from harness.canary.suiteargs import table_for
+    from harness.mcp.store import MemoryStore
+    from router.config import default_settings
+    from router.hooks.session import route_fresh
+    from router.providers.provider import route
+    from router.store.clusterfile import load_cluster_file
+
+    compiled.compile_store(store)
+    built = compiled.build_table_of(store)
+    expected = route(SAID, built, default_settings())["additional_context"]
+    fresh = route_fresh(SAID, built, default_settings())["additional_context"]   # as a new session gets it
+    assert "env_defender_excludes_dev_dir" in expected
+    _forbid_builds(monkeypatch)
+    suite = SimpleNamespace(cluster_path=store, index=load_cluster_file(store))
+    assert route(SAID, table_for(suite, {}), default_settings())["additional_context"] == expected
+    assert MemoryStore(store).route(SAID)["additional_context"] == fresh
+
+
+def test_the_mcp_server_closes_the_table_it_reloads_past(store):
+    from harness.mcp.store import MemoryStore
+
+    compiled.compile_store(store)
+    served = MemoryStore(store)
+    served.route(SAID)
+    fds = len(os.listdir("/proc/self/fd"))
+    for n in range(5):
+        with open(store, "a", encoding="utf-8") as handle:
+            handle.write("\n")
+        os.utime(store, (time.time() - 10 - n, time.time() - 10 - n))
+        compiled.compile_store(store)
+        served.route(SAID)
+    assert len(os.listdir("/proc/self/fd")) <= fds
