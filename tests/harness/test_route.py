@@ -142,3 +142,25 @@ def test_route_says_when_the_veto_silenced_a_prompt_and_names_the_exemplars(caps
     out = " ".join(capsys.readouterr().out.split())
     # ... while a person at a terminal is shown the text
     assert f"vetoed: nearest {veto['nearest_negative']['kind'].replace('_', '-')} '" in out
+
+
+def test_route_names_a_skipped_row_for_the_person_and_by_place_in_json(capsys, tmp_path, example_cluster_file):
+    """Issue 35 items 1 and 7: the bad row is skipped, route prints it whole with its fix on stderr,
+    and route --json (the MCP route result) names it by place only."""
+    import shutil
+
+    from router.config import utterances_path
+
+    store = tmp_path / "c.md"
+    shutil.copy(example_cluster_file, store)
+    shutil.copy(utterances_path(str(example_cluster_file)), utterances_path(str(store)))
+    with open(utterances_path(str(store)), "a", encoding="utf-8") as handle:
+        handle.write("Bad_Slug\tsetx never reaches bash\t-\thand\t-\t2026-12-01T21:00:00Z\n")
+    assert main(["route", SPEC_PROMPT, "--clusters", str(store)]) == 0
+    captured = capsys.readouterr()
+    assert f"{utterances_path(str(store))}:" in captured.err and "invalid slug 'Bad_Slug'" in captured.err
+    assert "fix:" in captured.err and "routed: layer1_project_memory_router" in captured.out
+    assert main(["route", SPEC_PROMPT, "--clusters", str(store), "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    [problem] = decision["store_problems"]
+    assert problem.startswith(f"{utterances_path(str(store))}:") and "Bad_Slug" not in problem
