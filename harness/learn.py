@@ -126,7 +126,12 @@ def cmd_learn(args):
     will_write = not args.dry_run and plan["after"] is not None and plan["after"] != plan["before"]
     output = report.render(plan, will_write)
     if will_write:
-        result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn")
+        from harness import setuprecord
+        from harness.project import project_dir
+
+        # recorded with its hash, so uninstall --all takes it out again if nobody changed it since
+        with setuprecord.recording(project_dir(None), [target]):
+            result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn")
         if (result["before"], result["after"], result["written"]) != (plan["before"], plan["after"], True):
             output = report.render(result, result["written"])   # another writer came between
         if result["written"]:

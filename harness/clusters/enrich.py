@@ -112,9 +112,11 @@ class UtterancesWriter:
         self.text = self.original.decode("utf-8", "replace")
         self.archived = None
         self.writes = 0
+        self.rows = None
 
     def write(self, rows):
         text = self.render(rows)
+        self.rows = len(rows)
         if text == self.text:
             return False
         self.text = text
@@ -282,9 +284,10 @@ def run_enrich(plan, engine, per_memory, writer, *, on_event=None, sleep=time.sl
     if not plan.jobs and plan.dropped:
         rows = merge_rows(rows, {}, order)
         writer.write(rows)
+    answered = any(not outcome.error for outcome in outcomes)
     if writer.near is not None and not writer.near.writes and (
             plan.near_dropped                                     # rows of clusters that left the store
-            or (not writer.near.existed and any(job.near_misses for job in plan.jobs))):
+            or (answered and not writer.near.existed and any(job.near_misses for job in plan.jobs))):
         writer.near.write(near_rows)  # asked once: even empty, the file says so (not asked again each run)
     written = writer.writes > 0 or (writer.near is not None and writer.near.writes > 0)
     return EnrichResult(outcomes, rows, written, writer.archived)

@@ -248,15 +248,24 @@ def cmd_clusters_enrich(args):
 
         return enrich.run_enrich(plan, engine, args.per_memory, writer, on_event=tracked)
 
-    try:
-        result = run_with_progress(run, len(requests), args.json)
-    except KeyboardInterrupt as interrupt:
-        kept = sum(1 for e in done if not e.detail.error)
-        print(f"memory-router: interrupted; {kept} finished cluster(s) are kept in {writer.path}; run the command "
-              "again to ask the rest", file=sys.stderr)
-        return getattr(interrupt, "exit_code", 130)
-    finally:
-        engine.close()
+    from harness import setuprecord
+    from harness.project import project_dir
+
+    writers = [w for w in (writer, writer.near) if w is not None]
+    # What the run writes in the project is recorded with its hash as it is written (even when it
+    # fails or is interrupted), so uninstall --all takes it out again if nobody changed it since.
+    with setuprecord.recording(project_dir(None), [w.path for w in writers]) as recorded:
+        try:
+            result = run_with_progress(run, len(requests), args.json)
+        except KeyboardInterrupt as interrupt:
+            kept = sum(1 for e in done if not e.detail.error)
+            print(f"memory-router: interrupted; {kept} finished cluster(s) are kept in {writer.path}; run the "
+                  "command again to ask the rest", file=sys.stderr)
+            return getattr(interrupt, "exit_code", 130)
+        finally:
+            engine.close()
+            for archived in (w.archived for w in writers if w.archived):
+                recorded["files"].setdefault(os.path.abspath(archived), (False, None, None))
     failures = enrich.failed(result.outcomes)
     report = {
         "cluster_file": os.path.abspath(cluster_path), "utterances_file": os.path.abspath(writer.path),
@@ -283,7 +292,9 @@ def cmd_clusters_enrich(args):
         elif result.written:
             if result.archived:
                 say(f"archived the previous file to {result.archived}")
-            say(f"wrote {writer.path} ({len(result.rows)} rows)")
+            for written in writers:   # only the files this run wrote: a failed cluster writes none
+                if written.writes:
+                    say(f"wrote {written.path} ({written.rows} rows)")
             for line, to_stderr in self_check_lines(report["self_check"]):
                 if to_stderr:
                     print(line, file=sys.stderr)

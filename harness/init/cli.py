@@ -9,7 +9,7 @@ import time
 
 from harness import options
 from harness.init import hotstrip, setup
-from harness.install import setuprecord
+from harness import setuprecord
 from router.errors import InputError, RefusedError
 
 

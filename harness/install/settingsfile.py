@@ -16,6 +16,7 @@ import sys
 
 from harness import project as proj
 from harness.install import hookcommand, jsonedit
+from harness.setuprecord import check_record_times
 from harness.install import settings as inst
 from harness.output import unified_diff
 from router.errors import InputError, RefusedError
@@ -137,31 +138,6 @@ def read_record(path, role, state_dir=None):
         return None
     check_record_times(text, record, where, "uninstall then takes our entry out without the byte-exact restore")
     return record
-
-
-RECORD_TIME_KEYS = ("installed_at", "uninstalled_at", "written_at")
-
-
-def check_record_times(text, record, path, without):
-    """Refuse (``InputError`` at the value's ``file:line:col``, with the fix) a record whose time
-    is not a real UTC time as ``router.store.learned.utc_stamp`` writes it: memory-router wrote
-    none such, so the record was edited and is not trusted. ``without`` says what still works
-    once the record is deleted."""
-    import re
-
-    from router.store.learned import utc_stamp_problem
-
-    for key in RECORD_TIME_KEYS:
-        value = record.get(key)
-        problem = None if value is None else utc_stamp_problem(value)
-        if problem is None:
-            continue
-        found = re.search(r'"' + key + r'"\s*:\s*', text)
-        offset = found.end() if found else 0
-        line = text.count("\n", 0, offset) + 1
-        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-        raise InputError(f"{key} {value!r} {problem}", path=path, line=line, column=column,
-                         fix=f"write a real UTC time like 2026-11-30T19:55:01Z there, or delete the record ({without})")
 
 
 def write_record(path, role, record, state_dir=None):

@@ -7,7 +7,8 @@ import os
 import sys
 
 from harness import options, printedcommands
-from harness.install import hooks, mcpjson, scopes, setuprecord
+from harness import setuprecord
+from harness.install import hooks, mcpjson, scopes
 from harness.project import project_dir
 from harness.uninstall import undo
 from router.errors import InputError, RefusedError

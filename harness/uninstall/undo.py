@@ -5,7 +5,7 @@
   index is slim would strand them; refused unless rolled back first (``--rollback``) or forced;
 - the rollback ``--rollback`` and ``--all`` do first (``slim rollback``'s: the newest render
   archive, checked against its record, the current file archived before it is replaced);
-- ``--all``'s undo of init (``harness.install.setuprecord``): each file init wrote and nobody
+- ``--all``'s undo of init (``harness.setuprecord``): each file init wrote and nobody
   changed since is deleted (or its original restored), a changed one is kept and named; the
   directories init created, when empty; the project's state folder, ``.claude/memory-router/``.
 """
@@ -92,7 +92,7 @@ def undo_files(project, record, dry_run=False):
     """Undo the files init wrote (``setuprecord.plan_undo``). Returns ``[(path, action, why)]``,
     action as planned (``keep`` and ``gone`` change nothing)."""
     from harness.fileops import Snapshot
-    from harness.install import setuprecord
+    from harness import setuprecord
 
     if record is None:
         return []

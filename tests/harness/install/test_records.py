@@ -1,4 +1,4 @@
-"""The records install and init keep (harness.install.settingsfile, harness.install.setuprecord):
+"""The records install and init keep (harness.install.settingsfile, harness.setuprecord):
 a time in them that is not a real time is refused at its file:line:col, with the fix (issue 30
 item 7). memory-router writes only real times (router.store.learned.utc_stamp), so such a record
 was edited by hand and is not trusted."""
@@ -8,7 +8,8 @@ import pathlib
 
 import pytest
 
-from harness.install import settingsfile, setuprecord
+from harness import setuprecord
+from harness.install import settingsfile
 
 
 def written_record(path, record):

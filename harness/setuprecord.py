@@ -1,17 +1,20 @@
-"""What ``memory-router init`` wrote into a project, kept so ``uninstall --all`` can undo exactly
-that: each file it created or changed with the sha256 it left (a file whose bytes still match is
+"""What ``memory-router init`` (and, beside the cluster file, ``clusters enrich`` and ``learn``)
+wrote into a project, kept so ``uninstall --all`` can undo exactly that: each file it created or changed with the sha256 it left (a file whose bytes still match is
 one nobody changed since; any other is the user's now and is kept), the original bytes of a file
 it edited (backed up beside the record), the directories it created and the scopes it installed
 the hooks in. The record is ``<project>/.claude/memory-router/init.json``, in the state folder
 whose .gitignore keeps it out of ``git status``.
 
-Pure reading and planning, plus the record's own write; ``harness.init`` records,
-``harness.uninstall`` undoes."""
+Pure reading and planning, plus the record's own write; ``harness.init``, ``harness.clusters``
+and ``harness.learn`` record (``recording``), ``harness.uninstall`` undoes. Below the commands in
+the layers, so each command that writes in a project can record it."""
 
+import contextlib
 import json
 import os
 
 from harness import project as proj
+from router.errors import InputError
 from router.safeio import irregular_kind, read_regular_bytes
 
 RECORD_NAME = "init.json"
@@ -58,8 +61,6 @@ def read(project):
         return None
     if not (isinstance(record, dict) and isinstance(record.get("files"), list)):
         return None
-    from harness.install.settingsfile import check_record_times
-
     # a time that is not a real one: the record was edited, so it is refused by its file:line:col
     check_record_times(text, record, record_path(project), "uninstall --all then undoes only the hooks")
     return record
@@ -80,6 +81,10 @@ def write(project, snapshot, scope):
         if not exists or now == digest:
             continue
         entry = known.get(path)
+        if entry is not None and existed and digest != entry.get("sha256"):
+            # changed by someone since memory-router last wrote it, then rewritten (enrich keeps
+            # hand rows): the file is theirs now, kept by uninstall --all
+            entry.update(created=False, original=None, original_sha256=None)
         if entry is None:
             entry = {"path": path, "created": not existed, "original_sha256": digest, "original": None}
             if existed and data is not None:
@@ -103,6 +108,23 @@ def write(project, snapshot, scope):
     ensure_state_dir(proj.project_state_dir(project))
     atomic_write(record_path(project), json.dumps(record, indent=2) + "\n")
     return record
+
+
+@contextlib.contextmanager
+def recording(project, paths):
+    """Record in ``project``'s init record each of ``paths`` (inside the project) that the block
+    creates or changes, with the sha256 it leaves, so ``uninstall --all`` undoes it when nobody
+    changed it since: what ``clusters enrich`` and ``learn`` write beside the cluster file. The
+    block gets the snapshot; a file it creates whose name it learns only then (an archive) is
+    added as ``snapshot["files"][path] = (False, None, None)``. Recorded even when the block
+    fails or is interrupted: what it wrote stays undoable."""
+    paths = [os.path.abspath(p) for p in paths if _inside(p, project)]
+    snapshot = before(paths, [])
+    try:
+        yield snapshot
+    finally:
+        if any(file_state(p) != snapshot["files"][p][:2] for p in snapshot["files"]):
+            write(project, snapshot, None)
 
 
 def _inside(path, directory):
@@ -141,3 +163,28 @@ def plan_undo(record, project=None):
         else:
             out.append((path, "keep", "init edited it but its original is not kept"))
     return out
+
+
+RECORD_TIME_KEYS = ("installed_at", "uninstalled_at", "written_at")
+
+
+def check_record_times(text, record, path, without):
+    """Refuse (``InputError`` at the value's ``file:line:col``, with the fix) a record whose time
+    is not a real UTC time as ``router.store.learned.utc_stamp`` writes it: memory-router wrote
+    none such, so the record was edited and is not trusted. ``without`` says what still works
+    once the record is deleted."""
+    import re
+
+    from router.store.learned import utc_stamp_problem
+
+    for key in RECORD_TIME_KEYS:
+        value = record.get(key)
+        problem = None if value is None else utc_stamp_problem(value)
+        if problem is None:
+            continue
+        found = re.search(r'"' + key + r'"\s*:\s*', text)
+        offset = found.end() if found else 0
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        raise InputError(f"{key} {value!r} {problem}", path=path, line=line, column=column,
+                         fix=f"write a real UTC time like 2026-11-30T19:55:01Z there, or delete the record ({without})")

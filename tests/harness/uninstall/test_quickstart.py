@@ -1,0 +1,91 @@
+"""Issue 36 item 1: after the README's Quick start, with or without enrich (and learn),
+``uninstall --all`` gives ``git status`` back as it was before init: the utterances, near-misses
+and learned files memory-router wrote are recorded when written, with their hash, and deleted
+when nobody changed them since (a changed one is named and kept). A failed enrich writes no file
+and never says it wrote one."""
+
+import os
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+from harness.install import hookcommand
+from router.config import learned_path, nearmisses_path, utterances_path
+from router.store.memorystore import default_memory_dir
+from support.git_repo import git_project, git_status  # noqa: F401 - a fixture
+from support.replay_sessions import write_session
+from support.settings_project import cli
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+HELDOUT2_MEMORY = REPO / "benchmarks" / "heldout2" / "memory"
+EXE_DIR = os.path.dirname(hookcommand.router_executable()[0])
+FAKE_ENGINE = REPO / "tests" / "harness" / "clusters" / "fake_engine.py"
+RESUME = "my sedge run failed halfway, how do I relaunch it without recomputing the alignment?"
+
+
+@pytest.fixture
+def project(git_project, monkeypatch):
+    shutil.copytree(HELDOUT2_MEMORY, default_memory_dir(str(git_project)))
+    monkeypatch.setenv("PATH", EXE_DIR + os.pathsep + "/usr/bin:/bin")
+    monkeypatch.chdir(git_project)
+    return git_project
+
+
+def cluster_file(project):
+    return str(project / "brain" / "memory-layer1-clusters.md")
+
+
+def engine(mode):
+    return ["--engine", "command", "--command", f"{sys.executable} {FAKE_ENGINE} {mode}"]
+
+
+def test_quick_start_with_enrich_and_learn_then_uninstall_all_leaves_git_status_as_before(capsys, project, tmp_path):
+    before = git_status(project)
+    assert cli(capsys, "init", "--yes")[0] == 0
+    code, out, err = cli(capsys, "clusters", "enrich", "--yes", *engine("good"))
+    assert code == 0, out + err
+    assert os.path.isfile(utterances_path(cluster_file(project))) and os.path.isfile(
+        nearmisses_path(cluster_file(project)))
+    # learn, with learning switched on in a config outside the project (the project's stays init's)
+    config = tmp_path / "learning.toml"
+    config.write_text(f'clusters = "{cluster_file(project)}"\nlearning = true\n')
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    write_session(sessions, "aaaa-1", [(RESUME, ["feedback_always_resume", "env_scratch_purge_30_days"])])
+    code, out, err = cli(capsys, "learn", "--config", config, sessions)
+    assert code == 0, out + err
+    assert os.path.isfile(learned_path(cluster_file(project))), out
+    assert cli(capsys, "slim", "render")[0] == 0
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, out + err
+    for written in (utterances_path(cluster_file(project)), nearmisses_path(cluster_file(project)),
+                    learned_path(cluster_file(project))):
+        assert f"deleted {written}" in out
+    assert git_status(project) == before == ""
+    assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
+
+
+def test_an_enrich_file_changed_since_is_named_and_kept(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    assert cli(capsys, "clusters", "enrich", "--yes", *engine("good"))[0] == 0
+    utterances = pathlib.Path(utterances_path(cluster_file(project)))
+    edited = utterances.read_text(encoding="utf-8") + "# my own note\n"
+    utterances.write_text(edited, encoding="utf-8")
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, err
+    assert f"kept {utterances}: changed since" in out
+    assert utterances.read_text(encoding="utf-8") == edited
+    assert not os.path.exists(nearmisses_path(cluster_file(project)))
+
+
+def test_a_failed_enrich_writes_no_file_and_says_it_wrote_none(capsys, project):
+    assert cli(capsys, "init", "--yes")[0] == 0
+    code, out, err = cli(capsys, "clusters", "enrich", "--yes", *engine("crash"))
+    assert code == 1
+    assert not os.path.exists(utterances_path(cluster_file(project)))
+    assert not os.path.exists(nearmisses_path(cluster_file(project)))
+    assert "wrote" not in out
+    assert cli(capsys, "uninstall", "--all")[0] == 0
+    assert git_status(project) == ""
