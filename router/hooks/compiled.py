@@ -266,7 +266,7 @@ def _note_failure(marker, problem):
     """Leave the marker holding why the rebuild failed (best effort: the marker itself still holds
     the next rebuild back for ``REBUILD_MARKER_TTL_S``)."""
     try:
-        fd = os.open(marker, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(marker, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return
     try:
