@@ -355,3 +355,20 @@ def test_at_most_twenty_clusters_are_scored_and_six_utterance_words_named():
     decision = route_with_utterances("alpha " + " ".join(words), table, hand(utterance_coverage=0.0))
     assert [row["cluster_id"] for row in decision["scores"]] == [f"c{i:02d}" for i in range(MAX_SCORES)]
     assert "; utterance words delta, echo, golf, hotel, india, oscar; sent c00" in decision["explanation"]
+
+
+def test_a_plain_hit_under_the_utterance_floor_is_kept_when_asked():
+    # with utterances "setx" is a word of more documents (idf 1 instead of 3): 4.5 < 5; without them 5.0 >= 4
+    table = hand_table(utterance_term_postings={"setx": (1.0, 0, 0)}, utterance_fuzzy_postings={},
+                       utterance_line_postings={})
+    settings = hand(utterance_floor=5.0, weighted_floor=4.0, utterance_coverage=0.0)
+    dropped = route_with_utterances("alpha setx tango", table, dict(settings, utterance_keep_plain=False))
+    head = "weighted score 4.50 (floor 5.0) for c_a, member evidence 2.00; utterance words setx, tango"
+    assert dropped["routed"] == [] and dropped["explanation"] == head + ": under the floor"
+    kept = route_with_utterances("alpha setx tango", table, dict(settings, utterance_keep_plain=True))
+    assert kept["routed"] == ["c_a"] and kept["top_score"] == 4.5
+    assert kept["explanation"] == (head + "; sent c_a (under the floor with utterances; kept: the router without "
+                                   "them routes it at 4.0)")
+    # the plain router would not route it either: nothing is kept
+    assert route_with_utterances("alpha setx tango", table,
+                                 dict(settings, utterance_keep_plain=True, weighted_floor=5.01))["routed"] == []
