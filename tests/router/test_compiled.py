@@ -299,3 +299,218 @@ def test_the_mcp_server_closes_the_table_it_reloads_past(store):
         compiled.compile_store(store)
         served.route(SAID)
     assert len(os.listdir("/proc/self/fd")) <= fds
+
+
+# --------------------------------------------------------------------------- each part, message by message (issue 38)
+
+
+def test_beside_bytes_and_companions(store):
+    assert compiled.beside_bytes(store) == os.path.getsize(utterances_path(store))
+    pathlib_write(nearmisses_path(store), "x" * 10)
+    assert compiled.beside_bytes(store) == os.path.getsize(utterances_path(store)) + 10
+    os.remove(utterances_path(store))
+    assert compiled.beside_bytes(store) == 10
+    assert compiled.companions_of("learned.tsv") == ("learned.tsv",) and compiled.companions_of(None) == ()
+
+
+def test_no_cache_message_in_full(monkeypatch):
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    assert compiled.no_cache_message("/s/c.md", 300000) == (
+        "caching is off (MEMORY_ROUTER_NO_CACHE is set), so the routing table of /s/c.md cannot be compiled "
+        "ahead, and its utterances and near-misses (300,000 bytes) are too large to compile inside a prompt: "
+        "routing on the cluster file alone (fix: unset MEMORY_ROUTER_NO_CACHE, or set MEMORY_ROUTER_CACHE_DIR "
+        "to a local directory you can write)")
+
+
+@pytest.mark.parametrize("size, problem, meanwhile, fix", [
+    (1000, "caching is off (MEMORY_ROUTER_NO_CACHE is set)",
+     "the hook builds the whole table inside each prompt, since the utterances and near-misses (1,000 bytes) are "
+     "under 256 KiB",
+     "unset MEMORY_ROUTER_NO_CACHE, or set MEMORY_ROUTER_CACHE_DIR to a local directory you can write"),
+    (256 * 1024, "the table could not be written",
+     "the hook builds the whole table inside each prompt, since the utterances and near-misses (262,144 bytes) "
+     "are under 256 KiB",
+     "make the cache directory writable (or free space in it), or set MEMORY_ROUTER_CACHE_DIR to a local "
+     "directory you can write; then run memory-router clusters compile again"),
+    (256 * 1024 + 1, "the table could not be written",
+     "the hook routes on the cluster file alone: the utterances and near-misses (262,145 bytes) are over the "
+     "256 KiB a prompt may build, so they go unused",
+     "make the cache directory writable (or free space in it), or set MEMORY_ROUTER_CACHE_DIR to a local "
+     "directory you can write; then run memory-router clusters compile again"),
+])
+def test_not_compiled_says_what_the_hook_does_meanwhile_and_the_fix(store, size, problem, meanwhile, fix):
+    pathlib_write(utterances_path(store), "x" * size)
+    assert compiled.not_compiled(store, problem) == (meanwhile, fix)
+
+
+def _plant_marker(store, text="", age=0.0):
+    marker = compiled._marker(store)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    pathlib_write(marker, text)
+    when = time.time() - age
+    os.utime(marker, (when, when))
+    return marker
+
+
+def test_the_marker_lives_in_the_cache_and_says_its_state(store, monkeypatch):
+    marker = compiled._marker(store)
+    assert os.path.dirname(marker) == os.environ["MEMORY_ROUTER_CACHE_DIR"]
+    assert os.path.basename(marker).startswith("rebuild-") and marker.endswith(".marker")
+    assert compiled.marker_state(store) is None
+    _plant_marker(store, age=30)
+    state = compiled.marker_state(store)
+    assert state["path"] == marker and state["failed"] is None and 29 <= state["age_s"] <= 60
+    _plant_marker(store, "failed: Disk quota exceeded \n", age=5)
+    assert compiled.marker_state(store)["failed"] == "Disk quota exceeded"
+    _plant_marker(store, "FAILED: no", age=5)
+    assert compiled.marker_state(store)["failed"] is None
+    monkeypatch.setenv("HOME", "")
+    monkeypatch.delenv("MEMORY_ROUTER_CACHE_DIR")
+    assert compiled._marker(store) is None and compiled.marker_state(store) is None
+
+
+@pytest.mark.parametrize("age, failed", [
+    (0, "no space"), (60, "no space"), (compiled.REBUILD_MARKER_TTL_S - 5, "no space"),
+    (compiled.REBUILD_MARKER_TTL_S + 5, None),       # held back long enough: try again
+    (-3600, None),                                    # dated ahead of the clock: not holding back
+])
+def test_a_failed_rebuild_holds_back_the_next_for_the_ttl(store, age, failed):
+    _plant_marker(store, "failed: no space", age=age)
+    assert compiled.rebuild_failure(store) == failed
+
+
+@pytest.fixture
+def popen(monkeypatch):
+    started = []
+
+    def fake(command, **kwargs):
+        started.append((command, kwargs))
+
+    monkeypatch.setattr("subprocess.Popen", fake)
+    return started
+
+
+def test_start_rebuild_starts_one_detached_process_with_this_router(store, popen, tmp_path):
+    learned = tmp_path / "learned.tsv"
+    assert compiled.start_rebuild(store, str(learned)) is True
+    [(command, options)] = popen
+    assert command[1:] == ["-m", "router.hooks.compiled", os.path.abspath(store), "--learned", str(learned)]
+    assert options["start_new_session"] is True and options["close_fds"] is True
+    assert options["cwd"] == os.path.dirname(os.path.abspath(store))
+    import router
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(router.__file__)))
+    assert options["env"]["PYTHONPATH"].split(os.pathsep)[0] == home
+    assert os.path.exists(compiled._marker(store)) and os.path.getsize(compiled._marker(store)) == 0
+    assert compiled.start_rebuild(store) is False and len(popen) == 1     # one at a time
+
+
+@pytest.mark.parametrize("age, started", [(10, False), (compiled.REBUILD_MARKER_TTL_S - 5, False),
+                                          (compiled.REBUILD_MARKER_TTL_S + 5, True), (-60, True)])
+def test_start_rebuild_honours_a_live_marker_only(store, popen, age, started):
+    _plant_marker(store, age=age)
+    assert compiled.start_rebuild(store) is started and len(popen) == started
+    if started:
+        assert popen[0][0][-1] == os.path.abspath(store) and "--learned" not in popen[0][0]
+
+
+def test_start_rebuild_without_a_cache_or_when_the_process_cannot_start(store, monkeypatch):
+    def cannot(*_args, **_kwargs):
+        raise OSError("no such interpreter")
+
+    monkeypatch.setattr("subprocess.Popen", cannot)
+    assert compiled.start_rebuild(store) is False
+    assert not os.path.exists(compiled._marker(store))               # its marker is taken back
+    monkeypatch.setenv("HOME", "")
+    monkeypatch.delenv("MEMORY_ROUTER_CACHE_DIR")
+    assert compiled.start_rebuild(store) is False
+
+
+def test_the_hooks_fallback_message_for_each_state(store, monkeypatch, popen):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    size = f"{compiled.beside_bytes(store):,}"
+    head = (f"the routing table of {store} is missing or stale and its utterances and near-misses ({size} bytes) "
+            "are too large to compile inside a prompt: routing on the cluster file alone; ")
+    said = []
+    table = compiled.hook_fallback(store, None, said.append)
+    assert said == [head + "a rebuild has started (or run: memory-router clusters compile)"]
+    assert "utterance_meta" not in table or not table["utterance_meta"].get("members")
+    said.clear()
+    compiled.hook_fallback(store, None, said.append)
+    assert said == [head + "a rebuild is already running (or run: memory-router clusters compile)"]
+    _plant_marker(store, "failed: Disk quota exceeded", age=5)
+    said.clear()
+    compiled.hook_fallback(store, None, said.append)
+    assert said == [head + "the last rebuild could not store the table (Disk quota exceeded); another is tried "
+                           "15 minutes after it (or run: memory-router clusters compile)"]
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", compiled.beside_bytes(store))
+    assert compiled.hook_fallback(store, None, said.append) is None       # small enough: build inline
+
+
+def test_the_hooks_fallback_with_caching_off_routes_on_the_cluster_file(store, monkeypatch, popen):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    said = []
+    table = compiled.hook_fallback(store, None, said.append)
+    assert said == [compiled.no_cache_message(store, compiled.beside_bytes(store))] and popen == []
+    assert [cluster[0] for cluster in table["clusters"]] == ["c_windows", "c_db"]
+
+
+def test_hook_table_builds_a_small_store_and_says_nothing(store):
+    said = []
+    table = compiled.hook_table(store, log=said.append)
+    assert said == [] and table["utterance_meta"]["members"] == 1
+
+
+def test_hook_table_on_a_large_stale_store_says_what_the_hook_does(store, monkeypatch):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    said = []
+    table = compiled.hook_table(store, log=said.append)
+    size = f"{compiled.beside_bytes(store):,}"
+    assert said == [f"the compiled routing table of {os.path.abspath(store)} is missing or stale and its utterances "
+                    f"and near-misses ({size} bytes) are too large to compile inside a prompt, so the hook routes on "
+                    "the cluster file alone until it is compiled (fix: memory-router clusters compile)"]
+    assert not (table.get("utterance_meta") or {}).get("members")
+    assert compiled.hook_table(store) is not None                         # no log: silent
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    said.clear()
+    compiled.hook_table(store, log=said.append)
+    assert said == [compiled.no_cache_message(os.path.abspath(store), compiled.beside_bytes(store))]
+
+
+def test_compile_store_reports_the_entry_and_the_rows_it_skipped(store):
+    with open(utterances_path(store), "a", encoding="utf-8") as handle:
+        handle.write(f"env_long_paths\t{'y' * 201}\t-\thand\t-\t2026-12-01T00:00:00Z\n")
+    result = compiled.compile_store(store)
+    assert result["entry"] and result["problem"] is None and result["seconds"] >= 0
+    assert result["skipped_row_count"] == 1 and len(result["skipped_rows"]) == 1
+    where, message = result["skipped_rows"][0]
+    assert where.startswith(utterances_path(store) + ":") and "201 characters" in message
+
+
+def test_the_detached_rebuild_removes_its_marker_or_leaves_why(store, monkeypatch, tmp_path):
+    monkeypatch.setattr(compiled.time, "sleep", lambda _s: None)
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    marker = _plant_marker(store)
+    assert compiled.main([store]) == 0 and not os.path.exists(marker) and table_is_current(store)
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the store went away\nmid-build")
+
+    monkeypatch.setattr(compiled, "compile_store", broken)
+    _plant_marker(store)
+    assert compiled.main([store, "--learned", "x.tsv"]) == 1
+    with open(marker, encoding="utf-8") as handle:
+        assert handle.read() == "failed: RuntimeError: the store went away mid-build\n"
+    log = (tmp_path / "log").read_text(encoding="utf-8")
+    assert log.endswith(f"memory-router rebuild: the routing table of {store} was not stored: RuntimeError: the "
+                        "store went away mid-build; the hook routes on the cluster file alone and tries again in 15 "
+                        "minutes (fix: memory-router clusters compile names what to change)\n")
+
+
+def test_row_file_problems_name_each_bad_row_and_an_unusable_file(store):
+    assert compiled.row_file_problems(store) == []
+    with open(nearmisses_path(store), "w", encoding="utf-8") as handle:
+        handle.write("not the column row\n")
+    [(where, message)] = compiled.row_file_problems(store)
+    assert where == nearmisses_path(store) and "expected the column row" in message
