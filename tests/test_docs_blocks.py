@@ -45,8 +45,6 @@ SKIPPED = {
     "plugin.md#1": "installs memory-router (pipx, pip: the network)",
     "plugin.md#2": "--from builds a virtualenv and pip-installs into it (the network)",
     "router.md#1": "installs memory-router (pip install .)",
-    "router.md#2": "a synopsis: [--clusters FILE] [--json] are the options, not words to type",
-    "safety.md#1": "placeholders: <project>, <repo> and your-edit-command",
     "transcripts.md#1": "needs Claude Code session transcripts of a project (and SESSION.jsonl of yours)",
 }
 # Slow blocks (a grid fit and a 5-fold cross-validation: about 1.5 minutes on two busy cores): run
