@@ -22,8 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 ROUTED_PROMPT = "setx PATH never reaches the bash tool on windows"
 SLUG = "env_bash_tool_env_var_caching"
 STAMP = "2026-12-01T21:00:00Z"
+# The example store vetoes this one (tests/harness/test_route.py): its nearest negative is planted below.
+VETOED_PROMPT = "write me a tiny python LRU cache decorator with a TTL per entry"
 PROMPTS = [ROUTED_PROMPT, "my env var set with setx is empty in the bash tool", "fix the typo in the readme",
-           "why does the bash tool not see my environment variable", "write a haiku about autumn"]
+           "why does the bash tool not see my environment variable", "write a haiku about autumn", VETOED_PROMPT]
 
 
 def _append(path, rows):
@@ -53,7 +55,8 @@ def marked(tmp_path, monkeypatch):
     _append(brain / "memory-layer1-clusters.nearmisses.tsv", [
         f"{cluster_id}\t{MARKER} {ROUTED_PROMPT}\t-\thand\t-\t{STAMP}",
         f"{cluster_id}\t{MARKER} my env var set with setx is empty in the bash tool\t-\thand\t-\t{STAMP}",
-        f"{cluster_id}\tsetx bash\t-\t{MARKER.upper()}!\t-\t{STAMP}"])
+        f"{cluster_id}\tsetx bash\t-\t{MARKER.upper()}!\t-\t{STAMP}"]
+        + [f"{cluster.cluster_id}\t{MARKER} {VETOED_PROMPT}\t-\thand\t-\t{STAMP}" for cluster in index.clusters])
     learned = brain / "memory-layer1-clusters.learned.tsv"
     learned.write_text("added\tcluster_id\tslug\tterm\tsource\n"
                        + "".join(f"{STAMP}\t{cluster_id}\t{SLUG}\t{MARKER}{n}\thand\n" for n in "abc"),
@@ -68,7 +71,8 @@ def marked(tmp_path, monkeypatch):
 
     generics = nearmisses.read_generic_negatives()
     monkeypatch.setattr(nearmisses, "read_generic_negatives",
-                        lambda path=None: generics + (f"{MARKER} setx path bash tool windows",))
+                        lambda path=None: generics + (f"{MARKER} setx path bash tool windows",
+                                                      f"{MARKER} {VETOED_PROMPT}"))
     monkeypatch.setenv("MEMORY_ROUTER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     monkeypatch.chdir(project)
@@ -114,6 +118,13 @@ def test_no_build_time_text_reaches_the_agent_through_mcp_the_hook_or_session_st
     out = io.StringIO()
     run_session_start([], io.BytesIO(json.dumps({"session_id": "s1", "source": "compact"}).encode()), out)
     _clean("session-start", out.getvalue())
+    # The planted rows are live: the veto weighed them, and a person at a terminal is shown them
+    # (memory-router route), so their absence above is the owner's doing, not the test's.
+    from harness.context import name_exemplars
+
+    ctx = store.context()
+    vetoes = [decision["veto"] for decision in (ctx.route(prompt) for prompt in PROMPTS) if decision.get("veto")]
+    assert MARKER in json.dumps([name_exemplars(ctx, veto, with_text=True) for veto in vetoes])
 
 
 def test_no_build_time_text_reaches_the_agent_through_the_real_server(marked, mcp_session):
@@ -121,6 +132,7 @@ def test_no_build_time_text_reaches_the_agent_through_the_real_server(marked, mc
     home.mkdir()
     calls = [("route", "route", {"prompt": ROUTED_PROMPT}),
              ("route2", "route", {"prompt": PROMPTS[1]}),
+             ("route-vetoed", "route", {"prompt": VETOED_PROMPT}),
              ("search", "search_memory", {"query": "setx bash tool", "limit": 50}),
              ("feedback", "record_feedback", {"prompt": "setx registry broken", "slug": SLUG, "useful": True})]
     session = mcp_session(["mcp", "--memory-dir", marked["memory"]], marked["project"], home, calls=calls,
