@@ -99,6 +99,10 @@ def checklist_checks(case, suite, project_dir, memory_dir_arg=None, cluster_over
                                                        [project_dir])
         cluster_from = f"read by the hook in the {entries[0][0]} settings"
         hook_blind = cluster_path is None
+    if cluster_path is None and config is not None:
+        # A configured project whose hook is not installed yet: its own store, not the suite's example
+        cluster_path = config_mod.resolve_cluster_path(None, config, [project_dir])
+        cluster_from = "the project's store (its config): no hook is installed"
     if cluster_path is None:
         cluster_path, cluster_from = suite.cluster_path, "the suite's: no hook is installed"
     decision, hook_text = None, None

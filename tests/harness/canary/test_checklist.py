@@ -167,3 +167,20 @@ def test_checklist_refuses_a_case_whose_fact_is_not_in_the_store(capsys, slim_st
     assert code == 1 and out == ""
     assert "env_cloudflare_workers_build_secret_vs_text" in err and "not in the store" in err
     assert str(clusters) in err and "fix:" in err and "behavioural" in err
+
+
+def test_checklist_in_a_configured_project_without_a_hook_reads_the_projects_store(capsys, tmp_path):
+    # issue 36 item 7: with no hook installed yet it checked the bundled example store, although
+    # the project's memory-router.toml names the project's own
+    from router.config import bundled_cluster_file
+
+    project = tmp_path / "project"
+    (project / "brain").mkdir(parents=True)
+    text = pathlib.Path(bundled_cluster_file()).read_text()
+    (project / "brain" / "memory-layer1-clusters.md").write_text(
+        text.replace("env_cloudflare_workers_build_secret_vs_text", "env_workers_public_vars"))
+    (project / "memory-router.toml").write_text('clusters = "brain/memory-layer1-clusters.md"\n')
+    code, out, err = cli(capsys, "checklist", "--case", "cloudflare-cold", "--project", project,
+                         "--memory-dir", tmp_path / "mem")
+    assert code == 1 and out == "" and "not in the store" in err
+    assert str(project / "brain" / "memory-layer1-clusters.md") in err and "the project's store" in err
