@@ -44,9 +44,9 @@ RACY_WINDOW_NS = 2_000_000_000
 # What a cached table or config is built by; their size and mtime join every key.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = tuple(os.path.join(_HERE, *name.split("/")) for name in (
-    "cache.py", "cacheformat.py", "config.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
+    "cache.py", "cacheformat.py", "config.py", "configcheck.py", "configfile.py", "tokens.py", "providername.py", "stem.py",
     "store/clusterfile.py", "store/learned.py", "store/utterances.py", "providers/provider.py",
-    "routing/score.py", "routing/weighted.py", "routing/weightedscore.py", "routing/weightedtable.py",
+    "routing/score.py", "routing/weighted.py", "routing/weightedscore.py", "routing/weightedtable.py", "routing/wordmatch.py",
     "routing/uttertable.py", "routing/utterscore.py", "routing/priors.py", "routing/exemplars.py",
     "store/nearmisses.py", "data/stopwords.txt", "data/stopstems.txt", "data/generic_negatives.txt"))
 

@@ -26,7 +26,9 @@ RECORD_VERSION = 1
 MAX_RECORD_BYTES = 256 * 1024
 MAX_HELD_LINES = 4000
 MAX_PENDING_LINES = 64
-# At most this many session records are kept; older ones (and any untouched this long) go.
+# Past this many entries in the sessions folder, a session's first write prunes it: the oldest
+# records beyond this many go, and any untouched MAX_SESSION_AGE_S, and stale temp files. Up to it
+# only the names are listed: a new session's first prompt does not stat every record.
 MAX_SESSIONS = 256
 MAX_SESSION_AGE_S = 14 * 24 * 3600
 # A record dated further than this into the future means the clock jumped: not trusted.
@@ -263,13 +265,19 @@ def write_record(path, record):
         remove_owned(tmp, directory)
         raise
     if created:
-        prune_sessions(directory, keep=path)
+        try:
+            crowded = len(os.listdir(directory)) > MAX_SESSIONS
+        except OSError:
+            crowded = False
+        if crowded:
+            prune_sessions(directory, keep=path)
     return True
 
 
 def prune_sessions(directory, keep=None, now=None, max_sessions=MAX_SESSIONS, max_age_s=MAX_SESSION_AGE_S):
     """Delete the oldest records beyond ``max_sessions`` and any older than ``max_age_s``, and
-    temp files left by a crash. Run when a session's first record is written. Never raises."""
+    temp files left by a crash. Run when a session's first record finds the folder holding more
+    than ``MAX_SESSIONS`` entries. Never raises."""
     now = time.time() if now is None else now
     try:
         names = os.listdir(directory)

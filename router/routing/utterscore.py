@@ -49,7 +49,6 @@ from router.routing.weightedscore import (
     finish_decision,
     score_summary,
     learned_hits_by_line,
-    lookup_stems,
     select_member_lines,
     best_lines,
     general_request,
@@ -58,6 +57,7 @@ from router.routing.weightedscore import (
     score_parts,
     stem_forms,
 )
+from router.routing.wordmatch import lookup_stems
 
 # Members named in a decision's utterance_hits at most (the explanation of a big cluster).
 MAX_EXPLAINED = 12

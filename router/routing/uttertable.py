@@ -30,7 +30,8 @@ import os
 
 from router.stem import stem
 from router.tokens import WORD_RE, slug_words, tokenize
-from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, deletes, idf, word_stems
+from router.routing.weightedscore import STOP_STEMS, idf, word_stems
+from router.routing.wordmatch import FUZZY_MIN_LENGTH, deletes
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25

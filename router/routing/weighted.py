@@ -43,7 +43,6 @@ from router.tokens import tokenize
 from router.routing.weightedscore import (
     choose_clusters,
     learned_hits_by_line,
-    lookup_stems,
     select_member_lines,
     stem_set,
     finish_decision,
@@ -52,6 +51,7 @@ from router.routing.weightedscore import (
     general_request,
     score_weighted,
 )
+from router.routing.wordmatch import lookup_stems
 
 
 def route_weighted(prompt, table, settings):

@@ -14,10 +14,6 @@ from router.tokens import STOPWORDS, tokenize
 
 TAGS = -1
 LABEL = -2
-FUZZY_MIN_LENGTH = 5
-FUZZY_FACTOR = 0.7
-# A pasted log has thousands of unknown words; spelling repair stops after this many.
-FUZZY_MAX_WORDS = 40
 RARE_MIN_LENGTH = 4
 
 # The intent gate's patterns, compiled on first use: most prompts never reach the gate, and
@@ -27,6 +23,10 @@ _GENERAL_FORM_PATTERN = (
     r"difference between|differences between|history of|how\s+(?:does|do|did)\s+[^?.!]{0,60}\bwork|"
     r"tell me about|write\s+(?:me\s+)?(?:a|an|some)|compose|pros and cons)\b")
 _OWNERSHIP_PATTERN = r"\b(we|our|ours|us|my|mine|i|i'm|i've|i'd|i'll|we're|we've|here)\b"
+# Every alternative of the form pattern holds one of these: a prompt holding none cannot match it,
+# so the gate answers without compiling anything (a prompt's first regular expression costs ~1 ms).
+_GENERAL_FORM_WORDS = ("explain", "eli5", "defin", "what", "differen", "history", "how", "tell", "write",
+                       "compose", "pros")
 _COMPILED = {}
 
 
@@ -96,99 +96,15 @@ def stem_set(tokens):
     return set(stem_forms(tokens))
 
 
-def deletes(word):
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
-
-
-def prior_factor(zipf, knee):
-    """How much of its weight a word keeps for being common English: all of it below ``knee``
-    on the Zipf scale (3 = once per million words), 1 / (1 + zipf - knee) above."""
-    return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)
-
-
 # --------------------------------------------------------------------------- route time
-
-
-def within_one_edit(a, b):
-    """True if ``a`` and ``b`` differ by at most one deletion, insertion, substitution or swap."""
-    if a == b:
-        return True
-    la, lb = len(a), len(b)
-    if abs(la - lb) > 1:
-        return False
-    if la == lb:
-        diff = [i for i in range(la) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-    if la > lb:
-        a, b = b, a
-    return any(b[:i] + b[i + 1:] == a for i in range(len(b)))
-
-
-def lookup_stems(words, table, settings):
-    """{stem: (weight, flat postings, matched via)} for the prompt stems the store holds: weight
-    is the stem's idf, times ``FUZZY_FACTOR`` for a spelling repair and its word prior if any."""
-    found = _corroborated(_match(words, table))
-    priors = table.get("prior_postings") if settings["word_priors"] else None
-    if priors is not None:
-        knee = settings["word_prior_knee"]
-        for word, (weight, flat, via) in list(found.items()):
-            zipf = priors.get(word)
-            if zipf:
-                found[word] = (weight * prior_factor(zipf, knee), flat, via)
-    return found
-
-
-def _corroborated(found):
-    """Drop spelling repairs that no exactly matched word backs up: a one-edit variant counts
-    only in a member line (or a cluster's tag list) that holds another prompt word as written, so
-    "convert" is not read as "convent(ional)" unless the rest of the prompt is about that line."""
-    exact = set()
-    for word, (_weight, flat, via) in found.items():
-        if via == word:
-            exact.update(zip(flat[0::2], flat[1::2]))
-    out = {}
-    for word, entry in found.items():
-        flat, via = entry[1], entry[2]
-        if via == word:
-            out[word] = entry
-            continue
-        keep = tuple(x for pair in zip(flat[0::2], flat[1::2]) if pair in exact for x in pair)
-        if keep:
-            out[word] = (entry[0], keep, via)
-    return out
-
-
-def _match(words, table):
-    term_postings = table["term_postings"]
-    fuzzy_postings = table["fuzzy_postings"]
-    found = {}
-    unknown = []
-    # Sorted: the order of a set of strings changes with the process's hash seed, and the order
-    # words are added in decides float sums and ties; the same prompt must always route the same.
-    for word in sorted(words):
-        entry = term_postings.get(word)
-        if entry:
-            found[word] = (entry[0], entry[1:], word)
-        elif len(word) >= FUZZY_MIN_LENGTH and word.isalpha():
-            unknown.append(word)
-    for word in sorted(unknown)[:FUZZY_MAX_WORDS]:
-        candidates = set()
-        for variant in deletes(word) | {word}:
-            candidates.update(fuzzy_postings.get(variant, ()))
-        for candidate in sorted(candidates):
-            if candidate not in found and within_one_edit(word, candidate):
-                entry = term_postings.get(candidate)
-                if entry:
-                    found[candidate] = (entry[0] * FUZZY_FACTOR, entry[1:], word)
-    return found
 
 
 def general_request(prompt_text, matched_words):
     """The intent gate's reason to stay silent, or ``None``: a general-knowledge form with no
     ownership word and no store identifier among the matched words."""
     text = prompt_text.lower().replace("\u2019", "'")
+    if not any(word in text for word in _GENERAL_FORM_WORDS):
+        return None
     form = _pattern(_GENERAL_FORM_PATTERN).search(text)
     if form is None or _pattern(_OWNERSHIP_PATTERN).search(text):
         return None

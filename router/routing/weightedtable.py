@@ -7,7 +7,8 @@ What the postings mean is ``router.routing.weighted``'s docstring.
 
 from router.stem import stem
 from router.tokens import slug_words, tokenize
-from router.routing.weightedscore import STOP_STEMS, FUZZY_MIN_LENGTH, LABEL, TAGS, deletes, idf
+from router.routing.weightedscore import STOP_STEMS, LABEL, TAGS, idf
+from router.routing.wordmatch import FUZZY_MIN_LENGTH, deletes, key_filter
 
 BESIDE = "beside"
 
@@ -19,7 +20,9 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     ``term_postings``: stem -> (idf, position, member_index, position, member_index, ...) where
     member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
     computed here, so routing needs no logarithm). ``fuzzy_postings``: each
-    one-letter deletion of a stem (and the stem itself) -> the stems it comes from.
+    one-letter deletion of a stem (and the stem itself) -> the stems it comes from; ``fuzzy_filter``:
+    a Bloom filter of those keys and the utterances' (``router.routing.wordmatch.key_filter``), so the spelling
+    repair reads no shard for a variant the store has no key for.
     ``weighted_meta``: {"documents": N}. With learned terms, ``learned_line_postings``: learned
     word (as ``tokenize`` gives it) -> (position, member_index, ...) of the lines it was learned
     for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
@@ -29,7 +32,7 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     ``utterances``: ``{slug: (utterance, ...)}`` to route on (``router.routing.uttertable``), or the default
     ``BESIDE``: those of the utterances file beside the index's cluster file, when there is one (a
     damaged one is logged once and left out: the table is then the cluster file's alone). ``None``
-    or ``{}``: none. Without utterances the table is exactly what it was before they existed.
+    or ``{}``: none. Without utterances the table is what it was before they existed.
 
     With utterances, the veto's exemplars (``router.routing.exemplars``) are added too:
     ``near_misses`` (``{cluster id: texts}``, or ``BESIDE``: the near-misses file beside the cluster
@@ -84,6 +87,7 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     if learned_lines:
         table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
     _add_utterances(table, index, utterances, near_misses, generics)
+    table["fuzzy_filter"] = key_filter(set(table["fuzzy_postings"]) | set(table.get("utterance_fuzzy_postings") or ()))
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table

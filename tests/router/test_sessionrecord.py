@@ -159,3 +159,15 @@ def test_prune_keeps_the_newest_records_and_drops_old_ones_and_stale_temps(tmp_p
     keep.write_text("{}")
     sessionrecord.prune_sessions(str(tmp_path), keep=str(keep), now=now, max_sessions=4)
     assert sorted(os.listdir(tmp_path)) == ["current.json", "s3.json", "s4.json", "s5.json"]
+
+
+def test_a_first_write_prunes_only_a_crowded_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(sessionrecord, "MAX_SESSIONS", 3)
+    ancient = tmp_path / "ancient.json"
+    ancient.write_text("{}")
+    os.utime(ancient, (time.time() - 30 * 86400,) * 2)
+    sessionrecord.write_record(str(tmp_path / "a.json"), dict(GOOD))
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "ancient.json"]   # two entries: nothing stat'ed
+    for name in ("b", "c"):
+        sessionrecord.write_record(str(tmp_path / f"{name}.json"), dict(GOOD))
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json", "c.json"]   # four: pruned, the ancient one went

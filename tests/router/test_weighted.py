@@ -6,7 +6,7 @@ import pytest
 from router.store.clusterfile import parse_cluster_text
 from router.config import default_settings
 from router.providers.provider import build_table, route
-from router.routing.weightedscore import prior_factor, within_one_edit
+from router.routing.wordmatch import prior_factor, within_one_edit
 
 STORE = """\
 ## Layer 0 - Cluster Router
@@ -82,7 +82,7 @@ def test_a_misspelt_word_counts_when_its_line_backs_it(table):
 
 
 def test_a_spelling_repair_alone_does_not_route(table):
-    from router.routing.weightedscore import _match
+    from router.routing.wordmatch import _match
 
     # "convert" is one edit from the stem of "conventional"; nothing else in the prompt backs it.
     assert _match({"convert"}, table)  # the repair is found ...

@@ -22,7 +22,7 @@ from router.providers.provider import build_table
 
 ROUTER = pathlib.Path(__file__).resolve().parents[2] / "router"
 # Where a mutation's anchor lives when it is not router/routing/weightedscore.py (the scoring parts).
-MODULE_OF = {"intent gate off": "weighted", "near-miss gate off": "utterscore", "veto off": "utterscore",
+MODULE_OF = {"intent gate off": "weighted", "spelling repairs need no corroboration": "wordmatch", "near-miss gate off": "utterscore", "veto off": "utterscore",
              "utterance words are not their member's words": "utterscore",
              "intent gate off (utterances)": "utterscore"}
 # Modules that bind names of another router module when imported: forgotten around a mutant, so

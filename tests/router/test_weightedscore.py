@@ -15,15 +15,12 @@ from router.routing.weightedscore import (
     TAGS,
     best_lines,
     choose_clusters,
-    deletes,
     finish_decision,
     focus,
     general_request,
     idf,
     learned_hits_by_line,
-    lookup_stems,
     member_part,
-    prior_factor,
     rank_parts,
     score_parts,
     score_summary,
@@ -31,9 +28,9 @@ from router.routing.weightedscore import (
     stem_forms,
     stem_set,
     stop_stems_of,
-    within_one_edit,
     word_stems,
 )
+from router.routing.wordmatch import deletes, lookup_stems, prior_factor, within_one_edit
 
 
 def settings(**overrides):
