@@ -215,6 +215,8 @@ def member_view(table):
     view = dict(table)
     view["term_postings"] = _Replacing(table["utterance_term_postings"], table["term_postings"])
     view["fuzzy_postings"] = _Joining(table["utterance_fuzzy_postings"], table["fuzzy_postings"])
+    filters = (table.get("fuzzy_filter"), table.get("utterance_fuzzy_filter"))
+    view["fuzzy_filter"] = filters if None not in filters else None   # a key in either may be asked for
     view["learned_line_postings"] = _Joining(table["utterance_line_postings"], table.get("learned_line_postings") or {})
     return view
 

@@ -31,7 +31,7 @@ import os
 from router.stem import stem
 from router.tokens import WORD_RE, slug_words, tokenize
 from router.routing.weightedscore import STOP_STEMS, idf, word_stems
-from router.routing.wordmatch import FUZZY_MIN_LENGTH, deletes
+from router.routing.wordmatch import FUZZY_MIN_LENGTH, deletes, key_filter
 
 # A bag is one member's utterances; a stem in more than this share of the bags is noise.
 MAX_DF_SHARE = 0.25
@@ -171,5 +171,6 @@ def add_member_words(table, index, utterances):
                 fuzzy.setdefault(variant, []).append(word)
     table["utterance_term_postings"] = terms
     table["utterance_fuzzy_postings"] = {variant: tuple(sorted(found)) for variant, found in fuzzy.items()}
+    table["utterance_fuzzy_filter"] = key_filter(set(fuzzy))
     table["utterance_line_postings"] = {token: tuple(flat) for token, flat in lines.items()}
     return table

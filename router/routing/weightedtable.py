@@ -21,8 +21,8 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     member_index is ``TAGS`` for a cluster's tags and ``LABEL`` for its label (the idf is
     computed here, so routing needs no logarithm). ``fuzzy_postings``: each
     one-letter deletion of a stem (and the stem itself) -> the stems it comes from; ``fuzzy_filter``:
-    a Bloom filter of those keys and the utterances' (``router.routing.wordmatch.key_filter``), so the spelling
-    repair reads no shard for a variant the store has no key for.
+    a Bloom filter of those keys (``router.routing.wordmatch.key_filter``), so the spelling repair
+    reads no shard for a variant the store has no key for.
     ``weighted_meta``: {"documents": N}. With learned terms, ``learned_line_postings``: learned
     word (as ``tokenize`` gives it) -> (position, member_index, ...) of the lines it was learned
     for, so a decision can say which of its lines the prompt reached through them. With ``word_frequency`` (word -> Zipf frequency in
@@ -86,8 +86,8 @@ def extend_table(table, index, learned_terms=None, word_frequency=None, utteranc
     table["weighted_meta"] = {"documents": documents}
     if learned_lines:
         table["learned_line_postings"] = {term: tuple(flat) for term, flat in learned_lines.items()}
+    table["fuzzy_filter"] = key_filter(set(table["fuzzy_postings"]))
     _add_utterances(table, index, utterances, near_misses, generics)
-    table["fuzzy_filter"] = key_filter(set(table["fuzzy_postings"]) | set(table.get("utterance_fuzzy_postings") or ()))
     if word_frequency is not None:
         table["prior_postings"] = {key: max(word_frequency(form) for form in words) for key, words in forms.items()}
     return table

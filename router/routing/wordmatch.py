@@ -46,7 +46,10 @@ def _probes(key, size):
 
 
 def may_hold(key_bits, key):
-    """False when ``key`` is certainly not among the keys ``key_filter`` made ``key_bits`` of."""
+    """False when ``key`` is certainly not among the keys ``key_filter`` made ``key_bits`` of (or,
+    given a tuple of filters, of any of them)."""
+    if isinstance(key_bits, tuple):
+        return any(may_hold(bits, key) for bits in key_bits)
     return all(key_bits[bit >> 3] >> (bit & 7) & 1 for bit in _probes(key, len(key_bits) * 8))
 
 

@@ -79,7 +79,7 @@ def test_utterances_add_their_own_keys_and_change_no_other(store):
     assert {key for key in rich if key not in plain} == {"utterance_postings", "utterance_meta",
                                                          "utterance_term_postings", "utterance_fuzzy_postings",
                                                          "utterance_line_postings", "exemplar_postings",
-                                                         "exemplar_meta"}
+                                                         "exemplar_meta", "utterance_fuzzy_filter"}
     assert canonical({k: v for k, v in rich.items() if k in plain}) == canonical(plain)
 
 
@@ -210,8 +210,14 @@ def test_a_table_built_without_utterances_is_the_one_built_before_they_existed(e
 
     index = load_cluster_file(example_cluster_file)
     table = extend_table(build_routing_table(index), index, utterances=None)
+    # the spelling repair's key filter (issue 37) indexes the same fuzzy postings; the rest is unchanged
+    from router.routing.wordmatch import key_filter
+
+    member_filter = table.pop("fuzzy_filter")
+    assert member_filter == key_filter(set(table["fuzzy_postings"]))
     assert hashlib.sha256(json.dumps(canon(table)).encode()).hexdigest() == TABLE_BEFORE_UTTERANCES
     shipped = build_table(index)
     assert shipped["utterance_meta"]["members"] == 126
+    assert shipped.pop("fuzzy_filter") == member_filter
     assert canonical({k: v for k, v in shipped.items()
                       if not k.startswith(("utterance", "exemplar"))}) == canonical(table)
