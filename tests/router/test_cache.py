@@ -511,3 +511,188 @@ def test_the_utterances_file_beside_the_cluster_file_joins_every_table_key(tmp_p
     assert len(builds) == 3
     os.unlink(utterances_path(str(store)))
     assert "utterance_meta" not in load_routing_table(str(store), build) and len(builds) == 4
+
+
+# --------------------------------------------------------------------------- the staleness decision, part by part (issue 38)
+
+
+def _aged(path, seconds):
+    when = time.time() - seconds
+    os.utime(path, (when, when))
+
+
+def test_the_key_names_the_file_the_kind_and_each_companion(tmp_path):
+    store = tmp_path / "c.md"
+    store.write_text("x", encoding="utf-8")
+    learned = tmp_path / "learned.tsv"
+    key, st = cache._stat_key(str(store), "table", (str(learned),))
+    assert key[:4] == (cacheformat.CACHE_FORMAT, __import__("router").__version__, "table", str(store))
+    assert key[-2:] == (str(learned), None) and st.st_ino == os.stat(store).st_ino
+    assert cache._stat_key(str(store), "config")[0] != cache._stat_key(str(store), "table")[0]
+    learned.write_text("y", encoding="utf-8")
+    with_learned, _ = cache._stat_key(str(store), "table", (str(learned),))
+    assert with_learned[-6:] == (str(learned), *(lambda s: (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns,
+                                                           s.st_ctime_ns))(os.stat(learned)))
+
+
+def test_the_stat_that_decides_settling_is_the_newest_of_the_files(tmp_path):
+    store = tmp_path / "c.md"
+    store.write_text("x", encoding="utf-8")
+    older, newer = tmp_path / "older", tmp_path / "newer"
+    older.write_text("o", encoding="utf-8")
+    _aged(older, 200)      # (a ctime cannot be set back: the store's is touched last, so it is the newest)
+    _aged(store, 100)
+    time.sleep(0.01)
+    newer.write_text("n", encoding="utf-8")
+    _, st = cache._stat_key(str(store), "table", (str(older),))
+    assert st.st_ino == os.stat(store).st_ino     # an older companion: the file's own stat
+    _, st = cache._stat_key(str(store), "table", (str(older), str(newer)))
+    assert st.st_ino == os.stat(newer).st_ino     # a newer one decides
+
+
+def test_settled_means_unchanged_for_the_racy_window(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_WINDOW_NS", 2_000_000_000)
+    path = tmp_path / "f"
+    path.write_text("x", encoding="utf-8")
+    now = time.time_ns()
+
+    class Stat:
+        st_mtime_ns = now - 2_000_000_000
+        st_ctime_ns = now - 5_000_000_000
+
+    class At:
+        @staticmethod
+        def time_ns():
+            return now
+
+    monkeypatch.setattr(cache, "time", At)
+    assert cache._settled(Stat)                       # exactly the window: settled
+    Stat.st_mtime_ns = now - 1_999_999_999
+    assert not cache._settled(Stat)
+    Stat.st_mtime_ns, Stat.st_ctime_ns = now - 9_000_000_000, now - 1
+    assert not cache._settled(Stat)                   # the ctime counts too
+
+
+def test_entry_path_is_one_name_per_path_and_kind(tmp_path):
+    first = cache.entry_path("/a/c.md", "table")
+    assert os.path.dirname(first) == os.environ["MEMORY_ROUTER_CACHE_DIR"]
+    name = os.path.basename(first)
+    assert name == f"table-{__import__('zlib').crc32(b'/a/c.md'):08x}.marshal"
+    assert cache.entry_path("/a/c.md", "rebuild", ".marker").endswith(".marker")
+    assert cache.entry_path("/a/d.md", "table") != first and cache.entry_path("/a/c.md", "config") != first
+
+
+def test_why_caching_is_off(monkeypatch):
+    assert cache.why_caching_off() is None and not cache.caching_off()
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    assert cache.why_caching_off() == "MEMORY_ROUTER_NO_CACHE is set" and cache.caching_off()
+    monkeypatch.delenv("MEMORY_ROUTER_NO_CACHE")
+    monkeypatch.delenv("MEMORY_ROUTER_CACHE_DIR")
+    monkeypatch.setenv("HOME", "")
+    assert cache.caching_off() and cache.why_caching_off() == (
+        "no cache directory: HOME is empty or not a directory, and neither MEMORY_ROUTER_CACHE_DIR nor an "
+        "absolute XDG_CACHE_HOME is set")
+
+
+def test_the_code_stamp_names_a_missing_file(monkeypatch, tmp_path):
+    present = tmp_path / "rules.txt"
+    present.write_text("abc", encoding="utf-8")
+    monkeypatch.setattr(cache, "CODE_FILES", (str(present), str(tmp_path / "gone")))
+    assert cache._code_stamp() == ((3, os.stat(present).st_mtime_ns), None)
+
+
+def _small_store(tmp_path):
+    store = tmp_path / "c.md"
+    store.write_text(generate_store(clusters=4, members_per_cluster=2, vocabulary=40, seed=1), encoding="utf-8")
+    return store
+
+
+def test_a_compiled_table_is_current_until_a_file_it_was_built_from_changes(tmp_path):
+    store = _small_store(tmp_path)
+    learned = tmp_path / "learned.tsv"
+    assert not cache.table_is_current(store)
+    entry, problem = cache.compile_routing_table(store, _build, (str(learned),))
+    assert problem is None and os.path.isfile(entry)
+    assert cache.table_is_current(store, (str(learned),)) and not cache.table_is_current(store)
+    learned.write_text("new", encoding="utf-8")                       # a companion appeared
+    assert not cache.table_is_current(store, (str(learned),))
+
+
+def test_compile_routing_table_says_why_a_table_is_not_there(tmp_path, monkeypatch):
+    store = _small_store(tmp_path)
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    assert cache.compile_routing_table(store, _build) == (None, "caching is off (MEMORY_ROUTER_NO_CACHE is set)")
+    assert not cache.table_is_current(store)
+    monkeypatch.delenv("MEMORY_ROUTER_NO_CACHE")
+    import errno
+
+    def full(_fd, _data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache, "write_all_synced", full)
+    entry, problem = cache.compile_routing_table(store, _build)
+    assert entry is None and problem == ("the table could not be written in the cache directory "
+                                         f"{os.environ['MEMORY_ROUTER_CACHE_DIR']}: No space left on device")
+    assert os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"]) == []   # no temp file left behind
+
+
+def test_a_table_that_does_not_read_back_is_named(tmp_path, monkeypatch):
+    store = _small_store(tmp_path)
+    monkeypatch.setattr(cache, "serialise_table", lambda table, key: b"not a table")
+    entry, problem = cache.compile_routing_table(store, _build)
+    assert entry is None and problem.startswith("the table written at ") and problem.endswith(
+        " does not read back whole (the cache directory keeps a damaged copy)")
+
+
+def test_a_fallback_table_is_used_on_a_miss_and_none_means_build(tmp_path):
+    store = _small_store(tmp_path)
+    asked = []
+    table = load_routing_table(store, _build, fallback=lambda p: asked.append(p) or {"clusters": ["fallback"]})
+    assert table == {"clusters": ["fallback"]} and asked == [os.path.abspath(store)]
+    built = load_routing_table(store, _build, fallback=lambda p: None)
+    assert len(built["clusters"]) == 4
+    asked.clear()
+    assert len(load_routing_table(store, _build, fallback=asked.append)["clusters"]) == 4 and asked == []  # a hit
+
+
+def test_a_table_without_the_files_beside_it_is_kept_apart(tmp_path):
+    store = _small_store(tmp_path)
+    load_routing_table(store, _build)
+    calls = []
+    load_routing_table(store, lambda p: calls.append(p) or _build(p), beside=False)
+    assert calls == [os.path.abspath(store)]                 # another entry: built once ...
+    load_routing_table(store, lambda p: calls.append(p) or _build(p), beside=False)
+    assert len(calls) == 1                                   # ... then read
+    digest = f"{__import__('zlib').crc32(os.path.abspath(store).encode()):08x}"
+    assert sorted(os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"])) == sorted(
+        [f"table-{digest}.marshal", f"table-alone-{digest}.marshal"])
+
+
+def test_release_table_closes_a_cached_table_only(tmp_path):
+    store = _small_store(tmp_path)
+    load_routing_table(store, _build)
+    table = load_routing_table(store, _build)
+    fd = table["clusters"].reader.fd
+    cache.release_table(table)
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    cache.release_table({"clusters": []})                    # built in memory: nothing to close
+
+
+def test_a_corrupt_shard_costs_one_rebuild_through_use_routing_table(tmp_path):
+    store = _small_store(tmp_path)
+    load_routing_table(store, _build)
+    (entry,) = [os.path.join(os.environ["MEMORY_ROUTER_CACHE_DIR"], n)
+                for n in os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"])]
+    data = bytearray(open(entry, "rb").read())
+    data[-1] ^= 0xFF
+    with open(entry, "wb") as handle:
+        handle.write(bytes(data))
+    calls = []
+
+    def build(path):
+        calls.append(path)
+        return _build(path)
+
+    used = cache.use_routing_table(store, build, lambda table: [table["clusters"][i][0] for i in range(4)])
+    assert used == [c[0] for c in _build(store)["clusters"]] and calls == [os.path.abspath(store)]
