@@ -51,10 +51,22 @@ def make_paths(run_dir):
                     os.path.join(memory_dir, "MEMORY.md"))
 
 
+def lab_path():
+    """PATH for the run's tools and client: the caller's, with this memory-router's own console
+    script directory first when it has one, so the portable ``memory-router mcp`` that
+    ``install --mcp`` writes into the run's ``.mcp.json`` starts this very memory-router (a test
+    run from ``.venv/bin/python -m pytest`` does not have the venv's bin on PATH)."""
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    program = router_argv()[0]
+    if os.path.basename(program) == "memory-router":
+        path = os.pathsep.join([os.path.dirname(os.path.abspath(program)), path])
+    return path
+
+
 def client_env(paths, base_url, extra=None):
     """The client's whole environment: nothing of the caller's beyond PATH and the locale."""
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": lab_path(),
         "HOME": paths.home,
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "ANTHROPIC_BASE_URL": base_url,
@@ -88,6 +100,7 @@ def _run_tool(argv, env, what, timeout=120):
 
 def _tool_env(paths):
     env = dict(os.environ)
+    env["PATH"] = lab_path()
     env["HOME"] = paths.home
     for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "MEMORY_ROUTER_CLUSTERS", "MEMORY_ROUTER_LOG"):
         env.pop(name, None)
