@@ -39,7 +39,7 @@ TARGETS = {
     "canary checks": ("canaries.runner", "canaries.cases"),
     "citation gate": ("router.gate.citations", "router.gate.citation_text", "router.gate.citation_ledger"),
     # the default route (issue 38): the weighted provider, its utterance scoring and the veto
-    "weighted route": ("router.routing.weighted", "router.routing.weightedscore"),
+    "weighted route": ("router.routing.weighted", "router.routing.weightedscore", "router.routing.wordmatch"),
     "utterance route": ("router.routing.utterscore",),
     "veto": ("router.routing.veto", "router.routing.exemplars"),
     # the hook's compiled table: when it is built, where it is kept and whether it is current;
@@ -133,11 +133,11 @@ EQUIVALENT = {
     ("router.routing.weightedscore", _WORD_STEM, _WORD_STEM.replace('if "_" not in token', 'if ("_" not in token) or True')):
         _IDENTIFIER_STEM,
     ("router.routing.weightedscore", _WORD_STEM, _WORD_STEM.replace('"_"', '"XX_XX"')): _IDENTIFIER_STEM,
-    ("router.routing.weightedscore", "return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)",
+    ("router.routing.wordmatch", "return 1.0 if zipf <= knee else 1.0 / (1.0 + zipf - knee)",
      "return 1.0 if zipf < knee else 1.0 / (1.0 + zipf - knee)"): "at zipf == knee the other branch is 1 / (1 + 0) = 1.0",
-    ("router.routing.weightedscore", "if abs(la - lb) > 1:", "if abs(la - lb) > 2:"):
+    ("router.routing.wordmatch", "if abs(la - lb) > 1:", "if abs(la - lb) > 2:"):
         "two words two letters apart fall through to the one-deletion test, which cannot match them either",
-    ("router.routing.weightedscore", "if la > lb:", "if la >= lb:"): "reached only when la != lb",
+    ("router.routing.wordmatch", "if la > lb:", "if la >= lb:"): "reached only when la != lb",
     ("router.routing.weightedscore", "return form.group(0).split()[0]", "return form.group(1).split()[0]"):
         "the pattern is \\b(...)\\b: group 1 is the whole match, the word boundaries being empty",
     ("router.routing.weightedscore",

@@ -20,6 +20,7 @@ RESULTS = """\
     router.gate.citations.x_load_ledgers__mutmut_1: killed
     router.routing.weighted.x_route_weighted__mutmut_1: killed
     router.routing.weightedscore.x_choose_clusters__mutmut_1: killed
+    router.routing.wordmatch.x_lookup_stems__mutmut_1: killed
     router.routing.utterscore.x_coverage__mutmut_1: killed
     router.routing.veto.x_judge__mutmut_1: killed
     router.routing.exemplars.x_add_exemplar_postings__mutmut_1: killed
@@ -52,7 +53,7 @@ def test_results_lines_are_parsed_with_their_module(mutation):
     rows = mutation.parse_results("some banner\n" + RESULTS)
     assert rows[0] == ("router.routing.score.x_route_prompt__mutmut_1", "router.routing.score", "killed")
     assert rows[5] == ("canaries.runner.x\u01c1CaseResult\u01c1to_dict__mutmut_1", "canaries.runner", "no tests")
-    assert len(rows) == 17
+    assert len(rows) == 18
 
 
 @pytest.mark.parametrize("target, mutants, killed, survived, rate", [
