@@ -91,8 +91,12 @@ def cmd_init(args):
         raise RefusedError("the proposed hot strip needs your confirmation and there is no terminal to ask on; "
                            "nothing was written", fix="pass --yes to accept the proposal, or set hot_strip in "
                                                      "memory-router.toml and run memory-router init again")
-    scope, why = (args.scope, f"--scope {args.scope}") if args.scope else setup.default_scope(directory)
-    exe_for(scope)  # a project scope PATH cannot serve is refused before anything is written
+    plugin = None if args.scope else setup.plugin_running_hooks(directory)
+    if plugin is not None:
+        scope, why = None, f"the {plugin.where()} runs them"   # a settings hook as well would run twice
+    else:
+        scope, why = (args.scope, f"--scope {args.scope}") if args.scope else setup.default_scope(directory)
+        exe_for(scope)  # a project scope PATH cannot serve is refused before anything is written
     say(f"memory-router init{' (dry run: nothing is written)' if args.dry_run else ''}: {directory}")
     say(f"memory directory: {plan['memory_dir']} ({plan['memory_how']}): {len(plan['memories'])} memories")
 
@@ -144,11 +148,16 @@ def cmd_init(args):
 
     import io
 
-    install = hooks.install_router(directory, scope, dry_run=args.dry_run, out=io.StringIO() if args.json else None)
+    if plugin is not None:
+        say(f"hooks: the plugin {plugin.plugin_id} runs them (nothing installed in a settings file)")
+        install = {"settings": None, "scope": "plugin", "command": None, "action": "plugin"}
+    else:
+        install = hooks.install_router(directory, scope, dry_run=args.dry_run,
+                                       out=io.StringIO() if args.json else None)
+        for stream, line in hooks.install_lines(install):
+            if not line.startswith("check it with:"):  # init runs doctor itself, below
+                say(line, err=stream == "err")
     install["scope_why"] = why
-    for stream, line in hooks.install_lines(install):
-        if not line.startswith("check it with:"):  # init runs doctor itself, below
-            say(line, err=stream == "err")
     report["install"] = {key: install[key] for key in ("settings", "scope", "scope_why", "command", "action")}
     if before is not None:
         report["record"] = setuprecord.record_path(directory)

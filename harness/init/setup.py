@@ -188,6 +188,15 @@ def installed_scope(project):
     return None
 
 
+def plugin_running_hooks(project):
+    """The enabled Claude Code plugin that already runs the memory-router prompt hook for
+    ``project`` (init then installs no settings hook: both would run), or ``None``."""
+    from harness.install import plugins
+
+    found = plugins.enabled_with(project, "prompt hook")
+    return found[0] if found else None
+
+
 def default_scope(project):
     """``(scope, why)`` for init's install: the scope of the hook already there, else ``project``
     when PATH finds memory-router (a portable command, committed with the project), else
