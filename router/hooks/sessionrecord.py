@@ -26,10 +26,12 @@ RECORD_VERSION = 1
 MAX_RECORD_BYTES = 256 * 1024
 MAX_HELD_LINES = 4000
 MAX_PENDING_LINES = 64
-# Past this many entries in the sessions folder, a session's first write prunes it: the oldest
-# records beyond this many go, and any untouched MAX_SESSION_AGE_S, and stale temp files. Up to it
-# only the names are listed: a new session's first prompt does not stat every record.
+# Past this many entries in the sessions folder, a session's first write prunes it down to
+# PRUNED_SESSIONS: the oldest records beyond those go, and any untouched MAX_SESSION_AGE_S, and
+# stale temp files. Otherwise only the names are listed, so a new session's first prompt does not
+# stat every record, and a full folder is pruned once per 64 new sessions, not on each.
 MAX_SESSIONS = 256
+PRUNED_SESSIONS = 192
 MAX_SESSION_AGE_S = 14 * 24 * 3600
 # A record dated further than this into the future means the clock jumped: not trusted.
 CLOCK_SLACK_S = 300
@@ -270,7 +272,7 @@ def write_record(path, record):
         except OSError:
             crowded = False
         if crowded:
-            prune_sessions(directory, keep=path)
+            prune_sessions(directory, keep=path, max_sessions=PRUNED_SESSIONS)
     return True
 
 

@@ -163,11 +163,14 @@ def test_prune_keeps_the_newest_records_and_drops_old_ones_and_stale_temps(tmp_p
 
 def test_a_first_write_prunes_only_a_crowded_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(sessionrecord, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(sessionrecord, "PRUNED_SESSIONS", 2)
     ancient = tmp_path / "ancient.json"
     ancient.write_text("{}")
     os.utime(ancient, (time.time() - 30 * 86400,) * 2)
     sessionrecord.write_record(str(tmp_path / "a.json"), dict(GOOD))
     assert sorted(os.listdir(tmp_path)) == ["a.json", "ancient.json"]   # two entries: nothing stat'ed
-    for name in ("b", "c"):
-        sessionrecord.write_record(str(tmp_path / f"{name}.json"), dict(GOOD))
-    assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json", "c.json"]   # four: pruned, the ancient one went
+    sessionrecord.write_record(str(tmp_path / "b.json"), dict(GOOD))
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "ancient.json", "b.json"]   # three: still not crowded
+    os.utime(tmp_path / "a.json", (time.time() - 10,) * 2)
+    sessionrecord.write_record(str(tmp_path / "c.json"), dict(GOOD))
+    assert sorted(os.listdir(tmp_path)) == ["b.json", "c.json"]   # four: pruned to two, the oldest went
