@@ -50,7 +50,10 @@ def may_hold(key_bits, key):
     given a tuple of filters, of any of them)."""
     if isinstance(key_bits, tuple):
         return any(may_hold(bits, key) for bits in key_bits)
-    return all(key_bits[bit >> 3] >> (bit & 7) & 1 for bit in _probes(key, len(key_bits) * 8))
+    for bit in _probes(key, len(key_bits) * 8):
+        if not key_bits[bit >> 3] >> (bit & 7) & 1:
+            return False
+    return True
 
 
 def prior_factor(zipf, knee):
