@@ -126,6 +126,10 @@ def cmd_init(args):
             say(PLACEHOLDER_NAMES)
         index = setup.planned_index(plan, args.dry_run)
 
+    if before is not None:
+        # What the build (and an engine's enrichment) wrote is recorded before the question below:
+        # Ctrl-C there leaves a store uninstall --all can still take out.
+        setuprecord.write(directory, before, None)
     hot, hot_action = plan["hot_strip"], "kept"
     if hot is None:
         proposal = setup.propose_hot_strip(plan, index)

@@ -177,17 +177,6 @@ def write_config(plan, changes, dry_run=False):
     return ("written" if snapshot.exists else "created"), diff
 
 
-def installed_scope(project):
-    """The scope our router hook is already installed in for ``project``, or ``None``."""
-    from harness.doctor.scopes import scope_of
-    from harness.install.settingsfile import scan_settings
-
-    for item in scan_settings(project):
-        if any(entry.marked for entry in item["router"]):
-            return scope_of(item["label"])
-    return None
-
-
 def plugin_running_hooks(project):
     """The enabled Claude Code plugin that already runs the memory-router prompt hook for
     ``project`` (init then installs no settings hook: both would run), or ``None``."""
@@ -202,6 +191,8 @@ def default_scope(project):
     when PATH finds memory-router (a portable command, committed with the project), else
     ``local`` (an absolute command for this checkout only)."""
     from harness.install.scopes import on_path
+
+    from harness.install.routes import installed_scope
 
     found = installed_scope(project)
     if found:

@@ -16,7 +16,7 @@ from harness.install import hookcommand, settingsfile
 from harness.install import settings as inst
 from router.errors import RefusedError
 
-GATE_ROLE = "gate"
+GATE_ROLE = settingsfile.GATE_ROLE
 GATE_MARK = "# memory-router gate install"
 GATE_EVENT = "PreToolUse"
 # NotebookEdit is read by the gate too, but the matcher the issue asks for is the write trio;

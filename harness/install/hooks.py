@@ -8,6 +8,7 @@ import os
 
 from harness import printedcommands
 from harness.install import gate as gate_install
+from harness.install.routes import installed_scope
 from harness.install import hookcommand, plugins, scopes
 from harness.install import settings as inst
 from harness.install.settingsfile import (
@@ -56,7 +57,9 @@ def install_router(project=None, scope=None, user=False, clusters=None, config=N
     Returns a dict: ``settings``, ``scope``, ``scope_why``, ``command``, ``session_command``,
     ``action``, ``detail``, ``backup``, ``notes`` (stderr), ``gate`` (or ``None``), ``project``."""
     directory = project_dir(project)
-    chosen, why = scopes.choose_scope(scope, user)
+    already = None if scope or user else installed_scope(directory)
+    chosen, why = (already, f"the hook is already installed in the {already} scope") if already else \
+        scopes.choose_scope(scope, user)
     settings_path, chosen = target_settings(project=project, scope=chosen)
     require_files(clusters, config)
     plugins.refuse_beside_plugin(directory, settings_path)  # each hook wired once

@@ -85,6 +85,15 @@ def working_routes(project_dir, environ=None, routes=None):
     return [route for route in routes if route not in dead], why
 
 
+def installed_scope(project_dir):
+    """The scope our router hook (marked by install) is already in for ``project_dir``, or
+    ``None``: where init and a plain ``install`` (``install --gate`` after init, say) put theirs."""
+    for item in scan_settings(project_dir):
+        if any(entry.marked for entry in item["router"]):
+            return SCOPE_OF_LABEL.get(item["label"], item["label"])
+    return None
+
+
 def left_after_uninstall(routes, scopes):
     """The routes an ``uninstall`` of ``scopes`` leaves: every one it does not remove (a plugin, a
     hook in another scope, a hand-written hook it never touches)."""

@@ -24,6 +24,7 @@ from router.safeio import read_regular_bytes
 
 ROUTER_ROLE = "router"
 SENTINEL_ROLE = "sentinel"
+GATE_ROLE = "gate"
 BACKUP_DIRNAME = "backups"
 
 
@@ -237,6 +238,13 @@ def write_change(path, role, snap, before, after, command, had_ours, dry_run=Fal
     return saved
 
 
+def created_by_memory_router(settings_path):
+    """True when an install record of any role (the router's, the gate's, the sentinel's) says
+    memory-router created ``settings_path`` (it did not exist before that install)."""
+    return any(record is not None and record.get("original_existed") is False
+               for record in (read_record(settings_path, role) for role in (ROUTER_ROLE, GATE_ROLE, SENTINEL_ROLE)))
+
+
 def write_removal(path, role, snap, action, data, record, dry_run=False, out=None, state_dir=None, stem=None,
                   what="settings file"):
     """Carry out ``plan_removal``'s ``action`` (``delete``, ``restore`` or ``write`` ``data``):
@@ -299,6 +307,12 @@ def apply_remove(settings_path, role, mark, dry_run=False, out=None, remove=None
     action, data = inst.plan_uninstall(snap.data, settings, mark, record, backups(settings_path), remove=remove)
     if action == "absent":
         return action, None
+    left = inst.parse_settings(data, settings_path) if action != "delete" else None
+    if left is not None and not {k: v for k, v in left.items() if not (k == "hooks" and v == {})} \
+            and created_by_memory_router(settings_path):
+        # Nothing is left in a file memory-router created (the router's and the gate's installs share
+        # it, uninstalled in either order): it goes, rather than stay behind as {}.
+        action, data = "delete", None
     saved = write_removal(settings_path, role, snap, action, data, record, dry_run, out)
     if saved == "dry-run":
         return "dry-run", None

@@ -196,3 +196,23 @@ def test_the_hot_strip_question_fits_80_columns_and_cuts_no_word(capsys, heldout
     # every word shown is a whole word of a hook (or a slug, a number, the dash, the ellipsis)
     cut = [w for w in shown if w not in words and w.rstrip(".") not in hooks and not re.fullmatch(r"\d+\.|\u2014|\.\.\.", w)]
     assert not cut, cut
+
+
+class _InterruptedTerminal(_Terminal):
+    """A terminal whose user presses Ctrl-C at the question."""
+
+    def readline(self, *args):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_hot_strip_question_leaves_nothing_unrecorded(capsys, heldout2_project, monkeypatch):
+    """Issue 36 item 6: init built brain/ before it asked, and Ctrl-C there left a store no later
+    uninstall --all removed; the build is recorded before the question now."""
+    before = git_status(heldout2_project)
+    monkeypatch.setattr(sys, "stdin", _InterruptedTerminal(""))
+    code, _out, _err = cli(capsys, "init")   # the CLI turns Ctrl-C into exit 130
+    assert code == 130 and (heldout2_project / "brain").is_dir()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, out + err
+    assert git_status(heldout2_project) == before == ""

@@ -89,3 +89,22 @@ def test_a_failed_enrich_writes_no_file_and_says_it_wrote_none(capsys, project):
     assert "wrote" not in out
     assert cli(capsys, "uninstall", "--all")[0] == 0
     assert git_status(project) == ""
+
+
+# --------------------------------------------------------------------------- issue 36 item 6, item 3's gate hint
+
+@pytest.mark.parametrize("order", [("hooks", "gate"), ("gate", "hooks"), ("all",)])
+def test_a_settings_file_init_created_goes_when_nothing_of_ours_is_left_in_any_order(capsys, project, order):
+    before = git_status(project)
+    assert cli(capsys, "init", "--yes")[0] == 0
+    # install --gate right after init follows the scope init put the hooks in (it was refused)
+    code, out, err = cli(capsys, "install", "--gate")
+    assert code == 0, out + err
+    assert "memory-router gate" in (project / ".claude" / "settings.json").read_text()
+    steps = {"hooks": ["uninstall"], "gate": ["uninstall", "--gate"], "all": ["uninstall", "--all", "--gate"]}
+    for step in order:
+        code, out, err = cli(capsys, *steps[step])
+        assert code == 0, out + err
+    assert not (project / ".claude" / "settings.json").exists()
+    if order == ("all",):
+        assert git_status(project) == before == ""
