@@ -16,14 +16,15 @@ payload and timer), for:
   nothing there), and the same store without its utterances file.
 
 Every hook runs with a new session (no session record). The big store's table is compiled first,
-as ``clusters enrich`` does after writing (``router.hooks.compiled.compile_store``; its time is
-printed), and the first prompt after it is timed: it must pay no build. Then a hand edit of the
+as ``clusters enrich`` does after writing (the installed ``memory-router clusters compile``; its
+time is printed), and the first prompt after it is timed: it must pay no build. Then a hand edit of the
 100,000-row file: the first prompt after it routes on the cluster file alone within the hook's
 budget and starts the rebuild outside the prompt, whose time is printed. Target (issue 28): hook
 median within 1.3x the floor on the example store and on the 10,000-member store.
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -62,6 +63,15 @@ def write_near_misses(cluster_path, text, per_cluster=5):
             for c in parse_cluster_text(text, "<synthetic>").clusters for k in range(per_cluster)]
     with open(nearmisses_path(cluster_path), "w", encoding="utf-8") as handle:
         handle.write(render_nearmisses(rows))
+
+
+def table_is_current(exe, cluster_path, env):
+    """``router.cache.table_is_current`` as the installed ``exe`` sees it (its interpreter, isolated
+    from this checkout: the key holds the stamps of the code files that build the table)."""
+    with open(exe, "rb") as handle:
+        interpreter = handle.readline()[2:].decode().strip()
+    code = "import sys; from router.cache import table_is_current; sys.exit(0 if table_is_current(sys.argv[1]) else 1)"
+    return subprocess.run([interpreter, "-I", "-c", code, cluster_path], env=env).returncode == 0
 
 
 def routed_probe(text, utterances):
@@ -134,11 +144,15 @@ def main(argv=None):
             "10,000 members, no utterances file, utterance prompt": ([exe, "hook", "--clusters", plain],
                                                                      payload(probe)),
         }
-        from router.cache import table_is_current
-        from router.hooks.compiled import compile_store
-
         os.environ["MEMORY_ROUTER_CACHE_DIR"] = env["MEMORY_ROUTER_CACHE_DIR"]
-        compiled = compile_store(rich)     # what clusters enrich does after it writes
+        # What clusters enrich does after it writes, by the installed command: a table compiled by
+        # this checkout's code would carry its code files' stamps, not the installed ones the hook
+        # keys on, and every prompt would find it stale.
+        done = subprocess.run([exe, "clusters", "compile", "--clusters", rich, "--json"], env=env,
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"memory-router clusters compile failed: {done.stderr.strip()}")
+        compiled = json.loads(done.stdout)
         big = "10,000 members + 100,000 utterances, utterance prompt"
         first_after_compile = _time(commands[big][0], commands[big][1](), env)[0]
         builds = {}
@@ -159,9 +173,9 @@ def main(argv=None):
             handle.write("m_01234_0\tone more row written by hand\t-\thand\t-\t2026-12-05T00:00:00Z\n")
         first_after_edit = _time(commands[big][0], commands[big][1](), env)[0]
         start = time.perf_counter()
-        while not table_is_current(rich) and time.perf_counter() - start < 300:
+        while not table_is_current(exe, rich, env) and time.perf_counter() - start < 300:
             time.sleep(0.25)
-        rebuilt = time.perf_counter() - start if table_is_current(rich) else None
+        rebuilt = time.perf_counter() - start if table_is_current(exe, rich, env) else None
     medians = {name: statistics.median(values) * 1000 for name, values in samples.items()}
     base = medians["floor: python3 -c json.load(stdin)"]
     print(f"{'command':58} {'median ms':>10} {'x floor':>8} {'first run (cache build) s':>26}")
