@@ -58,7 +58,7 @@ def cmd_slim_render(args):
     profile = live.profile_leaving(plan, lambda slug: memory_type(plan, slug))
     result["user_memories_leaving"] = profile
     if profile:
-        result["warnings"].append(profile_warning(profile))
+        result["warnings"].append(profile_warning(profile, plan["config_source"]))
     # Every memory line that leaves the index is reached only through the router: without one that
     # runs, a slim index strands them (issue 29), so the render needs a router and says which.
     verdict = live.router_verdict(project_dir(args.project))
@@ -127,11 +127,14 @@ NO_ROUTER_FIX = ("install the router hook first (memory-router install, or memor
                  "memory-router plugin; --force renders anyway")
 
 
-def profile_warning(slugs):
+def profile_warning(slugs, config_source=None):
+    # Not "--hot SLUG": --hot replaces the whole strip for the run, so following that advice would
+    # drop the strip init proposed and the user confirmed (issue 36 item 3).
     return (f"{len(slugs)} user memor{'y' if len(slugs) == 1 else 'ies'} (your profile: who you are, how you "
             f"want answers, your team) {'leaves' if len(slugs) == 1 else 'leave'} the always-loaded index and "
             "reach a prompt only when the router sends them: "
-            + ", ".join(slugs) + "; keep one loaded with --hot SLUG or hot_strip in memory-router.toml")
+            + ", ".join(slugs) + f"; to keep one loaded, add its slug to hot_strip in "
+            f"{config_source or 'memory-router.toml'} (--hot replaces the whole strip for one run)")
 
 
 def print_dry_run(result, plan, summary, moved, refuse_why, diff):

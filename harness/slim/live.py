@@ -101,6 +101,7 @@ def plan_render(memory_dir=None, clusters=None, config_path=None, hot=None):
         "already_slim": is_slim_index(before),
         "types": {found.slug: found.type for found in files if found.type},
         "store": store,
+        "config_source": (config or {}).get("source"),
     }
 
 

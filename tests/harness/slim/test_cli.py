@@ -150,6 +150,23 @@ def test_dry_run_says_the_verdict_and_sizes_first_and_the_diff_only_with_v(store
     assert listing(store.memory_dir) == before and sha(store.live) == store.flat_sha
 
 
+def test_the_profile_warning_advises_what_keeps_the_confirmed_strip(store, capsys):
+    """Issue 36 item 3: the advice for a user memory leaving the index must not be ``--hot SLUG``
+    alone (it replaces the whole strip init proposed and the user confirmed); it names hot_strip in
+    the config file this render read, and following it keeps the strip and adds the memory."""
+    assert store.render("--dry-run") == 0
+    err = capsys.readouterr().err
+    assert "keep one loaded with --hot SLUG" not in err
+    assert f"add its slug to hot_strip in {store.config}" in err and "--hot replaces the whole strip" in err
+    leaving = re.search(r"sends them: ([a-z0-9_]+)", err).group(1)
+    confirmed = parse_config_file(str(store.config))["hot_strip"]
+    text = store.config.read_text(encoding="utf-8")
+    store.config.write_text(text.replace("hot_strip = [", f'hot_strip = [\n    "{leaving}",', 1), encoding="utf-8")
+    assert store.render("--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["hot_strip"]) == {leaving, *confirmed} and leaving not in result["user_memories_leaving"]
+
+
 def test_render_without_a_router_is_refused_naming_the_fix(store, capsys, no_router):
     code = store.render()
     err = capsys.readouterr().err
