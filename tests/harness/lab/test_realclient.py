@@ -5,6 +5,7 @@ request log (``harness.lab.measure``) and the transcript audit (``transcripts.au
 side. Marked ``realclient``: CI runs them, a missing client fails them."""
 
 import json
+import shutil
 import os
 import subprocess
 
@@ -210,7 +211,10 @@ def test_memory_md_over_the_load_limit(tmp_path, claude_client, run_cli, write):
     assert client_truncated
     memory_md = result.paths.memory_file
     # tokens report
-    tokens = run_cli("tokens", "report", "--flat", memory_md, "--slim", memory_md, "--json",
+    # (the same file as both is refused: a copy stands in as the slim side; only the flat side is read here)
+    slim_copy = tmp_path / "MEMORY.copy.md"
+    shutil.copyfile(memory_md, slim_copy)
+    tokens = run_cli("tokens", "report", "--flat", memory_md, "--slim", slim_copy, "--json",
                      "--tokenizer", "estimate")
     assert tokens.returncode == 0, tokens.stderr.decode()
     flat = json.loads(tokens.stdout)["always_loaded"]["flat"]
