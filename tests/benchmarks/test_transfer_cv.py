@@ -70,8 +70,20 @@ def test_a_store_is_judged_at_the_point_chosen_on_the_others(cv):
 
     stores = [S("a"), S("b"), S("c")]
     points = [dict(cv.LANDED, veto_k=1), dict(cv.LANDED, veto_k=2)]
-    report = cv.run(stores, points, FakeRouter())
+    report = cv.run(stores, points, FakeRouter(), objective_version=1)
     by_store = {row["store"]: row for row in report["leave_one_store_out"]}
     assert by_store["c"]["chosen"]["veto_k"] == 2 and by_store["c"]["held_out"]["fact_recall"] == pytest.approx(0.1)
     assert by_store["a"]["chosen"]["veto_k"] == 1    # on b and c: point 2 loses c's plain hits
     assert report["spread"]["worst_fact_recall"] == pytest.approx(0.1)
+
+
+def test_objective_v2_allows_what_the_landed_defaults_already_do_and_no_more(cv):
+    landed = [fig(0.5, priming=0.20, below={"member": 0.05})]
+    same = [fig(0.6, priming=0.20, below={"member": 0.05})]
+    worse = [fig(0.9, priming=0.25)]
+    lost_more = [fig(0.9, priming=0.20, below={"member": 0.10})]
+    assert cv.objective(same, 1, landed)[0] and not cv.objective(same, 1)[0]
+    assert not cv.objective(worse, 1, landed)[0] and not cv.objective(lost_more, 1, landed)[0]
+    assert cv.objective(same, 0, landed) > cv.objective(worse, 1, landed)
+    # where landed meets the absolute bound, the bound holds
+    assert not cv.objective([fig(0.9, priming=0.09)], 1, [fig(0.5, priming=0.02)])[0]
