@@ -44,11 +44,11 @@ DEFAULTS = {
     "utterance_keep_plain": False,
     "veto": True,
     "veto_k": 5,
-    "veto_margin": -0.1,
+    "veto_margin": 0.1,
     "veto_power": 1.0,
     "veto_measure": "coverage",
     "veto_strong": 15.0,
-    "veto_floor": 0.2,
+    "veto_floor": 0.0,
     "veto_protect": 0.8,
 }
 

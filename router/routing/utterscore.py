@@ -32,9 +32,9 @@ the utterances add is **evidence per member**:
   the generic requests than the routed members' own exemplars is dropped, unless its best member
   weighs ``veto_strong`` or its top cluster explains ``veto_protect`` of the prompt.
 
-The method and its constants are what benchmarks/veto_cv.py chose by 5-fold cross-validation on
-the example store's suites, benchmarks/fitting/ and the engine's own near-misses and utterances
-held out by fold (docs/providers.md has the tables).
+The method is what benchmarks/veto_cv.py chose by 5-fold cross-validation on the example store;
+its constants, what benchmarks/transfer_cv.py chose by leave-one-store-out cross-validation over
+every bundled store not held out (docs/providers.md has the tables).
 
 The decision also says, per member, which of the prompt's words matched its utterances
 (``utterance_hits``: {slug: [prompt words]}), for ``route --json`` and the session stage's line

@@ -13,9 +13,10 @@ binary term frequency, idf over all exemplars, each exemplar's vector of unit le
 each neighbour votes its similarity raised to ``veto_power`` (2: the nearest count most), and
 the decision is dropped (the prompt gets nothing) when the negatives' summed vote exceeds the
 routed members' plus ``veto_margin`` (a negative margin vetoes more), or when no routed member's
-exemplar reaches ``veto_floor``. ``veto_k``,
-``veto_margin`` and whether the coverage gate still applies are what benchmarks/veto_cv.py chose
-by cross-validation on the example store's fitting data (docs/providers.md).
+exemplar reaches ``veto_floor``. ``veto_margin`` and
+``veto_floor`` are what benchmarks/transfer_cv.py chose by leave-one-store-out cross-validation over
+the bundled stores (issue 34); ``veto_k`` and whether the coverage gate still applies, what
+benchmarks/veto_cv.py chose before on the example store (docs/providers.md).
 
 ``exemplar_postings`` (built by ``router.routing.exemplars``): term -> (idf, code, weight, code,
 weight, ...), ``weight`` the term's share of the exemplar's unit vector. A code says whose exemplar

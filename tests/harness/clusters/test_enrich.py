@@ -512,7 +512,9 @@ def test_the_self_check_drops_a_near_miss_that_silences_a_members_own_utterances
     utterances = {"env_pg_dump_custom_format": ("how do i get last night's database dump back",
                                                 "restore the postgres backup in parallel")}
     hostile = {"layer1_postgres": ["restore the postgres backup in parallel", "write a sql join tutorial"]}
-    settings = dict(default_settings(), veto_strong=0.0, veto_protect=0.0)
+    # The margin the veto shipped with before issue 34's choice (-0.1): at today's +0.1 this one
+    # hostile row no longer outvotes the member, and the self-check is what is tested here.
+    settings = dict(default_settings(), veto_strong=0.0, veto_protect=0.0, veto_margin=-0.1)
     build, route = selfcheck.store_tables(index)
     before = route("restore the postgres backup in parallel", build(utterances, hostile), settings)
     assert before.get("veto", {}).get("vetoed")
