@@ -130,7 +130,7 @@ def cmd_learn(args):
         from harness.project import project_dir
 
         # recorded with its hash, so uninstall --all takes it out again if nobody changed it since
-        with setuprecord.recording(project_dir(None), [target]):
+        with setuprecord.recording(project_dir(None), [target], "learn"):
             result = add_feedbacks(target, feedbacks, index=index, cap=cap, source="learn")
         if (result["before"], result["after"], result["written"]) != (plan["before"], plan["after"], True):
             output = report.render(result, result["written"])   # another writer came between

@@ -18,6 +18,8 @@ from router.errors import InputError
 from router.safeio import irregular_kind, read_regular_bytes
 
 RECORD_NAME = "init.json"
+# the commands that record what they write (an edited record's other names are not printed)
+WRITERS = ("init", "clusters enrich", "learn")
 ORIGINALS_DIRNAME = "init-originals"
 
 
@@ -66,11 +68,12 @@ def read(project):
     return record
 
 
-def write(project, snapshot, scope):
+def write(project, snapshot, scope, by="init"):
     """Record what init changed since ``snapshot`` (``before``): every file whose bytes differ, the
     directories that now exist and did not, the scope of the hooks; merged with an earlier
     record, whose entries keep their originals (a second init must not make init's own output
-    the "original"). An edited file's original bytes are kept under ``init-originals/``."""
+    the "original"). An edited file's original bytes are kept under ``init-originals/``. ``by``
+    names the command that wrote (``init``, ``clusters enrich``, ``learn``), for uninstall's lines."""
     from router.store.learned import utc_stamp
     from harness.fileops import atomic_write, ensure_state_dir
 
@@ -86,7 +89,7 @@ def write(project, snapshot, scope):
             # hand rows): the file is theirs now, kept by uninstall --all
             entry.update(created=False, original=None, original_sha256=None)
         if entry is None:
-            entry = {"path": path, "created": not existed, "original_sha256": digest, "original": None}
+            entry = {"path": path, "created": not existed, "original_sha256": digest, "original": None, "by": by}
             if existed and data is not None:
                 state = ensure_state_dir(proj.project_state_dir(project))
                 os.makedirs(os.path.join(state, ORIGINALS_DIRNAME), exist_ok=True)
@@ -111,7 +114,7 @@ def write(project, snapshot, scope):
 
 
 @contextlib.contextmanager
-def recording(project, paths):
+def recording(project, paths, by):
     """Record in ``project``'s init record each of ``paths`` (inside the project) that the block
     creates or changes, with the sha256 it leaves, so ``uninstall --all`` undoes it when nobody
     changed it since: what ``clusters enrich`` and ``learn`` write beside the cluster file. The
@@ -124,7 +127,7 @@ def recording(project, paths):
         yield snapshot
     finally:
         if any(file_state(p) != snapshot["files"][p][:2] for p in snapshot["files"]):
-            write(project, snapshot, None)
+            write(project, snapshot, None, by)
 
 
 def _inside(path, directory):
@@ -133,7 +136,8 @@ def _inside(path, directory):
 
 
 def plan_undo(record, project=None):
-    """``[(path, action, why)]`` for each recorded file: ``delete`` (init created it and nobody
+    """``[(path, action, why)]`` for each recorded file (``why`` names the command that wrote it,
+    init for a record older than the entry's ``by``): ``delete`` (init created it and nobody
     changed it), ``restore`` (init edited it, nobody changed it since, and its original is kept),
     ``keep`` (changed since: the user's now; or, with ``project``, a path outside it, which init
     never writes: an edited record must not make uninstall delete anything else), ``gone``
@@ -143,6 +147,7 @@ def plan_undo(record, project=None):
         path = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(path, str):
             continue
+        by = entry.get("by") if entry.get("by") in WRITERS else "init"
         exists, now = file_state(path)
         kind = irregular_kind(path) if os.path.lexists(path) else None
         if project is not None and not _inside(path, project):
@@ -154,14 +159,14 @@ def plan_undo(record, project=None):
         elif not isinstance(entry.get("sha256"), str):
             out.append((path, "keep", "the record holds no hash of it, so it cannot be told unchanged"))
         elif now != entry.get("sha256"):
-            out.append((path, "keep", "changed since init wrote it"))
+            out.append((path, "keep", f"changed since {by} wrote it"))
         elif entry.get("created"):
-            out.append((path, "delete", "init created it and nobody changed it"))
+            out.append((path, "delete", f"{by} created it and nobody changed it"))
         elif entry.get("original") and (project is None or _inside(entry["original"], proj.project_state_dir(project))) \
                 and file_state(entry["original"])[1] == entry.get("original_sha256"):
-            out.append((path, "restore", "init edited it and nobody changed it since"))
+            out.append((path, "restore", f"{by} edited it and nobody changed it since"))
         else:
-            out.append((path, "keep", "init edited it but its original is not kept"))
+            out.append((path, "keep", f"{by} edited it but its original is not kept"))
     return out
 
 

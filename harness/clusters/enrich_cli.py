@@ -254,7 +254,7 @@ def cmd_clusters_enrich(args):
     writers = [w for w in (writer, writer.near) if w is not None]
     # What the run writes in the project is recorded with its hash as it is written (even when it
     # fails or is interrupted), so uninstall --all takes it out again if nobody changed it since.
-    with setuprecord.recording(project_dir(None), [w.path for w in writers]) as recorded:
+    with setuprecord.recording(project_dir(None), [w.path for w in writers], "clusters enrich") as recorded:
         try:
             result = run_with_progress(run, len(requests), args.json)
         except KeyboardInterrupt as interrupt:

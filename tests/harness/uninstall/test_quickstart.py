@@ -60,9 +60,11 @@ def test_quick_start_with_enrich_and_learn_then_uninstall_all_leaves_git_status_
     assert cli(capsys, "slim", "render")[0] == 0
     code, out, err = cli(capsys, "uninstall", "--all")
     assert code == 0, out + err
-    for written in (utterances_path(cluster_file(project)), nearmisses_path(cluster_file(project)),
-                    learned_path(cluster_file(project))):
-        assert f"deleted {written}" in out
+    # each line names the command that wrote the file (it said "init created it" for enrich's)
+    for written, by in ((utterances_path(cluster_file(project)), "clusters enrich"),
+                        (nearmisses_path(cluster_file(project)), "clusters enrich"),
+                        (learned_path(cluster_file(project)), "learn"), (cluster_file(project), "init")):
+        assert f"deleted {written}: {by} created it and nobody changed it" in out
     assert git_status(project) == before == ""
     assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
 
@@ -75,7 +77,7 @@ def test_an_enrich_file_changed_since_is_named_and_kept(capsys, project):
     utterances.write_text(edited, encoding="utf-8")
     code, out, err = cli(capsys, "uninstall", "--all")
     assert code == 0, err
-    assert f"kept {utterances}: changed since" in out
+    assert f"kept {utterances}: changed since clusters enrich wrote it" in out
     assert utterances.read_text(encoding="utf-8") == edited
     assert not os.path.exists(nearmisses_path(cluster_file(project)))
 
