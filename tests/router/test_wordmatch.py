@@ -48,3 +48,26 @@ def test_the_repair_asks_the_postings_only_for_variants_the_filter_may_hold():
     assert asked_plain == sum(len(deletes(w)) + 1 for w in ("certficate", "hupyelfa", "brimimonx"))
     assert asked_filtered < asked_plain / 3
     assert set(filtered["fuzzy_postings"].asked) <= set(filtered["fuzzy_postings"]) | set(plain["fuzzy_postings"].asked)
+
+
+def test_a_tuple_of_filters_may_hold_a_key_any_of_them_holds():
+    first, second = key_filter({"alpha", "bravo"}), key_filter({"charlie"})
+    assert may_hold((first, second), "alpha") and may_hold((first, second), "charlie")
+    assert may_hold((second, first), "bravo")
+    absent = [f"zz{i}" for i in range(200)]
+    assert sum(may_hold((first, second), key) for key in absent) < 20
+
+
+def test_the_filter_is_a_whole_number_of_64_bit_words_of_at_least_ten_bits_a_key():
+    assert len(key_filter(set())) == 8 and len(key_filter({"a"})) == 8
+    assert len(key_filter({f"k{i}" for i in range(7)})) == 16    # 70 bits: two words
+    assert len(key_filter({f"k{i}" for i in range(64)})) == 80   # 640 bits: ten words exactly
+
+
+def test_each_key_sets_the_bits_may_hold_reads():
+    bits = key_filter({"alpha"})
+    assert may_hold(bits, "alpha")
+    set_bits = sum(bin(byte).count("1") for byte in bits)
+    assert set_bits == wordmatch.FILTER_PROBES == 7       # an odd step: seven distinct bits of 64
+    assert not may_hold(bytes(len(bits)), "alpha")             # an empty filter holds nothing
+    assert may_hold(b"\xff" * 8, "anything")
