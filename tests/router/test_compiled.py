@@ -514,3 +514,28 @@ def test_row_file_problems_name_each_bad_row_and_an_unusable_file(store):
         handle.write("not the column row\n")
     [(where, message)] = compiled.row_file_problems(store)
     assert where == nearmisses_path(store) and "expected the column row" in message
+
+
+def test_build_table_of_reads_learned_terms_and_routes_without_a_damaged_file(store, tmp_path):
+    from router.store.learned import COLUMNS, HEADER_COMMENT
+
+    learned = tmp_path / "learned.tsv"
+    pathlib_write(learned, HEADER_COMMENT + "\t".join(COLUMNS) + "\n"
+                  "2026-12-01T00:00:00Z\tc_db\tenv_pg_dump_custom_format\twalrus\thand\n"
+                  "not a row\n")
+    said = []
+    table = compiled.build_table_of(store, str(learned), log=said.append)
+    assert said == [] and table["skipped_row_count"] == 1, table["skipped_rows"]
+    [(where, _message)] = table["skipped_rows"]
+    assert where.startswith(f"{learned}:")
+    plain = compiled.build_table_of(store, None)
+    assert table["term_postings"].get("walrus") and not plain["term_postings"].get("walrus")
+    alone = compiled.build_table_of(store, None, beside=False)
+    assert not (alone.get("utterance_meta") or {}).get("members")
+    with open(learned, "wb") as handle:
+        handle.write(b"\xff\xfe not utf-8")
+    said.clear()
+    damaged = compiled.build_table_of(store, str(learned), log=said.append)
+    assert len(said) == 1 and said[0].endswith("; routing without learned terms until it is fixed")
+    assert not damaged["term_postings"].get("walrus")
+    compiled.build_table_of(store, str(learned))                      # no log: still routes
