@@ -372,3 +372,63 @@ def test_a_plain_hit_under_the_utterance_floor_is_kept_when_asked():
     # the plain router would not route it either: nothing is kept
     assert route_with_utterances("alpha setx tango", table,
                                  dict(settings, utterance_keep_plain=True, weighted_floor=5.01))["routed"] == []
+
+
+# --------------------------------------------------------------------------- more of the lines chosen by evidence
+
+
+def named_table(slugs_by_cluster):
+    return {"clusters": [(f"c{p}", (), "", tuple((slug, "env", f"hook {slug}") for slug in slugs))
+                         for p, slugs in enumerate(slugs_by_cluster)]}
+
+
+def picked(lines):
+    return [(line[0], line[1]) for line in lines]
+
+
+def test_evidence_under_one_still_chooses_by_evidence():
+    lines, total = select_by_evidence(evidence_table(), [0], {(0, 2): 0.5}, settings(utterance_line_share=0.5))
+    assert total == 4 and picked(lines) == [(0, 2)]
+
+
+def test_lines_without_evidence_are_never_sent_even_at_a_share_of_zero():
+    lines, _ = select_by_evidence(evidence_table(), [0], {(0, 1): 1.0}, settings(utterance_line_share=0.0))
+    assert picked(lines) == [(0, 1)]
+
+
+def test_the_best_evidence_is_kept_first_whatever_the_file_order():
+    weights = {(0, 0): 1.0, (0, 1): 3.0, (0, 2): 2.0}
+    lines, _ = select_by_evidence(evidence_table(), [0], weights,
+                                  settings(utterance_line_share=0.0, utterance_line_limit=2))
+    assert picked(lines) == [(0, 1), (0, 2)]
+
+
+def test_at_the_limit_ties_go_to_the_first_cluster_then_the_first_line_not_the_slug():
+    table = named_table([("d", "c", "b", "a"), ("z", "y")])
+    weights = {(1, 1): 2.0, (1, 0): 2.0, (0, 3): 2.0, (0, 2): 2.0}
+    lines, _ = select_by_evidence(table, [1, 0], weights, settings(utterance_line_share=1.0, utterance_line_limit=3))
+    assert [(line[0], line[1], line[2]) for line in lines] == [(1, 0, "z"), (1, 1, "y"), (0, 2, "b")]
+
+
+def test_a_chosen_cluster_without_evidence_sends_no_line():
+    lines, total = select_by_evidence(evidence_table(), [0, 1], {(0, 0): 1.0}, settings(utterance_line_share=0.0))
+    assert total == 6 and picked(lines) == [(0, 0)]
+
+
+def test_each_chosen_clusters_best_member_by_rank_not_by_position():
+    # the second cluster chosen (position 1) holds the heaviest evidence; the first (position 2) one line
+    table = named_table([("a",), ("b0", "b1"), ("c0", "c1")])
+    weights = {(1, 0): 5.0, (1, 1): 4.0, (2, 1): 1.0}
+    lines, _ = select_by_evidence(table, [2, 1], weights, settings(utterance_line_share=0.0, utterance_line_limit=1))
+    assert picked(lines) == [(1, 0), (2, 1)]
+
+
+def test_a_cluster_without_members_sends_nothing():
+    lines, total = select_by_evidence(named_table([()]), [0], {}, settings())
+    assert (lines, total) == ([], 0)
+
+
+def test_coverage_of_a_prompt_of_little_weight_is_still_its_share():
+    parts = {"tag_words": {0: ["tag"]}, "line_weight": {}, "line_words": {}}
+    found = {"tag": (0.25, (), "tag"), "other": (0.5, (), "other")}
+    assert coverage(0, parts, found, {"tag", "other"}, {"utterance_postings": {}}) == pytest.approx(1 / 3)
