@@ -432,3 +432,26 @@ def test_coverage_of_a_prompt_of_little_weight_is_still_its_share():
     parts = {"tag_words": {0: ["tag"]}, "line_weight": {}, "line_words": {}}
     found = {"tag": (0.25, (), "tag"), "other": (0.5, (), "other")}
     assert coverage(0, parts, found, {"tag", "other"}, {"utterance_postings": {}}) == pytest.approx(1 / 3)
+
+
+def test_the_rare_word_brings_its_cluster_in_the_utterance_route_too():
+    prompt = "alpha setx tango kilo zulu oscar"
+    decision = route_with_utterances(prompt, hand_table(), hand(utterance_coverage=0.4, second_ratio=0.99))
+    assert decision["routed"] == ["c_a", "c_b"]           # 5.5 < 0.99 x 6: only the rare word "kilo" brings c_b
+    assert route_with_utterances(prompt, hand_table(), hand(utterance_coverage=0.4, second_ratio=0.99,
+                                                            rare_word_rule=False))["routed"] == ["c_a"]
+
+
+def test_a_plain_hit_kept_brings_the_plain_rare_words_cluster_too():
+    table = hand_table(utterance_term_postings={"setx": (1.0, 0, 0)}, utterance_fuzzy_postings={},
+                       utterance_line_postings={})
+    settings = hand(utterance_floor=50.0, weighted_floor=4.0, utterance_coverage=0.0, second_ratio=0.99,
+                    utterance_keep_plain=True)
+    # without utterances: c_a 5.0, c_b 4.5 (kilo 4 + zulu 0.5): not a clear second, but kilo is rare
+    assert route_with_utterances("alpha setx kilo zulu", table, settings)["routed"] == ["c_a", "c_b"]
+
+
+def test_a_long_prompt_is_scored_on_its_head_and_tail_with_utterances_too():
+    prompt = "alpha " + "y" * 200 + " setx " + "x" * 300 + " " + "z" * 200 + " tango"
+    decision = route_with_utterances(prompt, hand_table(), hand(max_prompt_chars=400))
+    assert "setx" not in decision["prompt_tokens"] and {"alpha", "tango"} <= set(decision["prompt_tokens"])
