@@ -252,6 +252,7 @@ def test_an_utterance_decision_in_full():
     ({"utterance_coverage": 0.714}, True),
     ({"utterance_coverage": 0.72, "utterance_strong": 3.0}, True),    # the best member alone is strong enough
     ({"utterance_coverage": 0.72, "utterance_strong": 3.01}, False),
+    ({"utterance_coverage": 0.72, "utterance_strong": 0.5}, True),     # a strength under 1 counts too
 ])
 def test_the_near_miss_gate(overrides, sent):
     decision = route_with_utterances("alpha setx tango", hand_table(), hand(**overrides))
@@ -277,6 +278,7 @@ NEAR = near_miss_code(0, 0)
     ({}, {"veto": True}, None),                                                    # no exemplars in the table
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 3.0}, None),
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 3.01}, True),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 0.5}, None),
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.71}, None),
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.72}, True),
     ({"exemplar_postings": {"setx": (1.0, member_code(0, 0, 0), 1.0)}}, {"veto": True}, False),
