@@ -117,8 +117,24 @@ _LINE_SORT = "candidates = sorted(sorted(candidates, key=relevance)[:line_cap], 
 _WHOLE_ROW = "a rank names one position and (rank, index) is unique: whole-row order is (rank, index) order"
 
 
+_EXPLAINED = 'explained.update(parts["line_words"].get(best[1], ()))'
+_EVERY_LINE_HAS_WORDS = "a line with a weight always has its words (both are added together): the default is never read"
+_FIRST_OF_RANK = "first = next((row for row in ranked if row[1] == rank), None)"
+_OTHER_RANK = ("at most two clusters are chosen and utterance_line_share is at most 1: taking each rank's best from "
+               "the other rank keeps the same rows, and alone the best row qualifies by share anyway")
+_UTTERANCES = "router.routing.utterscore"
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    (_UTTERANCES, _EXPLAINED, _EXPLAINED.replace("best[1], ())", "best[1], None)")): _EVERY_LINE_HAS_WORDS,
+    (_UTTERANCES, _EXPLAINED, _EXPLAINED.replace("best[1], ())", "best[1], )")): _EVERY_LINE_HAS_WORDS,
+    (_UTTERANCES, "top = max((row[0] for row in candidates), default=0.0)",
+     "top = max((row[0] for row in candidates), default=1.0)"):
+        "no candidates means no member: either way nothing is selected ([], 0)",
+    (_UTTERANCES, _FIRST_OF_RANK, _FIRST_OF_RANK.replace("row[1] == rank", "row[1] != rank")): _OTHER_RANK,
+    (_UTTERANCES, "kept_plain = False", "kept_plain = None"): "only ever tested for truth",
+    (_UTTERANCES, "near_miss = False", "near_miss = None"): "only ever tested for truth",
     ("router.routing.weighted", _TAUGHT, _TAUGHT.replace("table, positions)", "table, None)")): _TAUGHT_ALL,
     ("router.routing.weighted", _TAUGHT, _TAUGHT.replace("table, positions)", "table, )")): _TAUGHT_ALL,
     ("router.routing.weightedscore", _PATTERN_GET, "found = None"): _RECOMPILED,
