@@ -281,6 +281,7 @@ NEAR = near_miss_code(0, 0)
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_strong": 0.5}, None),
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.71}, None),
     ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 0.72}, True),
+    ({"exemplar_postings": {"tango": (1.0, NEAR, 1.0)}}, {"veto": True, "veto_protect": 5 / 7}, None),  # at it
     ({"exemplar_postings": {"setx": (1.0, member_code(0, 0, 0), 1.0)}}, {"veto": True}, False),
 ])
 def test_the_veto_and_what_spares_a_decision_from_it(extra, overrides, vetoed):
@@ -327,6 +328,7 @@ def test_what_silences_a_decision_is_explained(prompt, overrides, end):
     ("explain alpha setx vpn", {}, ["c_a"]),                 # a line holds two prompt words: focus 2
     ("explain alpha setx vpn", {"intent_gate_focus": 3}, []),
     ("explain alpha setx kilo", {}, []),                     # the rare word's line is not the top cluster's
+    ("explain alpha", {"intent_gate_focus": 1}, []),          # tags alone: no line holds a prompt word
 ])
 def test_the_intent_gate_reads_the_top_clusters_lines(prompt, overrides, routed):
     assert route_with_utterances(prompt, hand_table(), hand(**overrides))["routed"] == routed
