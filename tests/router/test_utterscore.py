@@ -337,6 +337,7 @@ def test_the_intent_gate_reads_the_top_clusters_lines(prompt, overrides, routed)
 def test_nothing_in_the_store_or_its_utterances():
     decision = route_with_utterances("nothing here", hand_table(), hand())
     assert decision["scores"] == [] and decision["routed"] == [] and decision["coverage"] is None
+    assert (decision["top_score"], decision["second_score"], decision["confidence"]) == (0, 0, 0.0)
     assert decision["explanation"] == "no prompt word (or a one-edit variant of it) is in the store or its utterances"
 
 
@@ -459,3 +460,10 @@ def test_a_long_prompt_is_scored_on_its_head_and_tail_with_utterances_too():
     prompt = "alpha " + "y" * 200 + " setx " + "x" * 300 + " " + "z" * 200 + " tango"
     decision = route_with_utterances(prompt, hand_table(), hand(max_prompt_chars=400))
     assert "setx" not in decision["prompt_tokens"] and {"alpha", "tango"} <= set(decision["prompt_tokens"])
+
+
+def test_member_evidence_is_rounded_to_four_places():
+    table = hand_table()
+    table["term_postings"] = dict(table["term_postings"], setx=(1 / 3, 0, 0))
+    decision = route_with_utterances("alpha setx", table, hand(utterance_floor=1.0))
+    assert decision["scores"][0]["member_evidence"] == 0.3333
