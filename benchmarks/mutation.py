@@ -123,6 +123,10 @@ _FIRST_OF_RANK = "first = next((row for row in ranked if row[1] == rank), None)"
 _OTHER_RANK = ("at most two clusters are chosen and utterance_line_share is at most 1: taking each rank's best from "
                "the other rank keeps the same rows, and alone the best row qualifies by share anyway")
 _UTTERANCES = "router.routing.utterscore"
+_FILTERS = 'filters = (table.get("fuzzy_filter"), table.get("utterance_fuzzy_filter"))'
+_VIEW_FILTER = 'view["fuzzy_filter"] = filters if None not in filters else None   # a key in either may be asked for'
+_NO_FILTER = ("without the key filters the repair asks the postings for every variant: the same answers, more "
+              "reads (a filter only skips keys the postings do not hold)")
 
 
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
@@ -134,6 +138,14 @@ EQUIVALENT = {
         "no candidates means no member: either way nothing is selected ([], 0)",
     (_UTTERANCES, _FIRST_OF_RANK, _FIRST_OF_RANK.replace("row[1] == rank", "row[1] != rank")): _OTHER_RANK,
     (_UTTERANCES, "kept_plain = False", "kept_plain = None"): "only ever tested for truth",
+    **{(_UTTERANCES, _FILTERS, _FILTERS.replace(old, new)): _NO_FILTER
+       for old, new in (('get("fuzzy_filter")', "get(None)"), ('get("fuzzy_filter")', 'get("FUZZY_FILTER")'),
+                        ('get("utterance_fuzzy_filter")', "get(None)"),
+                        ('get("utterance_fuzzy_filter")', 'get("XXutterance_fuzzy_filterXX")'),
+                        ('get("utterance_fuzzy_filter")', 'get("UTTERANCE_FUZZY_FILTER")'))},
+    (_UTTERANCES, _VIEW_FILTER, _VIEW_FILTER.replace("filters if None not in filters else None", "None")): _NO_FILTER,
+    (_UTTERANCES, _VIEW_FILTER, _VIEW_FILTER.replace("if None not in filters", "if (None not in filters) and False")):
+        _NO_FILTER,
     (_UTTERANCES, _TAUGHT.replace("table, positions)", "view, positions)"),
      _TAUGHT.replace("table, positions)", "view, None)")): _TAUGHT_ALL,
     (_UTTERANCES, _TAUGHT.replace("table, positions)", "view, positions)"),

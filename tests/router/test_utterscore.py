@@ -467,3 +467,27 @@ def test_member_evidence_is_rounded_to_four_places():
     table["term_postings"] = dict(table["term_postings"], setx=(1 / 3, 0, 0))
     decision = route_with_utterances("alpha setx", table, hand(utterance_floor=1.0))
     assert decision["scores"][0]["member_evidence"] == 0.3333
+
+
+def test_a_word_the_line_counts_is_skipped_for_that_member_only():
+    table = {"utterance_postings": UTTERANCE_POSTINGS}
+    found = utterance_matches({"antivirus"}, table, parts(line_words={(0, 0): ["antivirus"]}), settings())
+    assert found == {(0, 1): {"antivirus": 1.0}}
+
+
+def test_merge_matches_counts_a_word_once_per_cluster_in_each_cluster():
+    known = {"tag_words": {}, "line_words": {}, "line_weight": {}, "member_only": {}, "member_words": {}}
+    merge_matches(known, {(0, 0): {"w": 1.0}, (0, 1): {"w": 1.0}, (1, 0): {"w": 2.0}})
+    assert known["member_only"] == {0: 1.0, 1: 2.0}
+
+
+def test_a_misspelt_utterance_word_is_repaired_through_both_key_filters():
+    from router.routing.wordmatch import deletes, key_filter
+
+    table = hand_table()
+    utterance_fuzzy = {variant: ("zscaler",) for variant in deletes("zscaler") | {"zscaler"}}
+    table.update(utterance_term_postings={"zscaler": (2.0, 0, 0)}, utterance_fuzzy_postings=utterance_fuzzy,
+                 utterance_line_postings={}, fuzzy_filter=key_filter(set(table["fuzzy_postings"]) | {"setx"}),
+                 utterance_fuzzy_filter=key_filter(set(utterance_fuzzy)))
+    decision = route_with_utterances("setx zscalr", table, hand())
+    assert decision["scores"][0]["member_hits"] == ["setx", "zscaler"]
