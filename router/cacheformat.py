@@ -183,13 +183,6 @@ class _SeparateView:
         entry = reader.shard(number, spans, key=(self.index, number)).get(token)
         return entry if entry is not None else default
 
-    def __iter__(self):
-        reader = self.reader
-        for number in range(reader.posting_shards):
-            for token, entry in reader.shard(number).items():
-                if entry[self.which]:
-                    yield token
-
 
 class _ClusterView:
     __slots__ = ("reader",)

@@ -207,3 +207,14 @@ def test_a_table_starts_with_its_magic_and_header_checksum():
     data = serialise_table(small_table(), KEY)
     magic, length, crc, header = header_of(data)
     assert magic == TABLE_MAGIC and crc == zlib.crc32(header) and len(header) == length
+
+
+def test_the_separate_view_answers_lookups_only(tmp_path):
+    """``get`` only, as its docstring says: it had an ``__iter__`` copied from another view that read
+    an attribute it does not have (no caller iterated it)."""
+    table = opened(write(tmp_path, serialise_table(small_table(exemplars=2), KEY)))
+    try:
+        with pytest.raises(TypeError):
+            iter(table["exemplar_postings"])
+    finally:
+        close_table(table)
