@@ -214,20 +214,37 @@ def memory_from_text(path, text):
     )
 
 
-def read_memory_files(directory):
-    """Every ``*.md`` memory file in ``directory`` except MEMORY.md and its archives, by name."""
+def memory_file_paths(directory):
+    """``[(name, path)]`` of the ``*.md`` memory files in ``directory`` (MEMORY.md and its archives
+    excluded), sorted. A folder named like a memory is passed over; so is a FIFO, device or socket
+    (reading it would block or fail the whole command), named on stderr: the rest are read."""
+    import sys
+
+    from router.safeio import irregular_kind
+
     try:
         names = sorted(os.listdir(directory))
     except OSError as err:
         raise InputError(f"cannot list memory directory: {err.strerror or err}", path=directory) from None
-    files = []
+    found = []
     for name in names:
         if not name.endswith(".md") or is_index_file(name):
             continue
         path = os.path.join(directory, name)
         if os.path.isdir(path):
-            continue  # a folder named like a memory; a FIFO or device is refused by read_utf8
+            continue
+        why = irregular_kind(path)
+        if why is not None:
+            print(f"memory-router: warning: {path}: not a memory file, skipped: {why}", file=sys.stderr)
+            continue
+        found.append((name, path))
+    return found
 
+
+def read_memory_files(directory):
+    """Every ``*.md`` memory file in ``directory`` except MEMORY.md and its archives, by name."""
+    files = []
+    for name, path in memory_file_paths(directory):
         found = memory_from_text(path, read_utf8(path, "memory file", "pass your Claude Code memory directory"))
         clash = next((f for f in files if f.slug == found.slug), None)
         if clash is not None:

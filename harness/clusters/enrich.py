@@ -159,21 +159,16 @@ def read_bodies(directory):
     if not directory:
         return {}
     from router.errors import InputError, read_utf8
-    from router.store.memorystore import is_index_file, normalise_slug
+    from router.store.memorystore import normalise_slug
 
     if not os.path.isdir(directory):
         raise InputError("memory directory does not exist" if not os.path.exists(directory)
                          else "is a file, not a memory directory", path=directory,
                          fix="pass your Claude Code memory directory (the one holding MEMORY.md)")
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as err:
-        raise InputError(f"cannot list memory directory: {err.strerror or err}", path=directory) from None
+    from harness.memorydir import memory_file_paths
+
     bodies = {}
-    for name in names:
-        path = os.path.join(directory, name)
-        if not name.endswith(".md") or is_index_file(name) or os.path.isdir(path):
-            continue
+    for name, path in memory_file_paths(directory):   # a FIFO among them is named and passed over
         text = read_utf8(path, "memory file", "pass your Claude Code memory directory")
         match = _FRONT_MATTER_RE.match(text)
         bodies.setdefault(normalise_slug(name[:-3]), text[match.end():] if match else text)

@@ -87,3 +87,20 @@ def test_a_fifo_named_as_the_only_session_is_skipped_by_every_reader_without_ope
         (FIFO_SESSION, "it is a named pipe (FIFO), not a regular file")]
     assert [os.path.basename(p) for p in session_transcripts(str(folder))] == ["aaaa-1.jsonl"]
     assert find_subagent_files(str(folder / "aaaa-1.jsonl"), "any-session-id") == []
+
+
+def test_a_fifo_named_like_a_memory_file_is_skipped_by_name_and_every_command_completes(git_project, tmp_path):
+    """The memory directory is a listed folder too: a FIFO named like a memory (``*.md``) made
+    init, clusters build and clusters enrich stop with an error; now each names it and completes."""
+    memory = pathlib.Path(default_memory_dir(str(git_project)))
+    shutil.copytree(HELDOUT2_MEMORY, memory)
+    os.mkfifo(memory / "feedback_pipe_trap.md")
+    fake = REPO / "tests" / "harness" / "clusters" / "fake_engine.py"
+    for args in (["init", "--yes"], ["clusters", "build", "--memory-dir", memory, "--out", tmp_path / "c.md"],
+                 ["clusters", "enrich", "--dry-run", "--yes", "--engine", "command", "--command",
+                  f"python3 {fake} good"],
+                 ["slim", "render"], ["doctor"]):
+        done = run(git_project, *args)
+        assert done.returncode == 0, (args, done.stdout + done.stderr)
+        if args[0] in ("init", "clusters", "slim"):
+            assert "feedback_pipe_trap.md: not a memory file, skipped: it is a named pipe (FIFO)" in done.stderr, args
