@@ -1,21 +1,13 @@
 """benchmarks/realwording_eval.py: issue 34's per-store targets, each miss named."""
 
-import importlib.util
-import pathlib
-import sys
-
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+from support.benchscript import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def ev():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("realwording_eval", BENCH / "realwording_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("realwording_eval")
 
 
 def fig(facts=0.9, para=0.5, priming=0.05, chars=200.0, direct=0.9):

@@ -1,22 +1,16 @@
 """benchmarks/transfer_cv.py: which stores it may read, its objective's order, and that a store's
 leave-one-store-out figure comes from a point chosen without it."""
 
-import importlib.util
 import pathlib
-import sys
 
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+from support.benchscript import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def cv():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("transfer_cv", BENCH / "transfer_cv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("transfer_cv")
 
 
 def fig(recall, priming=0.0, below=None, para=0.5, chars=200.0):
