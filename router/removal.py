@@ -59,22 +59,31 @@ def resolved(path):
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
-def remove_owned(path, within, sha256=None, directory=False):
-    """Delete ``path`` when memory-router may (the module docstring); ``None`` when it is gone
-    afterwards (deleted, or not there), else why it was kept ("it is a named pipe (FIFO), not a
-    regular file memory-router wrote", a ``Kept``). Never raises."""
+def _examined(path, within):
+    """``(resolved path, its lstat mode, None)`` when ``path`` lies inside one of ``within``;
+    ``(resolved path, None, Kept)`` when it is outside (or cannot be examined); ``(..., None,
+    None)`` when it is not there."""
     real = resolved(path)
     if isinstance(within, (str, bytes, os.PathLike)):
         within = [within]
     if not _inside(real, within):
-        return Kept("it is outside " + " and ".join(os.fspath(w) for w in within)
-                    + ", where memory-router deletes nothing")
+        return real, None, Kept("it is outside " + " and ".join(os.fspath(w) for w in within)
+                                + ", where memory-router deletes nothing")
     try:
-        mode = os.lstat(real).st_mode
+        return real, os.lstat(real).st_mode, None
     except FileNotFoundError:
-        return None
+        return real, None, None
     except OSError as err:
-        return _failed("it cannot be examined", err)
+        return real, None, _failed("it cannot be examined", err)
+
+
+def remove_owned(path, within, sha256=None, directory=False):
+    """Delete ``path`` when memory-router may (the module docstring); ``None`` when it is gone
+    afterwards (deleted, or not there), else why it was kept ("it is a named pipe (FIFO), not a
+    regular file memory-router wrote", a ``Kept``). Never raises."""
+    real, mode, kept = _examined(path, within)
+    if mode is None:
+        return kept
     if directory:
         if not stat.S_ISDIR(mode):
             return Kept(f"it is {_kind(mode)}, not a directory")
@@ -141,16 +150,9 @@ def remove_built_tree(path, within):
     followed. ``None`` when it is gone afterwards, else why it was kept."""
     import shutil
 
-    real = resolved(path)
-    if isinstance(within, (str, bytes, os.PathLike)):
-        within = [within]
-    if not _inside(real, within):
-        return Kept("it is outside " + " and ".join(os.fspath(w) for w in within)
-                    + ", where memory-router deletes nothing")
-    try:
-        mode = os.lstat(real).st_mode
-    except FileNotFoundError:
-        return None
+    real, mode, kept = _examined(path, within)
+    if mode is None:
+        return kept
     if not stat.S_ISDIR(mode):
         return Kept("it is not a directory memory-router built")
     errors = []

@@ -76,37 +76,42 @@ def _flags_text(call, function_node):
     return text
 
 
-def blocking_opens(root, allowed=READ_ALLOWED):
-    """``[(file, line, function, call)]``: each open outside the owner and the allow-list that can
-    block on a FIFO or read a path without the safe open."""
-    found = []
+def _nodes(root, owner_file):
+    """``(file, tree, node, enclosing function)`` for every node of every module of the packages
+    under ``root`` but ``owner_file``."""
     root = pathlib.Path(root)
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             rel = path.relative_to(root).as_posix()
-            if rel == READ_OWNER:
+            if rel == owner_file:
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
             owner = _functions(tree)
-            defs = {node.name: node for node in ast.walk(tree)
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
             for node in ast.walk(tree):
-                if not isinstance(node, ast.Call):
-                    continue
-                name = _call_name(node)
-                function = owner.get(node, "<module>")
-                if (rel, function) in allowed or name is None:
-                    continue
-                bad = False
-                if name == "open":
-                    opener = next((k.value for k in node.keywords if k.arg == "opener"), None)
-                    bad = not (opener is not None and ast.unparse(opener).split(".")[-1] in SAFE_OPENERS)
-                elif name == "os.open":
-                    bad = not any(flag in _flags_text(node, defs.get(function)) for flag in NON_BLOCKING_FLAGS)
-                elif name.endswith((".open", ".read_text", ".read_bytes")):
-                    bad = True
-                if bad:
-                    found.append((rel, node.lineno, function, name))
+                yield rel, tree, node, owner.get(node, "<module>")
+
+
+def blocking_opens(root, allowed=READ_ALLOWED):
+    """``[(file, line, function, call)]``: each open outside the owner and the allow-list that can
+    block on a FIFO or read a path without the safe open."""
+    found = []
+    for rel, tree, node, function in _nodes(root, READ_OWNER):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if (rel, function) in allowed or name is None:
+            continue
+        bad = False
+        if name == "open":
+            opener = next((k.value for k in node.keywords if k.arg == "opener"), None)
+            bad = not (opener is not None and ast.unparse(opener).split(".")[-1] in SAFE_OPENERS)
+        elif name == "os.open":
+            defs = {d.name: d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            bad = not any(flag in _flags_text(node, defs.get(function)) for flag in NON_BLOCKING_FLAGS)
+        elif name.endswith((".open", ".read_text", ".read_bytes")):
+            bad = True
+        if bad:
+            found.append((rel, node.lineno, function, name))
     return found
 
 
@@ -161,24 +166,16 @@ DELETE_METHODS = (".unlink", ".rmdir", ".rmtree")
 def deletes(root):
     """``[(file, line, function, call)]``: each delete outside ``router/removal.py``."""
     found = []
-    root = pathlib.Path(root)
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
-            if rel == DELETE_OWNER:
-                continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            owner = _functions(tree)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call):
-                    name = _call_name(node)
-                elif isinstance(node, ast.Attribute) and node.attr in ("unlink", "rmdir", "rmtree", "remove") \
-                        and isinstance(node.value, ast.Name) and node.value.id in ("os", "shutil"):
-                    name = f"{node.value.id}.{node.attr}"   # passed as a function: os.unlink as a callback
-                else:
-                    continue
-                if name and (name in DELETE_CALLS or name.endswith(DELETE_METHODS)):
-                    found.append((rel, node.lineno, owner.get(node, "<module>"), name))
+    for rel, _tree, node, function in _nodes(root, DELETE_OWNER):
+        if isinstance(node, ast.Call):
+            name = _call_name(node)
+        elif isinstance(node, ast.Attribute) and node.attr in ("unlink", "rmdir", "rmtree", "remove") \
+                and isinstance(node.value, ast.Name) and node.value.id in ("os", "shutil"):
+            name = f"{node.value.id}.{node.attr}"   # passed as a function: os.unlink as a callback
+        else:
+            continue
+        if name and (name in DELETE_CALLS or name.endswith(DELETE_METHODS)):
+            found.append((rel, node.lineno, function, name))
     return sorted(set(found))
 
 
