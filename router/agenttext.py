@@ -17,7 +17,7 @@ Standard library only: the hooks import it.
 """
 
 # A veto's fields that carry no text; an exemplar's fields that name it without its text.
-_VETO_FIELDS = ("vetoed", "positive", "negative", "k")
+_VETO_FIELDS = ("vetoed", "rule", "floor", "positive", "negative", "k")  # rule: "margin" or "floor"
 _EXEMPLAR_FIELDS = ("kind", "similarity", "slug", "cluster_id")
 
 

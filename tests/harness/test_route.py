@@ -164,3 +164,17 @@ def test_route_names_a_skipped_row_for_the_person_and_by_place_in_json(capsys, t
     decision = json.loads(capsys.readouterr().out)
     [problem] = decision["store_problems"]
     assert problem.startswith(f"{utterances_path(str(store))}:") and "Bad_Slug" not in problem
+
+
+def test_route_names_the_veto_floor_when_the_floor_fired(capsys, example_cluster_file, tmp_path):
+    """Issue 35 item 9: a veto fired by veto_floor is not printed as the nearest near-miss."""
+    config = tmp_path / "memory-router.toml"
+    config.write_text("veto_floor = 0.99\nveto_protect = 0.0\nveto_strong = 0.0\nveto_margin = 1.0\n")
+    prompt = "the Bash tool isn't picking up my PATH change"
+    assert main(["route", prompt, "--clusters", str(example_cluster_file), "--config", str(config), "--json"]) == 0
+    veto = json.loads(capsys.readouterr().out)["veto"]
+    assert veto["vetoed"] and veto["rule"] == "floor"
+    assert main(["route", prompt, "--clusters", str(example_cluster_file), "--config", str(config)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "vetoed by veto_floor: no routed member's own exemplar reaches 0.99" in out
+    assert "vetoed: nearest" not in out
