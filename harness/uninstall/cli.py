@@ -63,7 +63,7 @@ def cmd_uninstall(args):
         state = os.path.join(directory, ".claude", "")
         _print([(stream, line) for stream, line in lines
                 if not (line.startswith("backup of the previous file: ") and state in line)])
-        return _undo_init(directory, record, args.dry_run)
+        return _undo_init(directory, record, args.dry_run, args.gate)
     _print(hooks.uninstall_router(args.project, args.scope, args.user, args.gate, args.dry_run))
     return 0
 
@@ -87,11 +87,11 @@ def _guard_other_projects(directory, force):
           "memory-router slim rollback there")
 
 
-def _undo_init(directory, record, dry_run):
+def _undo_init(directory, record, dry_run, gate=False):
     if record is None:
         print(f"no init record in {setuprecord.record_path(directory)} (init was not run here, or by an older "
               "memory-router): the config and cluster files are left as they are")
-    result = undo.undo_init(directory, record, dry_run)
+    result = undo.undo_init(directory, record, dry_run, gate)
     verbs = {"delete": ("deleted", "would delete"), "restore": ("restored the original of", "would restore"),
              "keep": ("kept", "would keep")}
     for path, action, why in result["files"]:
@@ -99,8 +99,8 @@ def _undo_init(directory, record, dry_run):
             print(f"{verbs[action][1 if dry_run else 0]} {path}: {why}")
     kept = [path for path, action, why in result["files"] if action == "keep" and why.startswith("changed")]
     if result["state_kept"]:
-        print(f"kept {result['state_dir']}: it holds files memory-router did not write: "
-              + ", ".join(result["state_kept"]))
+        print(f"kept {result['state_dir']}: it still holds " + ", ".join(
+            name if "(" in name else f"{name} (not written by memory-router)" for name in result["state_kept"]))
     elif result["state_removed"]:
         print(f"{'would remove' if dry_run else 'removed'} {result['state_dir']} (records, backups, locks)")
     for directory, why in result.get("dirs_kept") or []:

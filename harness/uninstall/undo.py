@@ -131,7 +131,7 @@ def remove_recorded_dirs(project, record, dry_run=False):
     return kept
 
 
-def remove_state_dir(project, dry_run=False):
+def remove_state_dir(project, dry_run=False, removed_roles=("router",)):
     """Delete the project's ``.claude/memory-router/``: its records (``*.json``), backups, lock
     files and .gitignore, which memory-router wrote; anything else in it is kept. Returns
     ``(state dir, [kept names])``; ``.claude/`` itself goes too when that leaves it empty and init
@@ -144,9 +144,13 @@ def remove_state_dir(project, dry_run=False):
         names = sorted(os.listdir(state))
     except OSError:
         return state, kept
+    needed = still_needed_records(state, removed_roles if dry_run else ())
     ours = []
     for name in names:
         path = os.path.join(state, name)
+        if path in needed:
+            kept.append(f"{name} (the install record uninstall --gate or --mcp still needs)")
+            continue
         if (name.endswith(".json") and os.path.isfile(path) and not os.path.islink(path)) or (
                 name in STATE_DIRS and os.path.isdir(path) and not os.path.islink(path)) or (
                 name == ".gitignore" and _reads(path) == STATE_GITIGNORE):
@@ -157,7 +161,7 @@ def remove_state_dir(project, dry_run=False):
         if os.path.isdir(path):
             # Inside backups/, locks/ and init-originals/ only the regular files named as
             # memory-router names them go; anything else (a user's file) stays and is named.
-            kept += [os.path.join(os.path.basename(path), name) for name in _ours_in(path, dry_run)]
+            kept += [os.path.join(os.path.basename(path), name) for name in _ours_in(path, dry_run, needed)]
     for path in ours:
         if dry_run or (kept and os.path.basename(path) == ".gitignore"):
             continue  # a file kept there stays out of git status
@@ -175,14 +179,48 @@ _STATE_FILE_NAMES = {"backups": re.compile(r"[^/]+-[0-9TZ:.-]+\.json\Z"), "locks
                      "init-originals": re.compile(r"[0-9]+-[^/]+\Z")}
 
 
-def _ours_in(directory, dry_run):
+def still_needed_records(state, removed_roles=()):
+    """The install records (and the backups they name) in ``state`` that a later uninstall still
+    needs: those of a settings file or .mcp.json that still holds an install of ours (the gate, an
+    MCP server: ``uninstall --all`` leaves them), every record naming that file included (the
+    router's says whether memory-router created it). Without them that uninstall would leave the
+    file memory-router created behind as ``{}``. ``removed_roles``: the installs this run takes out
+    (a dry run has not marked their records yet)."""
+    import json
+
+    records = {}
+    try:
+        names = sorted(os.listdir(state))
+    except OSError:
+        return set()
+    for name in names:
+        path = os.path.join(state, name)
+        if not name.endswith(".json") or name == "init.json":
+            continue
+        text = _reads(path)
+        try:
+            record = json.loads(text) if text is not None else None
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("settings"), str):
+            records[path] = record
+    live = {r["settings"] for path, r in records.items()
+            if r.get("written_sha256") and not r.get("uninstalled_at") and os.path.lexists(r["settings"])
+            and os.path.basename(path)[:-len(".json")] not in removed_roles}
+    needed = {path for path, r in records.items() if r["settings"] in live}
+    return needed | {records[path]["backup"] for path in list(needed) if isinstance(records[path].get("backup"), str)}
+
+
+def _ours_in(directory, dry_run, needed=frozenset()):
     """Delete (unless ``dry_run``) the regular files of a state folder named as memory-router names
-    them; return the names of everything else, which stays."""
+    them, except the ``needed`` ones; return the names of everything else, which stays."""
     pattern = _STATE_FILE_NAMES[os.path.basename(directory)]
     others = []
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
-        if pattern.fullmatch(name) and os.path.isfile(path) and not os.path.islink(path):
+        if path in needed:
+            others.append(f"{name} (a backup an install record still names)")
+        elif pattern.fullmatch(name) and os.path.isfile(path) and not os.path.islink(path):
             why = None if dry_run else remove_owned(path, [directory])
             if why is not None:
                 others.append(f"{name} ({why})")
@@ -191,13 +229,13 @@ def _ours_in(directory, dry_run):
     return others
 
 
-def undo_init(project, record, dry_run=False):
+def undo_init(project, record, dry_run=False, gate=False):
     """``--all`` after the hooks are out: the files init wrote, the state folder, the directories
     init created (deepest first, each only when empty). Returns ``{"files", "state_dir",
     "state_kept", "state_removed"}``."""
     files = undo_files(project, record, dry_run)
     existed = os.path.isdir(proj.project_state_dir(project))
-    state, kept = remove_state_dir(project, dry_run)
+    state, kept = remove_state_dir(project, dry_run, ("router", "gate") if gate else ("router",))
     dirs_kept = remove_recorded_dirs(project, record, dry_run)
     return {"files": files, "state_dir": state, "state_kept": kept, "state_removed": existed and not kept,
             "dirs_kept": dirs_kept}

@@ -110,3 +110,17 @@ def test_a_settings_file_init_created_goes_when_nothing_of_ours_is_left_in_any_o
     assert not (project / ".claude" / "settings.json").exists()
     if order == ("all",):
         assert git_status(project) == before == ""
+
+
+def test_a_gate_and_mcp_server_left_by_uninstall_all_are_taken_out_whole_later(capsys, project):
+    """uninstall --all leaves a gate and an MCP server you added (README); it used to delete their
+    install records with the state folder, so the later uninstall --gate / --mcp left a settings.json
+    and a .mcp.json memory-router had created, holding {}."""
+    before = git_status(project)
+    assert cli(capsys, "init", "--yes")[0] == 0
+    for step in (["install", "--gate"], ["install", "--mcp"], ["uninstall", "--all"], ["uninstall", "--gate"],
+                 ["uninstall", "--mcp"]):
+        code, out, err = cli(capsys, *step)
+        assert code == 0, (step, out + err)
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
+    assert git_status(project) == before == ""
