@@ -19,7 +19,7 @@ from router.safeio import irregular_kind, read_regular_bytes
 
 RECORD_NAME = "init.json"
 # the commands that record what they write (an edited record's other names are not printed)
-WRITERS = ("init", "clusters enrich", "learn")
+WRITERS = ("init", "clusters build", "clusters enrich", "learn")
 ORIGINALS_DIRNAME = "init-originals"
 
 
@@ -73,7 +73,7 @@ def write(project, snapshot, scope, by="init"):
     directories that now exist and did not, the scope of the hooks; merged with an earlier
     record, whose entries keep their originals (a second init must not make init's own output
     the "original"). An edited file's original bytes are kept under ``init-originals/``. ``by``
-    names the command that wrote (``init``, ``clusters enrich``, ``learn``), for uninstall's lines."""
+    names the command that wrote (one of ``WRITERS``), for uninstall's lines."""
     from router.store.learned import utc_stamp
     from harness.fileops import atomic_write, ensure_state_dir
 

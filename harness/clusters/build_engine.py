@@ -23,6 +23,7 @@ class EngineStage:
         self.memory_dir = None
         self.index = None
         self.enrich_requests = 0
+        self.archived = []              # the archives enrich wrote beside the files it rewrote
         self.stopped = None             # why naming stopped the run (then enrich asks nothing)
 
     def __call__(self, result, previous, labels, md_path, source):
@@ -75,9 +76,12 @@ class EngineStage:
             return {"utterances_file": writer.path, "asked": len(plan.reasons), "dropped": plan.dropped,
                     "clusters": [o._asdict() for o in outcomes], "failed": len(outcomes), "written": False,
                     "archived": None, "rows": len(plan.rows)}
-        result = run_with_progress(
-            lambda on_event: enrich.run_enrich(plan, self.engine, self.per_memory, writer, on_event=on_event),
-            len(plan.jobs), self.quiet)
+        try:
+            result = run_with_progress(
+                lambda on_event: enrich.run_enrich(plan, self.engine, self.per_memory, writer, on_event=on_event),
+                len(plan.jobs), self.quiet)
+        finally:  # for the init record (clusters build records what it wrote in the project)
+            self.archived += [w.archived for w in (writer, writer.near) if w is not None and w.archived]
         return {"utterances_file": writer.path, "asked": len(plan.reasons), "dropped": plan.dropped,
                 "clusters": [o._asdict() for o in result.outcomes], "failed": len(enrich.failed(result.outcomes)),
                 "written": result.written, "archived": result.archived, "rows": len(result.rows)}

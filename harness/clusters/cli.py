@@ -172,10 +172,26 @@ def cmd_clusters_build(args):
 
         stage = EngineStage(engine_from(args, load_config(args.config)), args.per_memory, args.dry_run, args.json,
                             args.yes, say=lambda text: print(text, flush=True))
-    summary = build(args.memory_dir, args.index, args.out, args.clusters, args.max_size, args.labels, args.previous,
-                    args.keep_clusters, args.dry_run, args.config, namer=stage)
-    if stage is not None:
-        summary["enrich"] = stage.enrich(summary["out"]["md"])
+    from harness import setuprecord
+    from harness.clusters.build import output_paths
+    from harness.project import project_dir
+    from router.config import nearmisses_path, utterances_path
+
+    md_path, tsv_path = output_paths(args.out or DEFAULT_OUT)
+    # What the build writes in the project (the cluster files, their archives, the enriched
+    # store's files) is recorded with its hash, so uninstall --all takes it out again if nobody
+    # changed it since (init's own advice is to run this after init).
+    paths = [md_path, tsv_path] + ([utterances_path(md_path), nearmisses_path(md_path)] if stage else [])
+    with setuprecord.recording(project_dir(None), [] if args.dry_run else paths, "clusters build") as recorded:
+        summary = build(args.memory_dir, args.index, args.out, args.clusters, args.max_size, args.labels,
+                        args.previous, args.keep_clusters, args.dry_run, args.config, namer=stage)
+        archives = list(summary["archived"])
+        try:
+            if stage is not None:
+                summary["enrich"] = stage.enrich(summary["out"]["md"])
+        finally:
+            for archived in archives + (stage.archived if stage is not None else []):
+                recorded["files"].setdefault(os.path.abspath(archived), (False, None, None))
     if not args.dry_run and summary.get("written"):
         from harness.context import compile_hook_table
         from router.configfile import load_config

@@ -69,6 +69,25 @@ def test_quick_start_with_enrich_and_learn_then_uninstall_all_leaves_git_status_
     assert sorted(p.name for p in project.iterdir()) == [".git", "README.md"]
 
 
+def test_init_advice_clusters_build_engine_then_uninstall_all_leaves_git_status_as_before(capsys, project):
+    """init advises ``clusters build --engine claude`` to name the clusters; following it (here with
+    a command engine) rewrote init's cluster files, archived them and enriched the store, and
+    uninstall --all kept all of it: the rewritten files as "changed since init wrote it", the
+    archives, utterances and near-misses unnamed."""
+    before = git_status(project)
+    code, out, err = cli(capsys, "init", "--yes")
+    assert code == 0 and "clusters build --engine claude" in out
+    code, out, err = cli(capsys, "clusters", "build", "--yes", *engine("good"))
+    assert code == 0, out + err
+    assert os.path.isfile(utterances_path(cluster_file(project))) and any(
+        p.name.startswith("memory-layer1-clusters.archive-") for p in (project / "brain").iterdir())
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, out + err
+    assert f"deleted {cluster_file(project)}: init created it and nobody changed it" in out
+    assert f"deleted {utterances_path(cluster_file(project))}: clusters build created it" in out
+    assert git_status(project) == before == "", out + err
+
+
 def test_an_enrich_file_changed_since_is_named_and_kept(capsys, project):
     assert cli(capsys, "init", "--yes")[0] == 0
     assert cli(capsys, "clusters", "enrich", "--yes", *engine("good"))[0] == 0
