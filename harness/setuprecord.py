@@ -114,19 +114,21 @@ def write(project, snapshot, scope, by="init"):
 
 
 @contextlib.contextmanager
-def recording(project, paths, by):
+def recording(project, paths, by, dirs=()):
     """Record in ``project``'s init record each of ``paths`` (inside the project) that the block
     creates or changes, with the sha256 it leaves, so ``uninstall --all`` undoes it when nobody
     changed it since: what ``clusters enrich`` and ``learn`` write beside the cluster file. The
     block gets the snapshot; a file it creates whose name it learns only then (an archive) is
-    added as ``snapshot["files"][path] = (False, None, None)``. Recorded even when the block
+    added as ``snapshot["files"][path] = (False, None, None)``; each of ``dirs`` the block creates
+    is recorded too (removed by uninstall --all once empty). Recorded even when the block
     fails or is interrupted: what it wrote stays undoable."""
     paths = [os.path.abspath(p) for p in paths if _inside(p, project)]
-    snapshot = before(paths, [])
+    snapshot = before(paths, [d for d in dirs if _inside(d, project)])
     try:
         yield snapshot
     finally:
-        if any(file_state(p) != snapshot["files"][p][:2] for p in snapshot["files"]):
+        if any(file_state(p) != snapshot["files"][p][:2] for p in snapshot["files"]) or any(
+                not existed and os.path.isdir(d) for d, existed in snapshot["dirs"].items()):
             write(project, snapshot, None, by)
 
 

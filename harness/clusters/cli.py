@@ -182,7 +182,8 @@ def cmd_clusters_build(args):
     # store's files) is recorded with its hash, so uninstall --all takes it out again if nobody
     # changed it since (init's own advice is to run this after init).
     paths = [md_path, tsv_path] + ([utterances_path(md_path), nearmisses_path(md_path)] if stage else [])
-    with setuprecord.recording(project_dir(None), [] if args.dry_run else paths, "clusters build") as recorded:
+    with setuprecord.recording(project_dir(None), [] if args.dry_run else paths, "clusters build",
+                               [] if args.dry_run else [os.path.dirname(os.path.abspath(md_path))]) as recorded:
         summary = build(args.memory_dir, args.index, args.out, args.clusters, args.max_size, args.labels,
                         args.previous, args.keep_clusters, args.dry_run, args.config, namer=stage)
         archives = list(summary["archived"])

@@ -88,6 +88,18 @@ def test_init_advice_clusters_build_engine_then_uninstall_all_leaves_git_status_
     assert git_status(project) == before == "", out + err
 
 
+def test_the_step_by_step_route_clusters_build_then_uninstall_all_leaves_nothing(capsys, project):
+    """docs/init.md's "Step by step, without init": clusters build, install; uninstall --all then
+    took the hooks out but said "no init record" and left brain/ (the built files and the folder)."""
+    memory = default_memory_dir(str(project))
+    assert cli(capsys, "clusters", "build", "--memory-dir", memory)[0] == 0
+    assert cli(capsys, "install", "--project", ".")[0] == 0
+    code, out, err = cli(capsys, "uninstall", "--all")
+    assert code == 0, out + err
+    assert f"deleted {cluster_file(project)}: clusters build created it and nobody changed it" in out
+    assert git_status(project) == "" and not (project / "brain").exists()
+
+
 def test_an_enrich_file_changed_since_is_named_and_kept(capsys, project):
     assert cli(capsys, "init", "--yes")[0] == 0
     assert cli(capsys, "clusters", "enrich", "--yes", *engine("good"))[0] == 0
