@@ -346,7 +346,7 @@ def register(subparsers):
     render.add_argument("--config", metavar="FILE", help="config file (memory-router.toml or pyproject.toml)")
     render.add_argument("--hot", metavar="SLUG", action="append",
                         help="a hot-strip slug (repeatable); replaces hot_strip and hot: true for this run")
-    options.project(render, what="the project whose router hooks are looked for (default: the current directory)")
+    options.project(render, what="the project whose router hooks are looked for")
     options.dry_run(render, "say what would be written, the sizes and the router; write nothing")
     render.add_argument("-v", "--verbose", action="store_true", help="with --dry-run: also print the unified diff")
     render.add_argument("--force", action="store_true",

@@ -69,6 +69,19 @@ def test_no_help_cites_the_design_spec(helps):
     assert not cited, "\n".join(cited)
 
 
+REPEATED_DEFAULT = re.compile(r"\(default: ([^()]*)\)\s+\(default: \1\)")
+
+
+def test_no_option_states_its_default_twice(helps):
+    # slim render --help said "(default: the current directory) (default: the current directory)":
+    # its help text held the default and options.project added it again
+    twice = [f"{name}: {found.group(0)}" for name, _parser, text in helps
+             for found in REPEATED_DEFAULT.finditer(re.sub(r"\s+", " ", text))]
+    assert not twice, "\n".join(twice)
+    assert REPEATED_DEFAULT.search("dir (default: the current\n   directory) (default: the current directory)"
+                                   .replace("\n   ", " "))
+
+
 def test_the_checks_fail_on_a_parser_that_overflows_and_cuts(monkeypatch):
     # a planted parser: a long unbroken word in its help (argparse's own wrapping cuts it)
     import os
