@@ -459,6 +459,8 @@ def test_the_intent_gates_patterns_compile_on_first_use_once(monkeypatch):
     from router.routing import weightedscore
 
     monkeypatch.setattr(weightedscore, "_COMPILED", {})
+    # a prompt holding no word of any general form is answered without compiling anything
+    assert general_request("the vpn fails on our dns", {"dns"}) is None and weightedscore._COMPILED == {}
     assert general_request("explain how dns works", {"dns"}) == "explain"
     compiled = dict(weightedscore._COMPILED)
     assert len(compiled) == 2 and all(hasattr(p, "search") for p in compiled.values())
