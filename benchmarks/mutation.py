@@ -140,6 +140,7 @@ EQUIVALENT = {
     (_UTTERANCES, "kept_plain = False", "kept_plain = None"): "only ever tested for truth",
     **{(_UTTERANCES, _FILTERS, _FILTERS.replace(old, new)): _NO_FILTER
        for old, new in (('get("fuzzy_filter")', "get(None)"), ('get("fuzzy_filter")', 'get("FUZZY_FILTER")'),
+                        ('get("fuzzy_filter")', 'get("XXfuzzy_filterXX")'),
                         ('get("utterance_fuzzy_filter")', "get(None)"),
                         ('get("utterance_fuzzy_filter")', 'get("XXutterance_fuzzy_filterXX")'),
                         ('get("utterance_fuzzy_filter")', 'get("UTTERANCE_FUZZY_FILTER")'))},
