@@ -106,7 +106,7 @@ def _undo_init(directory, record, dry_run, gate=False):
     for directory, why in result.get("dirs_kept") or []:
         print(f"kept {directory}: {why}")
     if kept:
-        _warn(f"{len(kept)} file(s) init wrote were changed since and are yours now, so they stay: " + ", ".join(kept))
+        _warn(f"{len(kept)} file(s) memory-router wrote were changed since and are yours now, so they stay: " + ", ".join(kept))
     return 0
 
 

@@ -109,6 +109,8 @@ def test_an_enrich_file_changed_since_is_named_and_kept(capsys, project):
     code, out, err = cli(capsys, "uninstall", "--all")
     assert code == 0, err
     assert f"kept {utterances}: changed since clusters enrich wrote it" in out
+    # the closing warning named init as the writer of enrich's file
+    assert f"1 file(s) memory-router wrote were changed since and are yours now, so they stay: {utterances}" in err
     assert utterances.read_text(encoding="utf-8") == edited
     assert not os.path.exists(nearmisses_path(cluster_file(project)))
 
