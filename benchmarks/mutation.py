@@ -129,8 +129,19 @@ _NO_FILTER = ("without the key filters the repair asks the postings for every va
               "reads (a filter only skips keys the postings do not hold)")
 
 
+_PROBE_KEY = 'data = key.encode("utf-8", "surrogateescape")'
+_PROBE_STEP = "first, step = zlib.crc32(data), zlib.adler32(data) | 1"
+_PROBES = "return [(first + i * step) % size for i in range(FILTER_PROBES)]"
+_SAME_PROBES = ("the filter is made and read with the same probes: seven distinct bits of a 64 x n bit filter either "
+                "way (a step of 2 mod 4 has no factor 4, backwards steps the same bits mirrored), so every key "
+                "it was made of still answers True")
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    ("router.routing.wordmatch", _PROBE_KEY, _PROBE_KEY.replace('"utf-8"', '"UTF-8"')): "the same codec",
+    ("router.routing.wordmatch", _PROBE_STEP, _PROBE_STEP.replace("| 1", "| 2")): _SAME_PROBES,
+    ("router.routing.wordmatch", _PROBES, _PROBES.replace("first + i", "first - i")): _SAME_PROBES,
     (_UTTERANCES, _EXPLAINED, _EXPLAINED.replace("best[1], ())", "best[1], None)")): _EVERY_LINE_HAS_WORDS,
     (_UTTERANCES, _EXPLAINED, _EXPLAINED.replace("best[1], ())", "best[1], )")): _EVERY_LINE_HAS_WORDS,
     (_UTTERANCES, "top = max((row[0] for row in candidates), default=0.0)",

@@ -71,3 +71,13 @@ def test_each_key_sets_the_bits_may_hold_reads():
     assert set_bits == wordmatch.FILTER_PROBES == 7       # an odd step: seven distinct bits of 64
     assert not may_hold(bytes(len(bits)), "alpha")             # an empty filter holds nothing
     assert may_hold(b"\xff" * 8, "anything")
+
+
+def test_the_filter_grows_a_64_bit_word_for_every_64_bits_of_keys():
+    assert len(key_filter({f"k{i}" for i in range(65)})) == 88     # 650 bits: eleven words, not ten
+
+
+def test_any_string_can_be_a_key_even_one_that_is_not_valid_unicode():
+    key = "caf\udce9"        # a lone surrogate, as surrogateescape decoding leaves undecodable bytes
+    bits = key_filter({key, "plain"})
+    assert may_hold(bits, key) and may_hold(bits, "plain")
