@@ -337,7 +337,8 @@ def write_lines(action, detail, backup, settings_path, what):
                    "points to, which memory-router had created and nobody changed; the link is kept"
                    if os.path.islink(settings_path) else
                    f"removed {what}: deleted {settings_path}, which memory-router had created and nobody changed"),
-        "absent": f"{what} is not installed in {settings_path}; nothing changed",
+        "absent": f"{what} is not installed in {settings_path}"
+                  f"{'' if os.path.lexists(settings_path) else ' (there is no such file)'}; nothing changed",
     }
     lines = [messages[action]] if action in messages else []
     if backup:

@@ -218,3 +218,16 @@ def test_a_recorded_file_swapped_for_a_symlink_out_of_the_project_is_kept(capsys
     assert code == 0, err
     assert target.read_bytes() and config.is_symlink()
     assert f"kept {config}: " in out
+
+
+def test_uninstall_where_no_settings_file_exists_says_so(capsys, project):
+    # the plugin route: init installs no settings hook, and uninstall --all said only "the hook is not
+    # installed in <project>/.claude/settings.json", a file the user never had
+    code, out, err = cli(capsys, "uninstall")
+    settings = project / ".claude" / "settings.json"
+    assert code == 0 and not settings.exists()
+    assert f"is not installed in {settings} (there is no such file); nothing changed" in out
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    code, out, err = cli(capsys, "uninstall")
+    assert code == 0 and f"is not installed in {settings}; nothing changed" in out
