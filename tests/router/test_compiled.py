@@ -5,6 +5,7 @@ import io
 import json
 import os
 import re
+import sys
 import time
 
 import pytest
@@ -539,3 +540,163 @@ def test_build_table_of_reads_learned_terms_and_routes_without_a_damaged_file(st
     assert len(said) == 1 and said[0].endswith("; routing without learned terms until it is fixed")
     assert not damaged["term_postings"].get("walrus")
     compiled.build_table_of(store, str(learned))                      # no log: still routes
+
+
+# --------------------------------------------------------------------------- a learned-terms file on every path (issue 38)
+
+
+def _learned(tmp_path, term="walrus"):
+    from router.store.learned import COLUMNS, HEADER_COMMENT
+
+    path = tmp_path / "learned.tsv"
+    pathlib_write(path, HEADER_COMMENT + "\t".join(COLUMNS) + "\n"
+                  f"2026-12-01T00:00:00Z\tc_db\tenv_pg_dump_custom_format\t{term}\thand\n")
+    return str(path)
+
+
+def _damaged(path):
+    with open(path, "wb") as handle:
+        handle.write(b"\xff\xfe not utf-8")
+
+
+def _knows(table, term="walrus"):
+    return bool(table["term_postings"].get(term))
+
+
+def test_hook_table_reads_the_learned_terms_and_the_compiled_table_with_them(store, tmp_path, monkeypatch):
+    learned = _learned(tmp_path)
+    said = []
+    assert _knows(compiled.hook_table(store, learned, log=said.append)) and said == []
+    assert compiled.compile_store(store, learned)["problem"] is None
+    built = []
+    real = compiled.build_table_of
+    monkeypatch.setattr(compiled, "build_table_of", lambda *a, **k: built.append(a) or real(*a, **k))
+    assert _knows(compiled.hook_table(store, learned)) and built == []     # the compiled table, read
+    _damaged(learned)
+    compiled.hook_table(store, learned, log=said.append)
+    assert said and said[0].endswith("; routing without learned terms until it is fixed")
+
+
+def test_hook_table_on_a_large_store_keeps_the_learned_terms_of_the_cluster_file_alone(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    learned = _learned(tmp_path)
+    table = compiled.hook_table(store, learned, log=lambda _m: None)
+    assert _knows(table) and not (table.get("utterance_meta") or {}).get("members")
+    _damaged(learned)
+    said = []
+    compiled.hook_table(store, learned, log=said.append)
+    assert any(m.endswith("; routing without learned terms until it is fixed") for m in said)
+
+
+def test_the_hooks_fallback_keeps_the_learned_terms_and_rebuilds_with_them(store, tmp_path, monkeypatch, popen):
+    from router import cache
+
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    learned = _learned(tmp_path)
+    table = compiled.hook_fallback(store, learned, lambda _m: None)
+    assert _knows(table) and popen[0][0][-2:] == ["--learned", os.path.abspath(learned)]
+    # the cluster file's own table is kept apart: the whole table is still not compiled
+    assert not cache.table_is_current(store, (learned,)) and not table_is_current(store)
+    compiled.hook_fallback(store, learned, lambda _m: None)
+    time.sleep(0.01)
+    pathlib_write(learned, open(learned, encoding="utf-8").read().replace("walrus", "narwhal"))
+    again = compiled.hook_fallback(store, learned, lambda _m: None)
+    assert _knows(again, "narwhal") and not _knows(again)                # a changed learned file: rebuilt
+    _damaged(learned)
+    said = []
+    compiled.hook_fallback(store, learned, said.append)
+    assert any(m.endswith("; routing without learned terms until it is fixed") for m in said)
+
+
+def test_the_hooks_fallback_with_caching_off_keeps_the_learned_terms(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    learned = _learned(tmp_path)
+    assert _knows(compiled.hook_fallback(store, learned, lambda _m: None))
+    _damaged(learned)
+    said = []
+    compiled.hook_fallback(store, learned, said.append)
+    assert said[-1].endswith("; routing without learned terms until it is fixed")
+
+
+def test_compile_store_compiles_the_learned_terms_and_times_itself(store, tmp_path):
+    from router import cache
+
+    learned = _learned(tmp_path)
+    result = compiled.compile_store(store, learned)
+    assert cache.table_is_current(store, (learned,))
+
+    def refuse(_path):
+        raise AssertionError("built again")
+
+    assert _knows(cache.load_routing_table(store, refuse, (learned,)))
+    assert isinstance(result["seconds"], float) and 0 <= result["seconds"] < 60
+    assert result["seconds"] == round(result["seconds"], 3)
+    _damaged(learned)
+    said = []
+    compiled.compile_store(store, learned, log=said.append)
+    assert said and said[0].endswith("; routing without learned terms until it is fixed")
+
+
+def test_the_detached_rebuild_reads_its_arguments(store, tmp_path, monkeypatch):
+    from router import cache
+
+    monkeypatch.setattr(compiled.time, "sleep", lambda seconds: slept.append(seconds))
+    slept = []
+    learned = _learned(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["compiled", store, "--learned", learned])
+    assert compiled.main() == 0 and slept == [cache.RACY_WINDOW_NS / 1e9]
+    assert cache.table_is_current(store, (learned,))
+
+
+def test_start_rebuild_hands_the_process_nothing_of_its_own_but_its_environment(store, popen, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    monkeypatch.setenv("SOMETHING_ELSE", "kept")
+    assert compiled.start_rebuild(store) is True
+    [(_command, options)] = popen
+    import subprocess
+
+    assert (options["stdin"], options["stdout"], options["stderr"]) == (subprocess.DEVNULL,) * 3
+    assert options["env"]["SOMETHING_ELSE"] == "kept" and options["env"]["PYTHONPATH"].endswith(os.pathsep + "/elsewhere")
+    assert os.stat(compiled._marker(store)).st_mode & 0o777 == 0o600
+
+
+def test_start_rebuild_leaves_a_stale_marker_it_could_not_have_written(store, popen):
+    marker = compiled._marker(store)
+    os.makedirs(marker)                      # a directory where the marker goes
+    old = time.time() - compiled.REBUILD_MARKER_TTL_S - 60
+    os.utime(marker, (old, old))
+    assert compiled.start_rebuild(store) is False and popen == [] and os.path.isdir(marker)
+
+
+def test_start_rebuild_without_a_usable_cache_directory(store, popen, monkeypatch, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    pathlib_write(blocker, "")
+    monkeypatch.setenv("MEMORY_ROUTER_CACHE_DIR", str(blocker / "cache"))
+    assert compiled.start_rebuild(store) is False and popen == []
+
+
+def test_the_marker_state_reads_a_long_or_undecodable_failure(store, monkeypatch):
+    marker = _plant_marker(store)
+    with open(marker, "wb") as handle:
+        handle.write(b"failed: " + b"x" * 3000)
+    assert compiled.marker_state(store)["failed"] == "x" * (2000 - len("failed: "))
+    with open(marker, "wb") as handle:
+        handle.write(b"failed: bad \xff byte")
+    assert compiled.marker_state(store)["failed"] == "bad \ufffd byte"
+    os.utime(marker, ns=(10**18, 10**18))
+    monkeypatch.setattr(compiled.time, "time", lambda: 10**9 + 30.1234)
+    assert compiled.marker_state(store)["age_s"] == 30.1
+
+
+def test_a_failure_note_replaces_what_the_marker_held_and_never_follows_a_link(store, tmp_path):
+    marker = _plant_marker(store, "x" * 100)
+    compiled._note_failure(marker, "no \udcff space")
+    with open(marker, "rb") as handle:
+        assert handle.read() == b"failed: no ? space\n"
+    target = tmp_path / "elsewhere"
+    pathlib_write(target, "mine")
+    os.remove(marker)
+    os.symlink(target, marker)
+    compiled._note_failure(marker, "no space")
+    assert target.read_text(encoding="utf-8") == "mine"
