@@ -137,8 +137,30 @@ _SAME_PROBES = ("the filter is made and read with the same probes: seven distinc
                 "it was made of still answers True")
 
 
+_COMPILED_MODULE = "router.hooks.compiled"
+_HOOK_TABLE = "return cache.load_routing_table(path, build, companions_of(learned_file), fallback=on_miss)"
+_STARTED = "failed = None if started else rebuild_failure(path)"
+_MARKER_TEXT = 'text = read_regular_bytes(marker)[:2000].decode("utf-8", "replace")'
+_NOTE = 'os.write(fd, (FAILED + problem.replace("\\n", " ") + "\\n").encode("utf-8", "replace"))'
+_ALONE_BUILD = "return build_table_of(os.path.abspath(path), learned_file, beside=False, log=log)"
+_ALONE_LOAD = "companions_of(learned_file), beside=False)"
+_ALONE_LAMBDA = ("return cache.load_routing_table(path, lambda p: build_table_of(p, learned_file, beside=False, "
+                 "log=log),")
+_ON_MISS_ALONE = "return build_table_of(p, learned_file, beside=False, log=log)"
+_BESIDE_FALSY = "beside is only tested for truth (build_table, _table_kind, _companions): None is False there"
+
+
 # (module, removed line, added line) -> why the mutant cannot change behaviour (docs/mutation.md)
 EQUIVALENT = {
+    (_COMPILED_MODULE, _HOOK_TABLE, _HOOK_TABLE.replace("(path, build,", "(path, None,")):
+        "on_miss never returns None, so load_routing_table never calls build",
+    (_COMPILED_MODULE, _STARTED, _STARTED.replace("if started else", "if (started) and False else")):
+        "a rebuild just started holds an empty marker: rebuild_failure is None, as the branch gives",
+    (_COMPILED_MODULE, _MARKER_TEXT, _MARKER_TEXT.replace('"utf-8"', '"UTF-8"')): "the same codec",
+    (_COMPILED_MODULE, _NOTE, _NOTE.replace('"utf-8"', '"UTF-8"')): "the same codec",
+    (_COMPILED_MODULE, "problem = None", 'problem = ""'): "assigned on every path before it is read",
+    **{(_COMPILED_MODULE, line, line.replace("beside=False", "beside=None")): _BESIDE_FALSY
+       for line in (_ALONE_BUILD, _ALONE_LOAD, _ALONE_LAMBDA, _ON_MISS_ALONE)},
     ("router.routing.wordmatch", _PROBE_KEY, _PROBE_KEY.replace('"utf-8"', '"UTF-8"')): "the same codec",
     ("router.routing.wordmatch", _PROBE_STEP, _PROBE_STEP.replace("| 1", "| 2")): _SAME_PROBES,
     ("router.routing.wordmatch", _PROBES, _PROBES.replace("first + i", "first - i")): _SAME_PROBES,

@@ -700,3 +700,27 @@ def test_a_failure_note_replaces_what_the_marker_held_and_never_follows_a_link(s
     os.symlink(target, marker)
     compiled._note_failure(marker, "no space")
     assert target.read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("age, live", [(0.0, True), (compiled.REBUILD_MARKER_TTL_S, False)])
+def test_a_marker_is_live_from_its_first_instant_until_the_ttl(store, popen, monkeypatch, age, live):
+    marker = _plant_marker(store, "failed: no space")
+    os.utime(marker, (1_000_000_000.0, 1_000_000_000.0))
+    monkeypatch.setattr(compiled.time, "time", lambda: 1_000_000_000.0 + age)
+    assert compiled.rebuild_failure(store) == ("no space" if live else None)
+    assert compiled.start_rebuild(store) is (not live)
+
+
+def test_row_file_problems_name_a_bad_row_by_its_place(store):
+    with open(utterances_path(store), "a", encoding="utf-8") as handle:
+        handle.write(f"env_long_paths\t{'y' * 201}\t-\thand\t-\t2026-12-01T00:00:00Z\n")
+    [(where, message)] = compiled.row_file_problems(store)
+    assert re.fullmatch(re.escape(utterances_path(store)) + r":\d+:16", where) and "201 characters" in message
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_failure_note_never_waits_on_a_fifo_in_place_of_the_marker(store):
+    marker = compiled._marker(store)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    os.mkfifo(marker)
+    compiled._note_failure(marker, "no space")      # returns at once: nobody reads the FIFO
