@@ -696,3 +696,61 @@ def test_a_corrupt_shard_costs_one_rebuild_through_use_routing_table(tmp_path):
 
     used = cache.use_routing_table(store, build, lambda table: [table["clusters"][i][0] for i in range(4)])
     assert used == [c[0] for c in _build(store)["clusters"]] and calls == [os.path.abspath(store)]
+
+
+def test_the_small_cache_serves_each_kind_of_a_file_from_its_own_entry(tmp_path):
+    path = tmp_path / "memory-router.toml"
+    path.write_text("line_cap = 5\n", encoding="utf-8")
+    built = []
+
+    def build(kind):
+        return lambda p: built.append((kind, p)) or {"kind": kind}
+
+    assert cached(path, "a", build("a")) == {"kind": "a"} and cached(path, "b", build("b")) == {"kind": "b"}
+    assert cached(path, "a", build("a")) == {"kind": "a"} and cached(path, "b", build("b")) == {"kind": "b"}
+    assert built == [("a", str(path)), ("b", str(path))]      # each built once, from the absolute path
+
+
+def test_the_small_cache_off_builds_from_the_absolute_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.toml").write_text("x = 1\n", encoding="utf-8")
+    assert cached("c.toml", "config", lambda p: p) == str(tmp_path / "c.toml")
+
+
+def test_compile_routing_table_names_a_failure_that_is_not_an_os_error(tmp_path, monkeypatch):
+    store = _small_store(tmp_path)
+
+    def refuse(_fd, _data):
+        raise ValueError("the disk said no")
+
+    monkeypatch.setattr(cache, "write_all_synced", refuse)
+    assert cache.compile_routing_table(store, _build) == (
+        None, f"the table could not be written in the cache directory {os.environ['MEMORY_ROUTER_CACHE_DIR']}: "
+              "the disk said no")
+
+
+def test_a_corrupt_shard_is_reloaded_through_the_same_fallback(tmp_path):
+    store = _small_store(tmp_path)
+    # the fallback's table is the cluster file alone, cached apart (as the hook's is)
+    load_routing_table(store, _build, beside=False)
+    fallback_calls = []
+
+    def fallback(path):
+        fallback_calls.append(path)
+        return load_routing_table(path, _build, beside=False)
+
+    table = cache.use_routing_table(store, _build, lambda t: t, fallback=fallback)
+    entries = os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"])
+    (alone_entry,) = [os.path.join(os.environ["MEMORY_ROUTER_CACHE_DIR"], n) for n in entries if "alone" in n]
+    data = bytearray(open(alone_entry, "rb").read())
+    data[-1] ^= 0xFF
+    with open(alone_entry, "wb") as handle:
+        handle.write(bytes(data))
+    fallback_calls.clear()
+    names = cache.use_routing_table(store, _build, lambda t: [t["clusters"][i][0] for i in range(4)], fallback=fallback)
+    assert names == [c[0] for c in _build(store)["clusters"]]
+    assert len(fallback_calls) == 2                      # the reload asked the fallback again
+    assert os.path.exists(alone_entry)                   # rebuilt and stored afresh ...
+    assert open(alone_entry, "rb").read() != bytes(data)  # ... not the damaged copy
+    assert table is not None

@@ -65,8 +65,9 @@ def test_a_table_reads_back_through_its_views(tmp_path):
         assert len(read_back["clusters"]) == 3
         assert [read_back["clusters"][i] for i in range(3)] == small_table()["clusters"]
         for position in (-1, 3):
-            with pytest.raises(IndexError):
+            with pytest.raises(IndexError) as outside:
                 read_back["clusters"][position]
+            assert outside.value.args == (position,)
         assert sorted(read_back) == ["clusters", "member_postings", "note", "tag_postings", "weighted_meta"]
     finally:
         close_table(table)
@@ -191,11 +192,13 @@ def test_reads_without_pread_seek_and_read(tmp_path, monkeypatch):
 def test_a_small_entry_round_trips_and_a_damaged_one_is_refused():
     data = entry_bytes(("k", 1), {"value": [1, 2]})
     assert entry_value(data) == (("k", 1), {"value": [1, 2]})
-    with pytest.raises(CorruptCacheError, match="short cache entry"):
+    with pytest.raises(CorruptCacheError) as short:
         entry_value(data[:11])
+    assert str(short.value) == "short cache entry"
     assert entry_value(data[:12] + data[12:]) == (("k", 1), {"value": [1, 2]})
-    with pytest.raises(CorruptCacheError, match="fails its checksum"):
+    with pytest.raises(CorruptCacheError) as bad_magic:
         entry_value(b"MRENTRYX" + data[8:])
+    assert str(bad_magic.value) == "cache entry fails its checksum"
     with pytest.raises(CorruptCacheError, match="fails its checksum"):
         entry_value(data[:-1] + bytes([data[-1] ^ 1]))
     assert data[:8] == b"MRENTRY1" and struct.unpack_from("<I", data, 8)[0] == zlib.crc32(data[12:])
@@ -216,5 +219,18 @@ def test_the_separate_view_answers_lookups_only(tmp_path):
     try:
         with pytest.raises(TypeError):
             iter(table["exemplar_postings"])
+    finally:
+        close_table(table)
+
+
+def test_a_shard_is_read_once_however_often_it_is_asked(tmp_path, monkeypatch):
+    table = opened(write(tmp_path, serialise_table(small_table(), KEY)))
+    reads = []
+    real = cacheformat._pread
+    monkeypatch.setattr(cacheformat, "_pread", lambda fd, length, offset: reads.append(offset) or real(fd, length, offset))
+    try:
+        for _ in range(3):
+            assert table["tag_postings"].get("t0") == (0, -1) and table["clusters"][1][0] == "c1"
+        assert len(reads) == 2                       # one postings shard, one cluster shard
     finally:
         close_table(table)
