@@ -138,6 +138,10 @@ _SAME_PROBES = ("the filter is made and read with the same probes: seven distinc
 
 
 _COMPILED_MODULE = "router.hooks.compiled"
+_END = "end = TABLE_HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)"
+_TMP_OPEN = 'fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)'
+_NO_O_BINARY = ("os.O_BINARY exists only on Windows: elsewhere the flag is 0 whatever the lookup (and 1 is "
+                "O_WRONLY, already set); measured on Linux")
 _HOOK_TABLE = "return cache.load_routing_table(path, build, companions_of(learned_file), fallback=on_miss)"
 _STARTED = "failed = None if started else rebuild_failure(path)"
 _MARKER_TEXT = 'text = read_regular_bytes(marker)[:2000].decode("utf-8", "replace")'
@@ -159,6 +163,11 @@ EQUIVALENT = {
     (_COMPILED_MODULE, _MARKER_TEXT, _MARKER_TEXT.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, _NOTE, _NOTE.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, "problem = None", 'problem = ""'): "assigned on every path before it is read",
+    **{("router.cacheformat", _END, _END.replace(old, new)): "a table always has a postings shard and a cluster shard: spans is never empty"
+       for old, new in (("if spans else 0)", "if (spans) or True else 0)"), ("if spans else 0)", "if spans else 1)"))},
+    **{("router.cache", _TMP_OPEN, _TMP_OPEN.replace('getattr(os, "O_BINARY", 0)', new)): _NO_O_BINARY
+       for new in ('getattr(None, "O_BINARY", 0)', 'getattr(os, "XXO_BINARYXX", 0)', 'getattr(os, "o_binary", 0)',
+                   'getattr(os, "O_BINARY", 1)')},
     ("router.cacheformat", "if len(data) < _ENTRY_HEAD.size:", "if len(data) <= _ENTRY_HEAD.size:"):
         "a 12-byte entry has an empty body, which marshal refuses (EOFError): every caller takes either as a miss",
     **{(_COMPILED_MODULE, line, line.replace("beside=False", "beside=None")): _BESIDE_FALSY

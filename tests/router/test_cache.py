@@ -754,3 +754,20 @@ def test_a_corrupt_shard_is_reloaded_through_the_same_fallback(tmp_path):
     assert os.path.exists(alone_entry)                   # rebuilt and stored afresh ...
     assert open(alone_entry, "rb").read() != bytes(data)  # ... not the damaged copy
     assert table is not None
+
+
+def test_cache_entries_are_private_and_a_table_with_companions_is_kept_apart(tmp_path):
+    store = _small_store(tmp_path)
+    learned = str(tmp_path / "learned.tsv")
+    calls = []
+
+    def build(path):
+        calls.append(path)
+        return _build(path)
+
+    for companions in ((), (learned,), (), (learned,)):
+        load_routing_table(store, build, companions)
+    assert len(calls) == 2                     # one entry each, both served again
+    directory = os.environ["MEMORY_ROUTER_CACHE_DIR"]
+    assert all(os.stat(os.path.join(directory, name)).st_mode & 0o777 == 0o600 for name in os.listdir(directory))
+    assert sorted(name.rsplit("-", 1)[0] for name in os.listdir(directory)) == ["table", "table-companions"]

@@ -123,17 +123,19 @@ def header_of(data):
 
 @pytest.mark.parametrize("damage, error, message", [
     (lambda d: b"NOTATABL" + d[8:], ValueError, "not a routing-table cache"),
-    (lambda d: d[:TABLE_HEAD.size + 3], CorruptCacheError, "header runs past the end"),
+    (lambda d: d[:TABLE_HEAD.size + 3], CorruptCacheError, "routing-table cache header runs past the end of the file"),
     (lambda d: d[:TABLE_HEAD.size] + bytes([d[TABLE_HEAD.size] ^ 1]) + d[TABLE_HEAD.size + 1:], CorruptCacheError,
-     "header fails its checksum"),
+     "routing-table cache header fails its checksum"),
     (lambda d: d[:-1], ValueError, "truncated routing-table cache"),
     (lambda d: d + b"\0", ValueError, "truncated routing-table cache"),
     (lambda d: d[:5], struct.error, None),
 ])
 def test_a_damaged_table_is_refused(tmp_path, damage, error, message):
     data = damage(serialise_table(small_table(), KEY))
-    with pytest.raises(error, match=message):
+    with pytest.raises(error) as refused:
         opened(write(tmp_path, data))
+    if message is not None:
+        assert str(refused.value) == message
 
 
 def test_a_table_at_the_exact_size_of_its_header_length_is_read(tmp_path):
@@ -152,8 +154,9 @@ def test_a_table_at_the_exact_size_of_its_header_length_is_read(tmp_path):
 
 def test_a_table_for_another_key_is_stale(tmp_path):
     path = write(tmp_path, serialise_table(small_table(), KEY))
-    with pytest.raises(ValueError, match="stale routing-table cache"):
+    with pytest.raises(ValueError) as stale:
         opened(path, key=KEY + ("changed",))
+    assert str(stale.value) == "stale routing-table cache"
 
 
 def test_a_shard_failing_its_checksum_is_refused_when_first_read(tmp_path):
