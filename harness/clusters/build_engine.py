@@ -90,7 +90,7 @@ class EngineStage:
 def name_clusters(engine, jobs, result, previous, labels, on_event=None):
     """``(named index, report)``: ask ``engine`` to name each cluster of ``jobs``, apply the names."""
     from harness.clusters.enrich import Event, Outcome, ask_with_retries, stopped_line
-    from harness.clusters.naming import apply_names, renamed
+    from harness.clusters.naming import NAMES_REFUSED, apply_names, renamed
 
     emit = on_event or (lambda event: None)
     answers, errors, policy = {}, {}, StopPolicy()
@@ -125,7 +125,9 @@ def name_clusters(engine, jobs, result, previous, labels, on_event=None):
         if notes.get(built_id):
             text += "; " + "; ".join(notes[built_id])
         lines.append(text)
-    failed = [job.cluster.cluster_id for job in jobs if job.cluster.cluster_id not in answers]
+    # A request failed when it got no answer, or an answer with nothing usable (all its names refused).
+    failed = [job.cluster.cluster_id for job in jobs if job.cluster.cluster_id not in answers
+              or any(note.startswith(NAMES_REFUSED) for note in notes.get(job.cluster.cluster_id, ()))]
     not_asked = [job.cluster.cluster_id for job in jobs if job.cluster.cluster_id not in set(answers) | set(errors)]
     if policy.reason is not None:
         lines.append(stopped_line(policy.reason, len(not_asked)) + " (the builder's names are kept)")

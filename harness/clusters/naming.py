@@ -62,6 +62,10 @@ def naming_jobs(index, bodies, old_ids=()):
     return jobs
 
 
+# The note of an answer with nothing usable: the request counts as failed (clusters build exits 1).
+NAMES_REFUSED = "names refused: "
+
+
 def apply_names(index, answers, keep_ids=(), labels=None, old_ids=()):
     """``(ClusterIndex, {cluster id as built: [note, ...]})``: ``index`` with the engine's
     ``answers`` ({cluster id as built: parsed answer}) applied under the rules above; a cluster
@@ -84,7 +88,7 @@ def apply_names(index, answers, keep_ids=(), labels=None, old_ids=()):
         check = check_label_answer(answer, taken - {cluster.cluster_id}, is_everyday, claimed)
         said += check.notes
         if check.refused:
-            said.append(f"names refused: {check.refused}; the builder's are kept")
+            said.append(f"{NAMES_REFUSED}{check.refused}; the builder's are kept")
             clusters.append(cluster)
             claimed |= set(cluster.tags)
             taken.add(cluster.cluster_id)

@@ -74,6 +74,12 @@ def main():
             print("overloaded, try later", file=sys.stderr)
             return 75
         mode = "good"
+    if request["protocol"] == "memory-router.label/1" and mode == "badnames":
+        # a well-formed answer whose every name is refused: an invalid id, an empty label, everyday tags
+        print(json.dumps({"cluster": {"id": "BAD ID!", "label": "", "tags": ["the", "and"]}}))
+        return 0
+    if mode == "badnames":
+        mode = "good"
     if request["protocol"] == "memory-router.label/1" and mode == "good":
         print(json.dumps(label_for(request)))
         return 0

@@ -81,6 +81,15 @@ def test_a_failing_naming_request_keeps_the_builders_names_and_exits_1(out, caps
     assert any(line.startswith(f"{victim}: naming FAILED") for line in summary["naming"]["lines"])
 
 
+def test_naming_answers_that_are_all_refused_count_as_failed_requests_and_exit_1(out, capsys):
+    # docs/enrich.md: a failed request exits 1; an answer with nothing usable is one (issue 36 item 6).
+    assert main(build_argv(out, "badnames", "--json")) == 1
+    summary = json.loads(capsys.readouterr().out)
+    built = load_cluster_file(out).cluster_ids
+    assert sorted(summary["naming"]["failed"]) == sorted(built) and summary["naming"]["renamed"] == {}
+    assert summary["enrich"]["failed"] == 0
+
+
 def test_a_dry_run_with_an_engine_writes_nothing(out, capsys):
     assert main(build_argv(out, "good", "--dry-run")) == 0
     text = capsys.readouterr().out
