@@ -35,33 +35,27 @@ def main(argv=None):
     parser.add_argument("revs", nargs="+", metavar="REV")
     parser.add_argument("--runs", type=int, default=60)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
+    from revtrees import revision_trees
+
+    with tempfile.TemporaryDirectory() as tmp, revision_trees(args.revs) as trees:
         commands = {"floor": [sys.executable, "-P", "-c", "import json, sys; json.load(sys.stdin)"]}
-        trees = []
-        for rev in args.revs:
-            tree = os.path.join(tmp, f"tree-{len(trees)}")
-            subprocess.run(["git", "-C", ROOT, "worktree", "add", "-q", "--detach", tree, rev], check=True)
-            trees.append(tree)
+        for rev, tree in zip(args.revs, trees):
             commands[rev] = hook_command(tree)
         env = dict(os.environ, MEMORY_ROUTER_CACHE_DIR=os.path.join(tmp, "cache"))
         for name in ("PYTHONDONTWRITEBYTECODE", "MEMORY_ROUTER_LOG"):
             env.pop(name, None)
-        try:
-            samples = {name: [] for name in commands}
-            for i in range(args.runs + 1):
-                payload = json.dumps({"session_id": f"commits-{os.getpid()}-{i}", "cwd": tmp, "prompt": PROMPT,
-                                      "hook_event_name": "UserPromptSubmit"}).encode()
-                for name, command in commands.items():
-                    start = time.perf_counter()
-                    done = subprocess.run(command, input=payload, capture_output=True, env=env)
-                    if i == 0:
-                        if name != "floor" and b"additionalContext" not in done.stdout:
-                            raise SystemExit(f"{name}: the hook did not route the probe prompt")
-                        continue
-                    samples[name].append(time.perf_counter() - start)
-        finally:
-            for tree in trees:
-                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree], check=False)
+        samples = {name: [] for name in commands}
+        for i in range(args.runs + 1):
+            payload = json.dumps({"session_id": f"commits-{os.getpid()}-{i}", "cwd": tmp, "prompt": PROMPT,
+                                  "hook_event_name": "UserPromptSubmit"}).encode()
+            for name, command in commands.items():
+                start = time.perf_counter()
+                done = subprocess.run(command, input=payload, capture_output=True, env=env)
+                if i == 0:
+                    if name != "floor" and b"additionalContext" not in done.stdout:
+                        raise SystemExit(f"{name}: the hook did not route the probe prompt")
+                    continue
+                samples[name].append(time.perf_counter() - start)
     floor = statistics.median(samples["floor"])
     for name, values in samples.items():
         median = statistics.median(values)

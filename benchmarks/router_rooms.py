@@ -57,13 +57,10 @@ def measure(root):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv:
-        with tempfile.TemporaryDirectory() as tmp:
-            tree = os.path.join(tmp, "tree")
-            subprocess.run(["git", "-C", ROOT, "worktree", "add", "-q", "--detach", tree, argv[0]], check=True)
-            try:
-                figures = measure(tree)
-            finally:
-                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree], check=False)
+        from revtrees import revision_trees
+
+        with revision_trees(argv[:1]) as (tree,):
+            figures = measure(tree)
     else:
         figures = measure(ROOT)
     rooms, arrows, floors, modules = figures

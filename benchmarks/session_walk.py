@@ -87,13 +87,10 @@ def walk(root):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv:
-        with tempfile.TemporaryDirectory() as tmp:
-            tree = os.path.join(tmp, "tree")
-            subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", tree, argv[0]], check=True)
-            try:
-                walked = walk(tree)
-            finally:
-                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree], check=True)
+        from revtrees import revision_trees
+
+        with revision_trees(argv[:1]) as (tree,):
+            walked = walk(tree)
     else:
         walked = walk(ROOT)
     stays, entries = walked["stays"], walked["entries"]
