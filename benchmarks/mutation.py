@@ -168,6 +168,10 @@ EQUIVALENT = {
     **{("router.cache", _TMP_OPEN, _TMP_OPEN.replace('getattr(os, "O_BINARY", 0)', new)): _NO_O_BINARY
        for new in ('getattr(None, "O_BINARY", 0)', 'getattr(os, "XXO_BINARYXX", 0)', 'getattr(os, "o_binary", 0)',
                    'getattr(os, "O_BINARY", 1)')},
+    ("router.cache", 'digest = zlib.crc32(path.encode("utf-8", "surrogateescape"))',
+     'digest = zlib.crc32(path.encode("UTF-8", "surrogateescape"))'): "the same codec",
+    ("router.cacheformat", 'return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards',
+     'return zlib.crc32(token.encode("UTF-8", "surrogateescape")) % shards'): "the same codec",
     ("router.cacheformat", "if len(data) < _ENTRY_HEAD.size:", "if len(data) <= _ENTRY_HEAD.size:"):
         "a 12-byte entry has an empty body, which marshal refuses (EOFError): every caller takes either as a miss",
     **{(_COMPILED_MODULE, line, line.replace("beside=False", "beside=None")): _BESIDE_FALSY

@@ -771,3 +771,35 @@ def test_cache_entries_are_private_and_a_table_with_companions_is_kept_apart(tmp
     directory = os.environ["MEMORY_ROUTER_CACHE_DIR"]
     assert all(os.stat(os.path.join(directory, name)).st_mode & 0o777 == 0o600 for name in os.listdir(directory))
     assert sorted(name.rsplit("-", 1)[0] for name in os.listdir(directory)) == ["table", "table-companions"]
+
+
+def test_a_relative_home_is_no_cache_home_even_when_it_exists(tmp_path, monkeypatch):
+    for name in ("MEMORY_ROUTER_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rel").mkdir()
+    monkeypatch.setenv("HOME", "rel")
+    assert cache.cache_dir() is None
+
+
+def test_a_companion_after_an_absent_one_still_joins_the_key(tmp_path):
+    store = tmp_path / "c.md"
+    store.write_text("x", encoding="utf-8")
+    present = tmp_path / "present"
+    present.write_text("p", encoding="utf-8")
+    key, _ = cache._stat_key(str(store), "table", (str(tmp_path / "absent"), str(present)))
+    st = os.stat(present)
+    assert key[-8:] == (str(tmp_path / "absent"), None, str(present), st.st_dev, st.st_ino, st.st_size,
+                        st.st_mtime_ns, st.st_ctime_ns)
+
+
+def test_with_caching_off_the_fallback_still_decides(tmp_path, monkeypatch):
+    store = _small_store(tmp_path)
+    monkeypatch.setenv("MEMORY_ROUTER_NO_CACHE", "1")
+    assert load_routing_table(store, _build, fallback=lambda p: {"clusters": ["alone"]}) == {"clusters": ["alone"]}
+    assert len(load_routing_table(store, _build, fallback=lambda p: None)["clusters"]) == 4
+
+
+def test_a_path_that_is_not_valid_unicode_has_its_entry():
+    path = "/store/caf\udce9.md"
+    assert cache.entry_path(path, "table").endswith(f"table-{__import__('zlib').crc32(b'/store/caf' + bytes([0xe9]) + b'.md'):08x}.marshal")

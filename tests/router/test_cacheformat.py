@@ -237,3 +237,9 @@ def test_a_shard_is_read_once_however_often_it_is_asked(tmp_path, monkeypatch):
         assert len(reads) == 2                       # one postings shard, one cluster shard
     finally:
         close_table(table)
+
+
+def test_a_token_that_is_not_valid_unicode_has_a_shard():
+    token = "caf\udce9"          # surrogateescape leaves undecodable bytes as lone surrogates
+    assert 0 <= cacheformat._shard_of(token, 7) < 7
+    assert cacheformat._shard_of(token, 7) == zlib.crc32(b"caf\xe9") % 7

@@ -724,3 +724,24 @@ def test_a_failure_note_never_waits_on_a_fifo_in_place_of_the_marker(store):
     os.makedirs(os.path.dirname(marker), exist_ok=True)
     os.mkfifo(marker)
     compiled._note_failure(marker, "no space")      # returns at once: nobody reads the FIFO
+
+
+def test_build_table_of_refuses_an_oversized_cluster_file_by_name(store, monkeypatch):
+    monkeypatch.setattr(compiled, "MAX_CLUSTER_FILE_BYTES", 10)
+    with pytest.raises(ValueError) as refused:
+        compiled.build_table_of(store)
+    assert str(refused.value) == f"cluster file {store} is {os.path.getsize(store)} bytes, over the hook's limit of 10"
+
+
+def test_a_skipped_learned_row_is_logged_as_a_learned_term(store, tmp_path, monkeypatch):
+    learned = _learned(tmp_path)
+    with open(learned, "a", encoding="utf-8") as handle:
+        handle.write("not a row\n")
+    monkeypatch.setenv("MEMORY_ROUTER_LOG", str(tmp_path / "log"))
+    compiled.build_table_of(store, learned)
+    assert "memory-router learned terms: " in (tmp_path / "log").read_text(encoding="utf-8")
+
+
+def test_hook_table_builds_the_whole_table_at_exactly_the_inline_limit(store, monkeypatch):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", compiled.beside_bytes(store))
+    assert compiled.hook_table(store)["utterance_meta"]["members"] == 1
