@@ -138,6 +138,8 @@ _SAME_PROBES = ("the filter is made and read with the same probes: seven distinc
 
 
 _COMPILED_MODULE = "router.hooks.compiled"
+_LAST_INDEX = ("SEPARATE_KINDS holds one kind, so its index is the last blob: the offset after it is read by "
+               "nothing")
 _END = "end = TABLE_HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)"
 _TMP_OPEN = 'fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)'
 _NO_O_BINARY = ("os.O_BINARY exists only on Windows: elsewhere the flag is 0 whatever the lookup (and 1 is "
@@ -163,6 +165,7 @@ EQUIVALENT = {
     (_COMPILED_MODULE, _MARKER_TEXT, _MARKER_TEXT.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, _NOTE, _NOTE.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, "problem = None", 'problem = ""'): "assigned on every path before it is read",
+    (_COMPILED_MODULE, "terms = None", 'terms = ""'): "extend_table reads learned_terms or {}: '' is no terms, as None is",
     **{("router.cacheformat", _END, _END.replace(old, new)): "a table always has a postings shard and a cluster shard: spans is never empty"
        for old, new in (("if spans else 0)", "if (spans) or True else 0)"), ("if spans else 0)", "if spans else 1)"))},
     **{("router.cache", _TMP_OPEN, _TMP_OPEN.replace('getattr(os, "O_BINARY", 0)', new)): _NO_O_BINARY
@@ -172,6 +175,8 @@ EQUIVALENT = {
      'digest = zlib.crc32(path.encode("UTF-8", "surrogateescape"))'): "the same codec",
     ("router.cacheformat", 'return zlib.crc32(token.encode("utf-8", "surrogateescape")) % shards',
      'return zlib.crc32(token.encode("UTF-8", "surrogateescape")) % shards'): "the same codec",
+    ("router.cacheformat", "offset += len(index_blob)", "offset = len(index_blob)"): _LAST_INDEX,
+    ("router.cacheformat", "offset += len(index_blob)", "offset -= len(index_blob)"): _LAST_INDEX,
     ("router.cacheformat", "if len(data) < _ENTRY_HEAD.size:", "if len(data) <= _ENTRY_HEAD.size:"):
         "a 12-byte entry has an empty body, which marshal refuses (EOFError): every caller takes either as a miss",
     **{(_COMPILED_MODULE, line, line.replace("beside=False", "beside=None")): _BESIDE_FALSY
