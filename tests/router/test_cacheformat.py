@@ -243,3 +243,13 @@ def test_a_token_that_is_not_valid_unicode_has_a_shard():
     token = "caf\udce9"          # surrogateescape leaves undecodable bytes as lone surrogates
     assert 0 <= cacheformat._shard_of(token, 7) < 7
     assert cacheformat._shard_of(token, 7) == zlib.crc32(b"caf\xe9") % 7
+
+
+def test_the_header_holds_the_small_metadata_only():
+    import marshal
+
+    _magic, _length, _crc, header = header_of(serialise_table(small_table(exemplars=2), KEY))
+    key, posting_shards, cluster_shards, count, spans, kinds, meta, groups = marshal.loads(header)
+    assert key == KEY and kinds == ("member_postings", "tag_postings") and count == 3
+    assert meta == {"weighted_meta": {"documents": 7}, "note": "small"}     # no postings, no clusters
+    assert groups == (("exemplar_postings", len(spans) - 1, 1),)            # two tokens: one shard
