@@ -165,6 +165,10 @@ EQUIVALENT = {
     (_COMPILED_MODULE, _MARKER_TEXT, _MARKER_TEXT.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, _NOTE, _NOTE.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, "problem = None", 'problem = ""'): "assigned on every path before it is read",
+    ("router.cache", "def _table_kind(companions, beside=True):", "def _table_kind(companions, beside=False):"):
+        "every caller passes beside",
+    ("router.cache", "def _companions(path, companions, beside=True):", "def _companions(path, companions, beside=False):"):
+        "every caller passes beside",
     (_COMPILED_MODULE, "terms = None", 'terms = ""'): "extend_table reads learned_terms or {}: '' is no terms, as None is",
     **{("router.cacheformat", _END, _END.replace(old, new)): "a table always has a postings shard and a cluster shard: spans is never empty"
        for old, new in (("if spans else 0)", "if (spans) or True else 0)"), ("if spans else 0)", "if spans else 1)"))},

@@ -745,3 +745,14 @@ def test_a_skipped_learned_row_is_logged_as_a_learned_term(store, tmp_path, monk
 def test_hook_table_builds_the_whole_table_at_exactly_the_inline_limit(store, monkeypatch):
     monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", compiled.beside_bytes(store))
     assert compiled.hook_table(store)["utterance_meta"]["members"] == 1
+
+
+def test_the_fallback_table_with_learned_terms_has_its_own_entry(store, tmp_path, monkeypatch, popen):
+    monkeypatch.setattr(compiled, "INLINE_BUILD_BYTES", 10)
+    learned = _learned(tmp_path)
+    from router import cache
+
+    monkeypatch.setattr(cache, "RACY_WINDOW_NS", 0)    # the learned file's ctime is now: store at once
+    compiled.hook_fallback(store, learned, lambda _m: None)
+    names = [name for name in os.listdir(os.environ["MEMORY_ROUTER_CACHE_DIR"]) if name.endswith(".marshal")]
+    assert [name.rsplit("-", 1)[0] for name in names] == ["table-companions-alone"]
