@@ -138,6 +138,8 @@ _SAME_PROBES = ("the filter is made and read with the same probes: seven distinc
 
 
 _COMPILED_MODULE = "router.hooks.compiled"
+_KIND_IN_ENTRY = ("the entry's name holds the kind (entry_path), and a key is only ever compared with the entry "
+                  "of its own path and kind: the kind in the key adds nothing")
 _LAST_INDEX = ("SEPARATE_KINDS holds one kind, so its index is the last blob: the offset after it is read by "
                "nothing")
 _END = "end = TABLE_HEAD.size + header_len + (spans[-1][0] + spans[-1][1] if spans else 0)"
@@ -165,6 +167,9 @@ EQUIVALENT = {
     (_COMPILED_MODULE, _MARKER_TEXT, _MARKER_TEXT.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, _NOTE, _NOTE.replace('"utf-8"', '"UTF-8"')): "the same codec",
     (_COMPILED_MODULE, "problem = None", 'problem = ""'): "assigned on every path before it is read",
+    ("router.cache", "key, st = _stat_key(path, kind)", "key, st = _stat_key(path, None)"): _KIND_IN_ENTRY,
+    ("router.cache", "key, st = _stat_key(path, kind, _companions(path, companions, beside))",
+     "key, st = _stat_key(path, None, _companions(path, companions, beside))"): _KIND_IN_ENTRY,
     ("router.cache", "def _table_kind(companions, beside=True):", "def _table_kind(companions, beside=False):"):
         "every caller passes beside",
     ("router.cache", "def _companions(path, companions, beside=True):", "def _companions(path, companions, beside=False):"):

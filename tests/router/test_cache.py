@@ -803,3 +803,20 @@ def test_with_caching_off_the_fallback_still_decides(tmp_path, monkeypatch):
 def test_a_path_that_is_not_valid_unicode_has_its_entry():
     path = "/store/caf\udce9.md"
     assert cache.entry_path(path, "table").endswith(f"table-{__import__('zlib').crc32(b'/store/caf' + bytes([0xe9]) + b'.md'):08x}.marshal")
+
+
+def test_a_table_of_the_cluster_file_alone_ignores_the_files_beside_it(tmp_path):
+    from router.config import utterances_path
+
+    store = _small_store(tmp_path)
+    calls = []
+
+    def build(path):
+        calls.append(path)
+        return _build(path)
+
+    load_routing_table(store, build, beside=False)
+    with open(utterances_path(str(store)), "w", encoding="utf-8") as handle:
+        handle.write("written beside it\n")
+    load_routing_table(store, build, beside=False)
+    assert len(calls) == 1                               # still current: the files beside it are not its key
