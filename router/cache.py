@@ -152,28 +152,30 @@ def cached(path, kind, build):
     return value
 
 
+# A temp file of ours only: created here, never an existing one (after removing what a killed
+# process with our pid left), in binary mode where the platform has one.
+_STORE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+
 def _store(entry, data):
     """Put ``data`` at ``entry`` only complete: a private temp file beside it, fsync, rename, fsync
     the directory. A failure leaves no temp file and is returned, never raised (the cache is
     optional; a command that needs the entry names it); ``None`` when it was stored."""
     directory = os.path.dirname(entry)
-    tmp = None
+    tmp = f"{entry}.{os.getpid()}.tmp"
     try:
         os.makedirs(directory, exist_ok=True)
-        tmp = f"{entry}.{os.getpid()}.tmp"
         remove_owned(tmp, directory)  # left by a killed process that had our pid
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        fd = os.open(tmp, _STORE_FLAGS, 0o600)
         try:
             write_all_synced(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, entry)
-        tmp = None
-        fsync_directory(directory)
     except (OSError, ValueError) as err:
-        if tmp is not None:
-            remove_owned(tmp, directory)
+        remove_owned(tmp, directory)  # whatever of it was made (none: nothing to remove)
         return err
+    fsync_directory(directory)
     return None
 
 

@@ -262,11 +262,17 @@ def not_compiled(path, problem):
     return meanwhile, fix
 
 
+# The failure note never follows a link put in the marker's place, never waits on a FIFO there,
+# and never creates the marker (a rebuild that removed it is done). The platform fallbacks (0
+# where the flag does not exist) are fixed once here, at import.
+_NOTE_FLAGS = os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def _note_failure(marker, problem):
     """Leave the marker holding why the rebuild failed (best effort: the marker itself still holds
     the next rebuild back for ``REBUILD_MARKER_TTL_S``)."""
     try:
-        fd = os.open(marker, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(marker, _NOTE_FLAGS)
     except OSError:
         return
     try:

@@ -2,6 +2,7 @@ import io
 import json
 import os
 import random
+import struct
 import subprocess
 import sys
 import time
@@ -820,3 +821,15 @@ def test_a_table_of_the_cluster_file_alone_ignores_the_files_beside_it(tmp_path)
         handle.write("written beside it\n")
     load_routing_table(store, build, beside=False)
     assert len(calls) == 1                               # still current: the files beside it are not its key
+
+
+def test_a_damaged_table_entry_raises_its_own_error_and_leaves_no_descriptor_open(tmp_path):
+    # _open_table closes what it opened when the table is not whole (a long-lived reader such as
+    # the MCP server would otherwise leak a descriptor per damaged read).
+    entry = tmp_path / "table.marshal"
+    entry.write_bytes(b"not a table at all, just some bytes")
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with pytest.raises((ValueError, EOFError, struct.error)):
+        cache._open_table(str(entry), "some key")
+    if before is not None:
+        assert set(os.listdir("/proc/self/fd")) <= before
