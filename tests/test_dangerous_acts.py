@@ -63,16 +63,21 @@ def _call_name(call):
     return None
 
 
-def _flags_text(call, function_node):
-    """The source of an ``os.open``'s flags, and of the assignments to it when it is a name."""
+def _flags_text(call, function_node, tree=None):
+    """The source of an ``os.open``'s flags, and of the assignments to it when it is a name (in the
+    function, or a module constant)."""
     if len(call.args) < 2:
         return ""
     flags = call.args[1]
     text = ast.unparse(flags)
-    if isinstance(flags, ast.Name) and function_node is not None:
-        for node in ast.walk(function_node):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flags.id for t in node.targets):
-                text += " " + ast.unparse(node.value)
+    if isinstance(flags, ast.Name):
+        scopes = [ast.walk(function_node)] if function_node is not None else []
+        scopes += [tree.body] if tree is not None else []
+        for scope in scopes:
+            for node in scope:
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flags.id
+                                                        for t in node.targets):
+                    text += " " + ast.unparse(node.value)
     return text
 
 
@@ -107,7 +112,7 @@ def blocking_opens(root, allowed=READ_ALLOWED):
             bad = not (opener is not None and ast.unparse(opener).split(".")[-1] in SAFE_OPENERS)
         elif name == "os.open":
             defs = {d.name: d for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            bad = not any(flag in _flags_text(node, defs.get(function)) for flag in NON_BLOCKING_FLAGS)
+            bad = not any(flag in _flags_text(node, defs.get(function), tree) for flag in NON_BLOCKING_FLAGS)
         elif name.endswith((".open", ".read_text", ".read_bytes")):
             bad = True
         if bad:
@@ -151,9 +156,21 @@ def test_the_safe_forms_pass(tmp_path):
         "import os\nfrom router.safeio import open_regular, open_regular_fd\n\n"
         "def f(p):\n    with open(p, 'rb', opener=open_regular_fd) as h:\n        return h.read()\n\n"
         "def g(p):\n    return os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL)\n\n"
-        "def h(p):\n    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)\n    return os.open(p, flags)\n",
+        "def h(p):\n    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)\n    return os.open(p, flags)\n\n"
+        "MODULE_FLAGS = os.O_WRONLY | getattr(os, 'O_NONBLOCK', 0)\n\n"
+        "def k(p):\n    return os.open(p, MODULE_FLAGS)\n",
         encoding="utf-8")
     assert blocking_opens(tmp_path) == []
+
+
+def test_a_module_constant_without_a_safe_flag_is_caught(tmp_path):
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "harness" / "planted.py").write_text(
+        "import os\n\nPLAIN = os.O_WRONLY | os.O_TRUNC\n\ndef f(p):\n    return os.open(p, PLAIN)\n",
+        encoding="utf-8")
+    assert [(rel, function, name) for rel, _line, function, name in blocking_opens(tmp_path)] == [
+        ("harness/planted.py", "f", "os.open")]
 
 
 # --------------------------------------------------------------------------- deletes
