@@ -36,7 +36,6 @@ class RoutedSender:
         self.counter = counter
         self.stage = SessionStage("tokens-report", ["tokens", 0, 0])
         self.decisions = {}
-        self.sent_lines = 0
 
     def decision(self, prompt):
         from router.providers.provider import route
@@ -49,7 +48,6 @@ class RoutedSender:
     def send(self, index):
         prompt = self.sequence[index]
         plan = self.stage.send(self.decision(prompt), prompt, self.settings, index + 1)
-        self.sent_lines += len(plan["lines"])
         return sent_tokens(plan["text"], self.counter)
 
     def compact(self, index):
